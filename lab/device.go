@@ -1,0 +1,108 @@
+package lab
+
+import (
+	"context"
+	"errors"
+)
+
+// Capability names. A device lists the ones it supports in DeviceInfo.Caps so
+// the UI can grey out what it cannot do. Control capabilities use the same
+// names as the experiment file's controls.
+const (
+	CapGovernor        = "governor"
+	CapRestoreSnapshot = "restore_snapshot"
+	CapKillApp         = "kill_app"
+	CapDismissDialogs  = "dismiss_dialogs"
+	CapClockReset      = "clock_reset"
+	CapProxy           = "proxy"
+	CapTmpfs           = "tmpfs"
+	CapDropCaches      = "drop_caches"
+	CapStateDir        = "state_dir"
+	CapPrepare         = "prepare" // prepare/cleanup commands
+	CapASLR            = "aslr"
+	CapPinCPU          = "pin_cpu"
+	CapProbe           = "probe"   // MFLOPS stability probe
+	CapReverse         = "reverse" // device can reach a host port (adb reverse)
+)
+
+// DeviceInfo describes a device as listed and as recorded in a session header.
+type DeviceInfo struct {
+	ID      string            `json:"id"`      // "local", "sim:<preset>", "adb:<serial>"
+	Backend string            `json:"backend"` // "local", "sim", "adb"
+	Model   string            `json:"model,omitempty"`
+	State   string            `json:"state,omitempty"` // "device", "offline", "unauthorized"
+	Server  string            `json:"server,omitempty"`
+	Caps    []string          `json:"caps"`
+	Props   map[string]string `json:"props,omitempty"`
+	Notes   []string          `json:"notes,omitempty"` // e.g. "cpufreq not writable: needs root"
+}
+
+// Has reports whether the device supports capability c.
+func (d DeviceInfo) Has(c string) bool {
+	for _, x := range d.Caps {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// TrialRequest asks a device to run one trial. Controls are the ones in force
+// for this trial (they may change between rounds).
+type TrialRequest struct {
+	Index    int
+	Round    int
+	Arm      string
+	BuildKey string // "control" or "treatment"
+	Build    Build
+	Warmup   bool
+	Controls Controls
+	Metrics  []string // requested metrics; empty means the device's defaults
+}
+
+// TrialResult is what a device reports for one trial. Status is StatusOK,
+// StatusFailed or StatusTimeout; Reason explains a failure.
+type TrialResult struct {
+	Status  string
+	Reason  string
+	Metrics []Metric
+}
+
+// Device is where trials run.
+type Device interface {
+	Info() DeviceInfo
+	// Setup readies the device for an experiment: installs builds, takes
+	// snapshots, applies the governor profile. It is called once per run.
+	Setup(ctx context.Context, exp *Experiment) ([]Event, error)
+	// RunTrial runs the reset procedure named by req.Controls, then one trial.
+	RunTrial(ctx context.Context, req TrialRequest) TrialResult
+	// Close restores what Setup changed (unless asked to keep it) and frees resources.
+	Close() error
+}
+
+// Prober is a device that can run the MFLOPS stability probe. Samples are
+// sent on out until ctx is cancelled or dur (in device time) has elapsed;
+// the probe does not close out.
+type Prober interface {
+	Probe(ctx context.Context, opts ProbeOptions, out chan<- ProbeSample) error
+}
+
+// ProbeOptions configures a probe run.
+type ProbeOptions struct {
+	DurationS float64 // seconds of device time
+	IntervalS float64 // seconds per sample
+	Size      int     // matrix size
+	Realtime  bool    // pace a simulated device at wall-clock speed
+}
+
+// Governor is a device whose frequency and thermal settings can be set.
+type Governor interface {
+	// ReadProfile reads the current settings.
+	ReadProfile(ctx context.Context) (GovernorProfile, error)
+	// ApplyProfile writes p and reads it back; mismatches lists every file
+	// whose read-back differs from what was written.
+	ApplyProfile(ctx context.Context, p GovernorProfile) (mismatches []string, err error)
+}
+
+// ErrUnsupported is wrapped by errors for capabilities a device lacks.
+var ErrUnsupported = errors.New("not supported by this device")

@@ -1,0 +1,99 @@
+package lab
+
+// Event kinds written to a session, one per line after the header.
+const (
+	EventSettings = "settings" // controls or governor profile applied
+	EventProbe    = "probe"    // one MFLOPS probe sample
+	EventTrial    = "trial"    // one finished (or failed) trial
+	EventToggle   = "toggle"   // the user changed order or a control mid-run
+	EventNote     = "note"     // a free-text note from the user
+	EventEnd      = "end"      // the run ended; says why
+)
+
+// Arms of an A/B experiment.
+const (
+	ArmControl   = "control"   // A, known good
+	ArmTreatment = "treatment" // B, unknown
+)
+
+// Trial statuses. Only StatusOK trials that are not warm-ups count toward N.
+const (
+	StatusOK      = "ok"
+	StatusFailed  = "failed"  // non-zero exit, malformed metric, device error
+	StatusTimeout = "timeout" // exceeded trial_timeout
+)
+
+// Event is one line of a session after the header. Exactly one of the
+// pointer fields matching Type is set. T is seconds since the session start.
+type Event struct {
+	Type     string       `json:"type"`
+	T        float64      `json:"t"`
+	Settings *Settings    `json:"settings,omitempty"`
+	Probe    *ProbeSample `json:"probe,omitempty"`
+	Trial    *Trial       `json:"trial,omitempty"`
+	Toggle   *Toggle      `json:"toggle,omitempty"`
+	Note     *Note        `json:"note,omitempty"`
+	End      *End         `json:"end,omitempty"`
+}
+
+// Metric is one named measurement of a trial.
+type Metric struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit,omitempty"`
+	Better string  `json:"better,omitempty"` // "lower" (default) or "higher"
+}
+
+// Trial is the record of one execution of one build.
+type Trial struct {
+	Index    int      `json:"index"` // 0-based sequence over the whole session
+	Round    int      `json:"round"` // 0-based round; a round holds one trial per arm
+	Arm      string   `json:"arm"`
+	Build    string   `json:"build"`
+	Warmup   bool     `json:"warmup,omitempty"`
+	Order    string   `json:"order"` // order mode in force for this round
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason,omitempty"`
+	Duration float64  `json:"duration_s"`
+	Metrics  []Metric `json:"metrics"`
+}
+
+// Counted reports whether the trial counts toward the analysis.
+func (t *Trial) Counted() bool { return t.Status == StatusOK && !t.Warmup }
+
+// ProbeSample is one MFLOPS measurement of the stability probe.
+type ProbeSample struct {
+	T       float64 `json:"t"` // seconds since the probe started
+	MFLOPS  float64 `json:"mflops"`
+	FreqKHz []int   `json:"freq_khz,omitempty"` // current frequency per cluster, when readable
+	TempC   float64 `json:"temp_c,omitempty"`
+}
+
+// Settings records controls and governor settings as applied and read back.
+type Settings struct {
+	Order      string            `json:"order,omitempty"`
+	Controls   *Controls         `json:"controls,omitempty"`
+	Profile    *GovernorProfile  `json:"profile,omitempty"`
+	Mismatches []string          `json:"mismatches,omitempty"` // files whose read-back differs
+	Detail     map[string]string `json:"detail,omitempty"`
+}
+
+// Toggle records a change made while running, effective from Round.
+type Toggle struct {
+	What  string `json:"what"` // "order", "pause", "resume", or a control name
+	From  string `json:"from,omitempty"`
+	To    string `json:"to"`
+	Round int    `json:"round"`
+}
+
+// Note is a free-text annotation.
+type Note struct {
+	Text string `json:"text"`
+}
+
+// End closes a run. Reason is "completed", "cancelled", "error" or "device-lost".
+type End struct {
+	Reason string         `json:"reason"`
+	Error  string         `json:"error,omitempty"`
+	Counts map[string]int `json:"counts,omitempty"` // trials by status
+}

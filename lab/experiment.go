@@ -1,0 +1,81 @@
+package lab
+
+import "encoding/json"
+
+// Experiment is the experiment file (JSON). See README.md for every field.
+type Experiment struct {
+	Device       string           `json:"device"` // "local", "sim:<preset>", "adb:<serial>"
+	Builds       map[string]Build `json:"builds"` // keys "control" and "treatment"
+	Trials       int              `json:"trials"` // counted trials per arm
+	Warmup       int              `json:"warmup"` // warm-up rounds, recorded but not analysed
+	Order        string           `json:"order"`  // fixed | alternate | random
+	Seed         int64            `json:"seed"`
+	Controls     Controls         `json:"controls"`
+	Metrics      []string         `json:"metrics,omitempty"`
+	Alpha        float64          `json:"alpha,omitempty"`
+	Confidence   float64          `json:"confidence,omitempty"`
+	TrialTimeout float64          `json:"trial_timeout,omitempty"` // seconds; 0 = none
+}
+
+// Build is one version of the software under test. Which fields apply
+// depends on the device backend.
+type Build struct {
+	Name string `json:"name,omitempty"`
+	// local
+	Command []string          `json:"command,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// sim
+	App       string  `json:"app,omitempty"`        // simulated app, e.g. "feed"
+	EffectPct float64 `json:"effect_pct,omitempty"` // known true effect vs the app's base cost
+	// adb
+	APK      string `json:"apk,omitempty"`
+	Package  string `json:"package,omitempty"`
+	Activity string `json:"activity,omitempty"`
+}
+
+// Controls are the noise controls applied around trials.
+type Controls struct {
+	// local reset procedure
+	Prepare  []string `json:"prepare,omitempty"`
+	Cleanup  []string `json:"cleanup,omitempty"`
+	StateDir string   `json:"state_dir,omitempty"`
+	ASLR     *bool    `json:"aslr,omitempty"` // nil or true: ASLR on; false: setarch -R
+	PinCPU   *int     `json:"pin_cpu,omitempty"`
+	// phone (sim, adb)
+	Governor        json.RawMessage `json:"governor,omitempty"` // profile name (string) or inline GovernorProfile
+	RestoreSnapshot bool            `json:"restore_snapshot,omitempty"`
+	KillApp         bool            `json:"kill_app,omitempty"`
+	DismissDialogs  bool            `json:"dismiss_dialogs,omitempty"`
+	ClockReset      bool            `json:"clock_reset,omitempty"`
+	Proxy           string          `json:"proxy,omitempty"` // off | record | replay
+	Tmpfs           bool            `json:"tmpfs,omitempty"`
+	DropCaches      bool            `json:"drop_caches,omitempty"`
+	Cachegrind      bool            `json:"cachegrind,omitempty"` // local: add the cachegrind metric
+}
+
+// GovernorProfile is a set of frequency and thermal settings.
+type GovernorProfile struct {
+	Name        string           `json:"name,omitempty"`
+	Clusters    []ClusterSetting `json:"clusters,omitempty"`
+	GPU         *GPUSetting      `json:"gpu,omitempty"`
+	ThermalCore *bool            `json:"thermal_core_control,omitempty"`
+	InputBoost  *int             `json:"input_boost_khz,omitempty"` // 0 disables
+	MPDecision  *bool            `json:"mpdecision,omitempty"`
+	Keep        bool             `json:"keep,omitempty"` // do not restore on exit
+}
+
+// ClusterSetting sets one CPU cluster (all its cores).
+type ClusterSetting struct {
+	CPUs     []int  `json:"cpus"`
+	Governor string `json:"governor,omitempty"`
+	MinKHz   int    `json:"min_khz,omitempty"`
+	MaxKHz   int    `json:"max_khz,omitempty"`
+}
+
+// GPUSetting sets the kgsl GPU.
+type GPUSetting struct {
+	Governor string `json:"governor,omitempty"`
+	MinHz    int64  `json:"min_hz,omitempty"`
+	MaxHz    int64  `json:"max_hz,omitempty"`
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
+# hyperfine, tmux, python3-scipy) when missing, then checks formatting, vets
+# and runs every test with the race detector. README.md and .ci/run use it.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need=()
+for pair in adb:adb valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux; do
+	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
+done
+python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "test.sh: installing ${need[*]}"
+	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 60m "$@" ./...
