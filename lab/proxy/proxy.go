@@ -1,0 +1,761 @@
+// Package proxy is perflab's HTTP record/replay proxy (MobileLab's network
+// isolation). In record mode it forwards requests upstream and appends every
+// request/response pair, with its timing, to a recording file next to the
+// session. In replay mode it serves those responses again, matching on
+// method, URL, the request headers that are not volatile, and the body hash,
+// and it never touches the network; a request with no recording is an
+// error counted on the trial in flight.
+//
+// The proxy binds to loopback only. Local commands reach it through
+// HTTP_PROXY/HTTPS_PROXY (see Env); phones reach it through `adb reverse`.
+// The MobileLab flow is: record one trial per build, then replay N.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Proxy modes, the values of the experiment file's controls.proxy.
+const (
+	ModeOff    = "off"    // forward without recording
+	ModeRecord = "record" // forward and record
+	ModeReplay = "replay" // serve recordings only
+)
+
+// Replay timing choices.
+const (
+	TimingRecorded = "recorded" // wait the recorded time to headers and to the last byte
+	TimingNone     = "none"     // serve at once
+)
+
+// MaxBody is the largest request or response body the proxy records.
+const MaxBody = 64 << 20
+
+// Config configures a proxy.
+type Config struct {
+	// File is the recording. Record mode appends to it (creating it);
+	// replay mode reads it. Required unless Mode is off.
+	File string
+	// Mode is the initial mode: off, record or replay (default off).
+	Mode string
+	// IgnoreHeaders are request headers left out of matching, in addition
+	// to DefaultIgnoreHeaders; "*" ignores every header.
+	IgnoreHeaders []string
+	// IgnoreQuery are query parameters left out of matching; a trailing
+	// "*" ignores every parameter with that prefix.
+	IgnoreQuery []string
+	// Timing is TimingRecorded (default) or TimingNone.
+	Timing string
+	// Target, when set, is the origin (e.g. "http://api.example.com") for
+	// requests that arrive with a relative URL, so an app whose server URL
+	// points at the proxy (through adb reverse) works without proxy settings.
+	Target string
+	// Addr is the listen address, loopback only (default "127.0.0.1:0").
+	Addr string
+	// Transport reaches upstream servers in record and off modes. The
+	// default dials directly and never goes through another proxy.
+	Transport http.RoundTripper
+}
+
+// TrialStats counts what the proxy did during one trial.
+type TrialStats struct {
+	Requests  int      `json:"requests"`
+	Recorded  int      `json:"recorded"`
+	Replayed  int      `json:"replayed"`
+	Forwarded int      `json:"forwarded"` // off mode and unrecorded tunnels
+	Unmatched int      `json:"unmatched"` // replay mode: no recording
+	Failed    int      `json:"failed"`    // upstream errors, oversized bodies
+	Errors    []string `json:"errors,omitempty"`
+}
+
+// maxErrors bounds the error texts kept per trial.
+const maxErrors = 10
+
+// Err summarises the trial's proxy errors, or returns nil when there were
+// none. Unmatched requests in replay mode are errors: the trial saw a
+// network the recording does not describe.
+func (s TrialStats) Err() error {
+	if s.Unmatched == 0 && s.Failed == 0 {
+		return nil
+	}
+	var parts []string
+	if s.Unmatched > 0 {
+		parts = append(parts, fmt.Sprintf("%d unmatched request(s)", s.Unmatched))
+	}
+	if s.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed request(s)", s.Failed))
+	}
+	msg := "proxy: " + strings.Join(parts, ", ")
+	if len(s.Errors) > 0 {
+		msg += ": " + s.Errors[0]
+		if len(s.Errors) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(s.Errors)-1)
+		}
+	}
+	return errors.New(msg)
+}
+
+func (s *TrialStats) addError(msg string) {
+	if len(s.Errors) < maxErrors {
+		s.Errors = append(s.Errors, msg)
+	}
+}
+
+// Proxy is a running record/replay proxy. Its methods are safe for
+// concurrent use.
+type Proxy struct {
+	cfg   Config
+	m     *matcher
+	ln    net.Listener
+	srv   *http.Server
+	rp    *httputil.ReverseProxy
+	timer func(ctx context.Context, d time.Duration) error
+
+	mu       sync.Mutex
+	mode     string
+	index    map[reqKey][]*Exchange
+	byURL    map[string][]*Exchange // method + " " + normalised URL
+	builds   map[string]int         // exchanges per build
+	n        int
+	w        *writer
+	problems []LineError
+	trial    trialState
+	total    TrialStats
+	closed   bool
+	done     chan struct{}
+}
+
+type trialState struct {
+	index int
+	build string
+	seq   int
+	occ   map[reqKey]int
+	stats TrialStats
+}
+
+// Start validates cfg, loads the recording when there is one, and starts
+// serving on a loopback port.
+func Start(cfg Config) (*Proxy, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = ModeOff
+	}
+	if err := checkMode(cfg.Mode); err != nil {
+		return nil, err
+	}
+	switch cfg.Timing {
+	case "":
+		cfg.Timing = TimingRecorded
+	case TimingRecorded, TimingNone:
+	default:
+		return nil, fmt.Errorf("proxy: timing %q: want %q or %q", cfg.Timing, TimingRecorded, TimingNone)
+	}
+	if cfg.Target != "" {
+		u, err := url.Parse(cfg.Target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("proxy: target %q: want an origin such as http://api.example.com", cfg.Target)
+		}
+	}
+	if cfg.Mode != ModeOff && cfg.File == "" {
+		return nil, fmt.Errorf("proxy: mode %s needs a recording file", cfg.Mode)
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if err := checkLoopback(cfg.Addr); err != nil {
+		return nil, err
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = &http.Transport{
+			Proxy:                 nil, // never through another proxy, least of all ourselves
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	p := &Proxy{
+		cfg:    cfg,
+		m:      newMatcher(cfg.IgnoreHeaders, cfg.IgnoreQuery),
+		mode:   cfg.Mode,
+		index:  map[reqKey][]*Exchange{},
+		byURL:  map[string][]*Exchange{},
+		builds: map[string]int{},
+		timer:  sleep,
+		done:   make(chan struct{}),
+	}
+	p.trial.index = -1
+	p.trial.occ = map[reqKey]int{}
+	if cfg.File != "" {
+		rec, err := Load(cfg.File)
+		switch {
+		case err == nil:
+			p.problems = rec.Problems
+			for i := range rec.Exchanges {
+				p.add(&rec.Exchanges[i])
+			}
+		case errors.Is(err, os.ErrNotExist):
+			if cfg.Mode == ModeReplay {
+				return nil, fmt.Errorf("proxy: replay needs a recording: %s does not exist (record first: controls.proxy \"record\")", cfg.File)
+			}
+		default:
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			rc := pr.In.Context().Value(ctxKey{}).(*reqCtx)
+			pr.Out.URL = rc.url
+			pr.Out.Host = ""
+		},
+		Transport:     (*captureTransport)(p),
+		FlushInterval: -1,
+		ErrorHandler:  p.upstreamError,
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	p.ln = ln
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		defer close(p.done)
+		p.srv.Serve(ln)
+	}()
+	return p, nil
+}
+
+func checkMode(m string) error {
+	switch m {
+	case ModeOff, ModeRecord, ModeReplay:
+		return nil
+	}
+	return fmt.Errorf("proxy: mode %q: want off, record or replay", m)
+}
+
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("proxy: listen address %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("proxy: listen address %q: the proxy binds to loopback only (127.0.0.1 or ::1)", addr)
+	}
+	return nil
+}
+
+// add indexes one exchange; p.mu must be held or p not yet shared.
+func (p *Proxy) add(x *Exchange) {
+	k := p.m.key(x.Method, x.URL, x.ReqHeader, x.BodySHA256)
+	p.index[k] = append(p.index[k], x)
+	uk := k.method + " " + k.url
+	p.byURL[uk] = append(p.byURL[uk], x)
+	p.builds[x.Build]++
+	p.n++
+}
+
+// Addr is the proxy's listen address, host:port.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// URL is the proxy's address as clients configure it: "http://127.0.0.1:PORT".
+func (p *Proxy) URL() string { return "http://" + p.Addr() }
+
+// Port is the proxy's TCP port, for `adb reverse tcp:PORT tcp:PORT`.
+func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// Env returns the environment entries that send a command's HTTP and HTTPS
+// traffic through the proxy, upper- and lower-case as tools differ, with
+// NO_PROXY cleared so nothing bypasses it. Go programs never proxy requests
+// to loopback hosts whatever the environment says.
+func (p *Proxy) Env() []string {
+	u := p.URL()
+	return []string{
+		"HTTP_PROXY=" + u, "http_proxy=" + u,
+		"HTTPS_PROXY=" + u, "https_proxy=" + u,
+		"NO_PROXY=", "no_proxy=",
+	}
+}
+
+// Mode returns the current mode.
+func (p *Proxy) Mode() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+// SetMode switches between off, record and replay; requests already in
+// flight finish in the mode they started in. Record mode needs a file.
+func (p *Proxy) SetMode(mode string) error {
+	if err := checkMode(mode); err != nil {
+		return err
+	}
+	if mode != ModeOff && p.cfg.File == "" {
+		return fmt.Errorf("proxy: mode %s needs a recording file", mode)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode = mode
+	return nil
+}
+
+// Has reports whether the recording holds exchanges made by build.
+func (p *Proxy) Has(build string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.builds[build] > 0
+}
+
+// Exchanges is the number of recorded exchanges available for replay.
+func (p *Proxy) Exchanges() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+// Problems lists lines of the recording that could not be read.
+func (p *Proxy) Problems() []LineError { return p.problems }
+
+// File is the recording's path.
+func (p *Proxy) File() string { return p.cfg.File }
+
+// BeginTrial attributes the requests that follow to trial index of build
+// and restarts the per-trial occurrence counts, so the k-th identical
+// request of a replayed trial gets the k-th recorded response.
+func (p *Proxy) BeginTrial(index int, build string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trial = trialState{index: index, build: build, occ: map[reqKey]int{}}
+}
+
+// EndTrial returns what happened since BeginTrial and syncs new recordings
+// to disk.
+func (p *Proxy) EndTrial() (TrialStats, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.trial.stats
+	p.trial = trialState{index: -1, occ: map[reqKey]int{}}
+	var err error
+	if p.w != nil {
+		err = p.w.sync()
+	}
+	return s, err
+}
+
+// Total returns the counts over the proxy's whole life.
+func (p *Proxy) Total() TrialStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total
+}
+
+// Close stops serving, waits for the server to stop and closes the recording.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	if err != nil {
+		p.srv.Close()
+	}
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w != nil {
+		if e := p.w.close(); err == nil {
+			err = e
+		}
+		p.w = nil
+	}
+	return err
+}
+
+// count applies f to the current trial's and the total stats.
+func (p *Proxy) count(f func(s *TrialStats)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.trial.stats)
+	f(&p.total)
+}
+
+type ctxKey struct{}
+
+// reqCtx travels with a forwarded request to the capturing transport.
+type reqCtx struct {
+	url    *url.URL
+	store  bool
+	header http.Header
+	body   []byte
+	sha    string
+	build  string
+	trial  int
+	seq    int
+}
+
+// ServeHTTP handles one proxied request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.connect(w, r)
+		return
+	}
+	target, err := p.targetURL(r)
+	if err != nil {
+		http.Error(w, "perflab proxy: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		p.count(func(s *TrialStats) {
+			s.Requests++
+			s.Failed++
+			s.addError(fmt.Sprintf("%s %s: reading request body: %v", r.Method, target, err))
+		})
+		http.Error(w, "perflab proxy: reading request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(body) > MaxBody {
+		p.count(func(s *TrialStats) {
+			s.Requests++
+			s.Failed++
+			s.addError(fmt.Sprintf("%s %s: request body over %d MiB", r.Method, target, MaxBody>>20))
+		})
+		http.Error(w, "perflab proxy: request body too large to record", http.StatusRequestEntityTooLarge)
+		return
+	}
+	sha := bodyHash(body)
+
+	p.mu.Lock()
+	mode := p.mode
+	rc := &reqCtx{url: target, store: mode == ModeRecord, header: r.Header.Clone(), body: body, sha: sha,
+		build: p.trial.build, trial: p.trial.index, seq: p.trial.seq}
+	p.trial.seq++
+	p.trial.stats.Requests++
+	p.total.Requests++
+	p.mu.Unlock()
+
+	if mode == ModeReplay {
+		p.replay(w, r, rc)
+		return
+	}
+	r2 := r.WithContext(context.WithValue(r.Context(), ctxKey{}, rc))
+	r2.Body = io.NopCloser(strings.NewReader(string(body)))
+	r2.ContentLength = int64(len(body))
+	p.rp.ServeHTTP(w, r2)
+}
+
+// targetURL is the absolute URL a request is for.
+func (p *Proxy) targetURL(r *http.Request) (*url.URL, error) {
+	if r.URL.IsAbs() && r.URL.Host != "" {
+		u := *r.URL
+		return &u, nil
+	}
+	if p.cfg.Target == "" {
+		return nil, fmt.Errorf("request for %q has no host: send absolute URLs (set HTTP_PROXY=%s) or configure a target origin", r.URL.RequestURI(), p.URL())
+	}
+	return url.Parse(strings.TrimSuffix(p.cfg.Target, "/") + r.URL.RequestURI())
+}
+
+// replay serves a recorded response or reports the request as unmatched.
+func (p *Proxy) replay(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	k := p.m.key(r.Method, rc.url.String(), rc.header, rc.sha)
+	p.mu.Lock()
+	cands := p.index[k]
+	var x *Exchange
+	if len(cands) > 0 {
+		same := cands[:0:0]
+		for _, c := range cands {
+			if c.Build == rc.build {
+				same = append(same, c)
+			}
+		}
+		if len(same) > 0 {
+			cands = same
+		}
+		n := p.trial.occ[k]
+		p.trial.occ[k] = n + 1
+		x = cands[n%len(cands)]
+	}
+	var hint string
+	if x == nil {
+		hint = p.hint(k)
+	}
+	p.mu.Unlock()
+
+	if x == nil {
+		msg := fmt.Sprintf("%s %s: no recording matches%s", r.Method, rc.url, hint)
+		p.count(func(s *TrialStats) { s.Unmatched++; s.addError(msg) })
+		http.Error(w, "perflab proxy (replay): "+msg, http.StatusBadGateway)
+		return
+	}
+	p.count(func(s *TrialStats) { s.Replayed++ })
+	if p.cfg.Timing == TimingRecorded {
+		if p.timer(r.Context(), ms(x.TTFBMs)) != nil {
+			return
+		}
+	}
+	h := w.Header()
+	for k, v := range x.Header {
+		h[k] = append([]string(nil), v...)
+	}
+	for _, k := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer"} {
+		h.Del(k)
+	}
+	h.Set("Content-Length", fmt.Sprint(len(x.Body)))
+	w.WriteHeader(x.Status)
+	if p.cfg.Timing == TimingRecorded && x.TotalMs > x.TTFBMs {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if p.timer(r.Context(), ms(x.TotalMs-x.TTFBMs)) != nil {
+			return
+		}
+	}
+	if r.Method != http.MethodHead {
+		w.Write(x.Body)
+	}
+}
+
+// hint explains why a request matched nothing, comparing it with recordings
+// of the same method and URL. p.mu must be held.
+func (p *Proxy) hint(k reqKey) string {
+	same := p.byURL[k.method+" "+k.url]
+	if len(same) == 0 {
+		if p.n == 0 {
+			return " (the recording is empty)"
+		}
+		return fmt.Sprintf(" (%d exchanges recorded, none for this method and URL)", p.n)
+	}
+	// Explain against the closest recording of this URL.
+	var diffs []string
+	bestScore := -1
+	for _, x := range same {
+		var d []string
+		score := 0
+		if x.BodySHA256 != k.body {
+			d = append(d, "request body differs")
+			score++
+		}
+		if hk := p.m.headerKey(x.ReqHeader); hk != k.headers {
+			names := diffHeaders(hk, k.headers)
+			d = append(d, "headers differ: "+strings.Join(names, ", ")+" (ignore volatile ones with proxy.ignore_headers)")
+			score += len(names)
+		}
+		if bestScore < 0 || score < bestScore {
+			diffs, bestScore = d, score
+		}
+	}
+	return fmt.Sprintf(" (%d recording(s) of this URL; %s)", len(same), strings.Join(diffs, "; "))
+}
+
+// diffHeaders names the headers whose lines differ between two header keys.
+func diffHeaders(a, b string) []string {
+	parse := func(s string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(s, "\n") {
+			if n, v, ok := strings.Cut(l, ":"); ok {
+				m[n] = v
+			}
+		}
+		return m
+	}
+	ma, mb := parse(a), parse(b)
+	set := map[string]bool{}
+	for n, v := range ma {
+		if mb[n] != v {
+			set[n] = true
+		}
+	}
+	for n, v := range mb {
+		if ma[n] != v {
+			set[n] = true
+		}
+	}
+	var out []string
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// upstreamError answers a request whose forwarding failed.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	rc := r.Context().Value(ctxKey{}).(*reqCtx)
+	msg := fmt.Sprintf("%s %s: upstream: %v", r.Method, rc.url, err)
+	p.count(func(s *TrialStats) { s.Failed++; s.addError(msg) })
+	http.Error(w, "perflab proxy: "+msg, http.StatusBadGateway)
+}
+
+// captureTransport forwards a request and, in record mode, stores the
+// exchange with its timing.
+type captureTransport Proxy
+
+func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := (*Proxy)(t)
+	rc := req.Context().Value(ctxKey{}).(*reqCtx)
+	start := time.Now()
+	resp, err := p.cfg.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if !rc.store {
+		p.count(func(s *TrialStats) { s.Forwarded++ })
+		return resp, nil
+	}
+	ttfb := time.Since(start)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading response body: %w", err)
+	}
+	if len(body) > MaxBody {
+		return nil, fmt.Errorf("response body over %d MiB, too large to record", MaxBody>>20)
+	}
+	total := time.Since(start)
+	hdr := resp.Header.Clone()
+	x := &Exchange{
+		Build: rc.build, Trial: rc.trial, Seq: rc.seq,
+		Method: req.Method, URL: rc.url.String(), ReqHeader: rc.header,
+		BodySHA256: rc.sha, BodyLen: int64(len(rc.body)),
+		Status: resp.StatusCode, Header: hdr, Body: body,
+		TTFBMs: msf(ttfb), TotalMs: msf(total),
+	}
+	x.ReqHeader.Del("Proxy-Authorization")
+	if err := p.store(x); err != nil {
+		p.count(func(s *TrialStats) {
+			s.Failed++
+			s.addError(fmt.Sprintf("%s %s: writing recording: %v", req.Method, rc.url, err))
+		})
+	} else {
+		p.count(func(s *TrialStats) { s.Recorded++ })
+	}
+	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Transfer-Encoding")
+	resp.TransferEncoding = nil
+	return resp, nil
+}
+
+// store appends x to the recording file and to the replay index.
+func (p *Proxy) store(x *Exchange) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w == nil {
+		w, err := openWriter(p.cfg.File)
+		if err != nil {
+			return err
+		}
+		p.w = w
+	}
+	if err := p.w.write(x); err != nil {
+		return err
+	}
+	p.add(x)
+	return nil
+}
+
+// connect handles CONNECT (HTTPS through the proxy). Encrypted traffic
+// cannot be recorded: outside replay it is tunnelled and noted on the trial;
+// in replay it is refused and counted as unmatched, because the trial would
+// otherwise reach the real network.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	mode := p.mode
+	p.trial.stats.Requests++
+	p.total.Requests++
+	p.mu.Unlock()
+	if mode == ModeReplay {
+		msg := fmt.Sprintf("CONNECT %s: HTTPS cannot be replayed (encrypted traffic is not recorded); point the app at http:// or a target origin", r.Host)
+		p.count(func(s *TrialStats) { s.Unmatched++; s.addError(msg) })
+		http.Error(w, "perflab proxy (replay): "+msg, http.StatusBadGateway)
+		return
+	}
+	up, err := (&net.Dialer{Timeout: 30 * time.Second}).DialContext(r.Context(), "tcp", r.Host)
+	if err != nil {
+		msg := fmt.Sprintf("CONNECT %s: %v", r.Host, err)
+		p.count(func(s *TrialStats) { s.Failed++; s.addError(msg) })
+		http.Error(w, "perflab proxy: "+msg, http.StatusBadGateway)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		up.Close()
+		http.Error(w, "perflab proxy: cannot tunnel on this connection", http.StatusInternalServerError)
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	p.count(func(s *TrialStats) {
+		s.Forwarded++
+		if mode == ModeRecord {
+			s.addError(fmt.Sprintf("CONNECT %s: HTTPS tunnelled, not recorded; replay will not serve it", r.Host))
+		}
+	})
+	conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+	done := make(chan struct{}, 2)
+	go func() {
+		if n := buf.Reader.Buffered(); n > 0 {
+			b, _ := buf.Reader.Peek(n)
+			up.Write(b)
+		}
+		io.Copy(up, conn)
+		if c, ok := up.(*net.TCPConn); ok {
+			c.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		io.Copy(conn, up)
+		if c, ok := conn.(*net.TCPConn); ok {
+			c.CloseWrite()
+		}
+		done <- struct{}{}
+	}()
+	<-done
+	<-done
+	conn.Close()
+	up.Close()
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// FileFormat is the "format" value of a recording's first line.
+const FileFormat = "perflab-proxy"
+
+// FileVersion is the recording format version this package writes.
+const FileVersion = 1
+
+// fileHeader is the first line of a recording.
+type fileHeader struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+// Exchange is one recorded request/response pair: one line of a recording.
+// The request body is stored only as its hash; the response is stored whole
+// so it can be served again byte for byte.
+type Exchange struct {
+	Build      string      `json:"build,omitempty"` // build key ("control", "treatment") that made the request
+	Trial      int         `json:"trial"`           // trial index during which it was recorded
+	Seq        int         `json:"seq"`             // order within that trial
+	Method     string      `json:"method"`
+	URL        string      `json:"url"` // absolute URL as requested
+	ReqHeader  http.Header `json:"req_header,omitempty"`
+	BodySHA256 string      `json:"body_sha256"`
+	BodyLen    int64       `json:"body_len"`
+	Status     int         `json:"status"`
+	Header     http.Header `json:"header,omitempty"`
+	Body       []byte      `json:"body,omitempty"` // base64 in JSON
+	TTFBMs     float64     `json:"ttfb_ms"`        // request sent to response headers received
+	TotalMs    float64     `json:"total_ms"`       // request sent to last body byte received
+}
+
+// LineError is a line of a recording that could not be read.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+// Recording is the content of a recording file.
+type Recording struct {
+	Exchanges []Exchange
+	Problems  []LineError // unreadable lines, skipped
+}
+
+// DefaultFile is where the recording for a session lives: next to the
+// session, "run.jsonl" → "run.proxy.jsonl".
+func DefaultFile(sessionPath string) string {
+	return strings.TrimSuffix(sessionPath, ".jsonl") + ".proxy.jsonl"
+}
+
+// Load reads a recording. A missing file is an error satisfying
+// errors.Is(err, os.ErrNotExist). Corrupt or truncated lines are skipped and
+// listed in Problems with their line numbers; a file that is not a recording
+// at all is an error.
+func Load(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(path, f)
+}
+
+func read(name string, r io.Reader) (*Recording, error) {
+	rec := &Recording{}
+	br := bufio.NewReader(r)
+	line := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			line++
+			b = bytes.TrimSpace(b)
+			if len(b) == 0 {
+				// blank line: nothing to read
+			} else if line == 1 {
+				var h fileHeader
+				if e := json.Unmarshal(b, &h); e != nil || h.Format != FileFormat {
+					return nil, fmt.Errorf("%s:1: not a perflab proxy recording (want a first line with \"format\":%q)", name, FileFormat)
+				}
+				if h.Version > FileVersion {
+					return nil, fmt.Errorf("%s:1: recording version %d is newer than this perflab reads (%d)", name, h.Version, FileVersion)
+				}
+			} else {
+				var x Exchange
+				dec := json.NewDecoder(bytes.NewReader(b))
+				dec.DisallowUnknownFields()
+				if e := dec.Decode(&x); e != nil {
+					rec.Problems = append(rec.Problems, LineError{name, line, e})
+				} else if x.Method == "" || x.URL == "" {
+					rec.Problems = append(rec.Problems, LineError{name, line, errors.New("exchange without method or url")})
+				} else {
+					rec.Exchanges = append(rec.Exchanges, x)
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rec, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("%s: empty file, not a perflab proxy recording", name)
+	}
+	return rec, nil
+}
+
+// writer appends exchanges to a recording file.
+type writer struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+// openWriter opens path for appending, writing the header line when the file
+// is new or empty.
+func openWriter(path string) (*writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w := &writer{f: f, w: bufio.NewWriter(f)}
+	if st.Size() == 0 {
+		h, _ := json.Marshal(fileHeader{Format: FileFormat, Version: FileVersion})
+		w.w.Write(append(h, '\n'))
+	}
+	return w, nil
+}
+
+func (w *writer) write(x *Exchange) error {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return err
+	}
+	_, err = w.w.Write(append(b, '\n'))
+	return err
+}
+
+// sync flushes buffered exchanges and syncs the file to disk.
+func (w *writer) sync() error {
+	if err := w.w.Flush(); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+func (w *writer) close() error {
+	err := w.sync()
+	if e := w.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
