@@ -15,6 +15,24 @@ type Experiment struct {
 	Alpha        float64          `json:"alpha,omitempty"`
 	Confidence   float64          `json:"confidence,omitempty"`
 	TrialTimeout float64          `json:"trial_timeout,omitempty"` // seconds; 0 = none
+	Proxy        *ProxyOptions    `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+}
+
+// ProxyOptions configures the HTTP record/replay proxy that controls.proxy
+// turns on (see lab/proxy).
+type ProxyOptions struct {
+	// File is the recording; default: next to the session, "<session>.proxy.jsonl".
+	File string `json:"file,omitempty"`
+	// IgnoreHeaders are request headers left out of matching ("*": all).
+	IgnoreHeaders []string `json:"ignore_headers,omitempty"`
+	// IgnoreQuery are query parameters left out of matching ("prefix*" allowed).
+	IgnoreQuery []string `json:"ignore_query,omitempty"`
+	// Timing is "recorded" (default: replay waits as long as the recording
+	// did) or "none".
+	Timing string `json:"timing,omitempty"`
+	// Target is the origin for requests that arrive with a relative URL
+	// (apps pointed straight at the proxy through adb reverse).
+	Target string `json:"target,omitempty"`
 }
 
 // Build is one version of the software under test. Which fields apply
