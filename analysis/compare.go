@@ -1,0 +1,452 @@
+// Package analysis holds perflab's statistics: summaries, two-sample tests,
+// bootstrap intervals, multiple-comparison corrections and the verdict per
+// metric. It is pure computation over []float64: no I/O, no global state.
+// Statistics that are undefined for the data at hand are reported as
+// undefined (Float, JSON null) with a warning, never as NaN or a made-up
+// number.
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Primary tests that decide the verdict.
+const (
+	TestMannWhitney = "mann-whitney"
+	TestWelch       = "welch"
+)
+
+// Verdicts of a metric.
+const (
+	VerdictRegression   = "regression"   // B is worse than A
+	VerdictImprovement  = "improvement"  // B is better than A
+	VerdictNoChange     = "no change"    // no significant difference
+	VerdictUndetermined = "undetermined" // too few samples or undefined statistics
+)
+
+// Directions of a metric.
+const (
+	BetterLower  = "lower"
+	BetterHigher = "higher"
+)
+
+// Options control a comparison. Zero fields take the defaults of
+// DefaultOptions, except Seed, where 0 is a seed like any other.
+type Options struct {
+	Alpha      float64 // significance level of the primary test, after correction
+	Confidence float64 // level of confidence intervals
+	Correction string  // holm, bonferroni or none, across metrics
+	Test       string  // primary test: mann-whitney or welch
+	Resamples  int     // bootstrap resamples
+	Seed       uint64  // bootstrap seed
+	// Labels name the inputs (A, B, ...) in the report; optional.
+	Labels []string
+}
+
+// DefaultOptions returns alpha 0.05, confidence 0.95, Holm's correction,
+// the Mann–Whitney test, 10,000 resamples and seed 1.
+func DefaultOptions() Options {
+	return Options{Alpha: 0.05, Confidence: 0.95, Correction: CorrectionHolm,
+		Test: TestMannWhitney, Resamples: DefaultResamples, Seed: 1}
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Alpha == 0 {
+		o.Alpha = d.Alpha
+	}
+	if o.Confidence == 0 {
+		o.Confidence = d.Confidence
+	}
+	if o.Correction == "" {
+		o.Correction = d.Correction
+	}
+	if o.Test == "" {
+		o.Test = d.Test
+	}
+	if o.Resamples == 0 {
+		o.Resamples = d.Resamples
+	}
+	return o
+}
+
+// Validate reports the first invalid option, naming it as the command-line
+// flag does.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		errs = append(errs, fmt.Errorf("--alpha must be between 0 and 1 (exclusive), got %v", o.Alpha))
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		errs = append(errs, fmt.Errorf("--confidence must be between 0 and 1 (exclusive), got %v", o.Confidence))
+	}
+	switch o.Correction {
+	case CorrectionHolm, CorrectionBonferroni, CorrectionNone:
+	default:
+		errs = append(errs, fmt.Errorf("--correction must be holm, bonferroni or none, got %q", o.Correction))
+	}
+	switch o.Test {
+	case TestMannWhitney, TestWelch:
+	default:
+		errs = append(errs, fmt.Errorf("--test must be mann-whitney or welch, got %q", o.Test))
+	}
+	if o.Resamples < 2 {
+		errs = append(errs, fmt.Errorf("--resamples must be at least 2, got %d", o.Resamples))
+	}
+	return errors.Join(errs...)
+}
+
+// MetricInput is one metric's samples: Samples[0] is A (control),
+// Samples[1] is B (treatment); further samples take part in the
+// Kruskal–Wallis test of all inputs. A missing or empty sample makes the
+// metric undetermined, with a warning.
+type MetricInput struct {
+	Name    string
+	Unit    string
+	Better  string // "lower" (default) or "higher"
+	Samples [][]float64
+}
+
+// Trend holds the Spearman correlation of each arm's values with their
+// position, a check that trials were independent of order and time.
+type Trend struct {
+	A Correlation `json:"a"`
+	B Correlation `json:"b"`
+}
+
+// MetricResult is the comparison of one metric between A and B.
+type MetricResult struct {
+	Name           string        `json:"name"`
+	Unit           string        `json:"unit"`
+	Better         string        `json:"better"`
+	A              Summary       `json:"a"`
+	B              Summary       `json:"b"`
+	DeltaPctMean   Float         `json:"delta_pct_mean"`   // (mean B − mean A)/|mean A|·100
+	DeltaPctMedian Float         `json:"delta_pct_median"` // (median B − median A)/|median A|·100
+	HodgesLehmann  Float         `json:"hodges_lehmann"`   // median of all b − a
+	Welch          Welch         `json:"welch"`
+	MannWhitney    MannWhitney   `json:"mann_whitney"`
+	KruskalWallis  KruskalWallis `json:"kruskal_wallis"` // A against B
+	Bootstrap      Bootstrap     `json:"bootstrap"`
+	Trend          Trend         `json:"trend"`
+	MDEPct         Float         `json:"mde_pct"`    // minimum detectable effect, % of mean A
+	PAdjusted      Float         `json:"p_adjusted"` // primary test's p after correction
+	Verdict        string        `json:"verdict"`
+	Warnings       []string      `json:"warnings"`
+	// Others summarises inputs after the second (C, D, ...), when given.
+	Others []Summary `json:"others,omitempty"`
+	// KruskalWallisAll tests all inputs of this metric together.
+	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
+}
+
+// Report is the comparison of all metrics. Its JSON form is the contract
+// of `perflab compare --json` and of session reports.
+type Report struct {
+	Alpha       float64        `json:"alpha"`
+	Confidence  float64        `json:"confidence"`
+	Correction  string         `json:"correction"`
+	PrimaryTest string         `json:"primary_test"`
+	Inputs      []string       `json:"inputs,omitempty"`
+	Metrics     []MetricResult `json:"metrics"`
+	// KruskalWallisAll tests all inputs together. With several metrics it
+	// is undefined here and given per metric instead.
+	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
+	Warnings         []string      `json:"warnings,omitempty"`
+}
+
+// Compare compares every metric between A and B (and tests all inputs
+// together), corrects the primary test's p-values across metrics and gives
+// each metric a verdict. Metrics are analysed in parallel; the result is
+// deterministic for a given Options.Seed. Invalid options are replaced by
+// their defaults with a report warning (call Options.Validate first to
+// reject them instead).
+func Compare(metrics []MetricInput, opt Options) Report {
+	opt = opt.withDefaults()
+	var rwarn []string
+	if err := opt.Validate(); err != nil {
+		d := DefaultOptions()
+		d.Seed, d.Labels = opt.Seed, opt.Labels
+		rwarn = append(rwarn, fmt.Sprintf("invalid options replaced by defaults: %v", err))
+		opt = d
+	}
+	r := Report{Alpha: opt.Alpha, Confidence: opt.Confidence, Correction: opt.Correction,
+		PrimaryTest: opt.Test, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
+		KruskalWallisAll: KruskalWallis{H: undefined(), P: undefined()}, Warnings: rwarn}
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range metrics {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			r.Metrics[i] = compareMetric(metrics[i], opt)
+			<-sem
+		}()
+	}
+	wg.Wait()
+
+	ps := make([]Float, len(r.Metrics))
+	for i, m := range r.Metrics {
+		ps[i] = primaryP(m, opt.Test)
+		if m.Verdict == VerdictUndetermined {
+			ps[i] = undefined() // not part of the family of tests
+		}
+	}
+	adj := Adjust(ps, opt.Correction)
+	for i := range r.Metrics {
+		m := &r.Metrics[i]
+		m.PAdjusted = adj[i]
+		if m.Verdict == "" {
+			m.Verdict = verdict(m, opt)
+		}
+		if m.Warnings == nil {
+			m.Warnings = []string{}
+		}
+	}
+	if len(r.Metrics) == 1 {
+		r.KruskalWallisAll = r.Metrics[0].KruskalWallisAll
+	}
+	return r
+}
+
+func primaryP(m MetricResult, test string) Float {
+	if test == TestWelch {
+		return m.Welch.P
+	}
+	return m.MannWhitney.P
+}
+
+// metricSeed derives a metric's bootstrap seed from the run seed and the
+// metric's identity, so a metric's interval does not depend on which other
+// metrics are compared alongside it.
+func metricSeed(seed uint64, name, unit string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(unit))
+	return seed ^ h.Sum64()
+}
+
+// warnings collects distinct warnings in order.
+type warnings struct {
+	list []string
+	seen map[string]bool
+}
+
+func (w *warnings) add(prefix string, msgs ...string) {
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	for _, m := range msgs {
+		if prefix != "" {
+			m = prefix + m
+		}
+		if !w.seen[m] {
+			w.seen[m] = true
+			w.list = append(w.list, m)
+		}
+	}
+}
+
+// compareMetric computes everything except the corrected p-value and, when
+// the metric is comparable, the verdict.
+func compareMetric(in MetricInput, opt Options) MetricResult {
+	var a, b []float64
+	if len(in.Samples) > 0 {
+		a = in.Samples[0]
+	}
+	if len(in.Samples) > 1 {
+		b = in.Samples[1]
+	}
+	better := in.Better
+	if better == "" {
+		better = BetterLower
+	}
+	var w warnings
+	if better != BetterLower && better != BetterHigher {
+		w.add("", fmt.Sprintf("unknown direction %q: taking lower as better", in.Better))
+		better = BetterLower
+	}
+	m := MetricResult{Name: in.Name, Unit: in.Unit, Better: better,
+		A: Summarize(a), B: Summarize(b)}
+	for _, s := range in.Samples[min(2, len(in.Samples)):] {
+		m.Others = append(m.Others, Summarize(s))
+	}
+
+	enough := true
+	for _, arm := range []struct {
+		name string
+		xs   []float64
+	}{{"A", a}, {"B", b}} {
+		switch len(arm.xs) {
+		case 0:
+			w.add("", fmt.Sprintf("%s has no values", arm.name))
+			enough = false
+		case 1:
+			w.add("", fmt.Sprintf("%s has only 1 value; at least 2 per arm are needed", arm.name))
+			enough = false
+		}
+	}
+	quiet := func(prefix string, msgs []string) {
+		if enough {
+			w.add(prefix, msgs...)
+		}
+	}
+
+	m.DeltaPctMean = relDiff(m.A.Mean, m.B.Mean)
+	m.DeltaPctMedian = relDiff(m.A.Median, m.B.Median)
+	if m.A.N > 0 && m.B.N > 0 && (m.A.Mean == 0 || m.A.Median == 0) {
+		w.add("", "relative difference undefined where A's mean or median is 0")
+	}
+	m.HodgesLehmann = HodgesLehmann(a, b)
+
+	var ws []string
+	m.Welch, ws = WelchTest(a, b, opt.Confidence)
+	quiet("", ws)
+	m.MannWhitney, ws = MannWhitneyU(a, b)
+	quiet("", ws)
+	m.KruskalWallis, ws = KruskalWallisH(a, b)
+	quiet("", ws)
+	m.KruskalWallisAll, ws = KruskalWallisH(in.Samples...)
+	if len(in.Samples) > 2 {
+		quiet("", ws)
+	}
+	m.Bootstrap, ws = BootstrapMedianDiff(a, b, opt.Confidence, opt.Resamples,
+		metricSeed(opt.Seed, in.Name, in.Unit))
+	quiet("", ws)
+	m.Trend.A, ws = SpearmanTrend(a)
+	if len(a) >= 3 {
+		w.add("A: ", ws...)
+	}
+	m.Trend.B, ws = SpearmanTrend(b)
+	if len(b) >= 3 {
+		w.add("B: ", ws...)
+	}
+	for _, arm := range []struct {
+		name string
+		c    Correlation
+	}{{"A", m.Trend.A}, {"B", m.Trend.B}} {
+		if arm.c.P.Defined() && float64(arm.c.P) < opt.Alpha {
+			w.add("", fmt.Sprintf("%s drifts with trial order (Spearman rho=%.2f, p=%.3g): trials are not independent",
+				arm.name, float64(arm.c.Rho), float64(arm.c.P)))
+		}
+	}
+	m.MDEPct = MinDetectableEffect(a, b, opt.Alpha, 0.8)
+
+	if !enough {
+		m.Verdict = VerdictUndetermined
+	} else if p := primaryP(m, opt.Test); !p.Defined() {
+		m.Verdict = VerdictUndetermined
+		if m.A.SD == 0 && m.B.SD == 0 && m.A.Mean == m.B.Mean {
+			w.add("", "A and B hold the same constant value: no difference observed, but no test is possible")
+		} else {
+			w.add("", fmt.Sprintf("the %s p-value is undefined", opt.Test))
+		}
+	} else if opt.Test == TestMannWhitney {
+		minP := mwuMinPFor(len(a), len(b), m.MannWhitney.Exact)
+		if minP >= opt.Alpha {
+			m.Verdict = VerdictUndetermined
+			w.add("", fmt.Sprintf("with %d and %d values the smallest possible Mann–Whitney p is %.3g, not below alpha %g: collect more samples",
+				len(a), len(b), minP, opt.Alpha))
+		}
+	}
+	m.Warnings = w.list
+	return m
+}
+
+// mwuMinPFor is the smallest two-sided Mann–Whitney p-value attainable with
+// samples of sizes m and n (complete separation, no ties).
+func mwuMinPFor(m, n int, exact bool) float64 {
+	if exact {
+		return mwuMinP(m, n)
+	}
+	fm, fn := float64(m), float64(n)
+	z := (fm*fn/2 - 0.5) / math.Sqrt(fm*fn*(fm+fn+1)/12)
+	return math.Min(1, 2*distuv.UnitNormal.Survival(z))
+}
+
+// relDiff returns (b − a)/|a|·100, undefined when a is 0 or either is undefined.
+func relDiff(a, b Float) Float {
+	if !a.Defined() || !b.Defined() || a == 0 {
+		return undefined()
+	}
+	fa, fb := float64(a), float64(b)
+	// Divide before subtracting so huge magnitudes cannot overflow.
+	return defined((fb/math.Abs(fa) - fa/math.Abs(fa)) * 100)
+}
+
+// verdict decides a comparable metric's verdict from its corrected p-value
+// and the sign of the primary test's effect estimate, and notes when the
+// bootstrap interval disagrees.
+func verdict(m *MetricResult, opt Options) string {
+	if !m.PAdjusted.Defined() {
+		return VerdictUndetermined
+	}
+	significant := float64(m.PAdjusted) < opt.Alpha
+	ciExcludesZero := m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() &&
+		(m.Bootstrap.Low > 0 || m.Bootstrap.High < 0)
+	if !significant {
+		if ciExcludesZero {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("the bootstrap interval of the median difference excludes 0 but the %s test is not significant after correction", opt.Test))
+		}
+		return VerdictNoChange
+	}
+	// Direction: the estimate that belongs to the primary test.
+	var est []Float
+	if opt.Test == TestWelch {
+		est = []Float{Float(float64(m.B.Mean) - float64(m.A.Mean))}
+	} else {
+		est = []Float{m.HodgesLehmann, Float(float64(m.B.Median) - float64(m.A.Median)),
+			Float(float64(m.B.Mean) - float64(m.A.Mean))}
+	}
+	sign := 0.0
+	for _, e := range est {
+		if e.Defined() && e != 0 {
+			sign = math.Copysign(1, float64(e))
+			break
+		}
+	}
+	if sign == 0 {
+		m.Warnings = append(m.Warnings, "significant difference without a direction (all location estimates are 0)")
+		return VerdictUndetermined
+	}
+	if !ciExcludesZero && m.Bootstrap.Low.Defined() {
+		m.Warnings = append(m.Warnings, "the bootstrap interval of the median difference includes 0: the shift may not be in the median")
+	}
+	worse := sign > 0
+	if m.Better == BetterHigher {
+		worse = !worse
+	}
+	if worse {
+		return VerdictRegression
+	}
+	return VerdictImprovement
+}
+
+// MinDetectableEffect returns the smallest difference of means, in % of
+// |mean A|, that a two-sided Welch test at level alpha would detect with
+// the given power at the current sample sizes and standard deviations:
+// (t₁₋α/₂ + t_power)·SE/|mean A|·100 with the Welch–Satterthwaite degrees
+// of freedom. It is undefined with fewer than 2 values per arm, zero
+// variance or a zero mean of A.
+func MinDetectableEffect(a, b []float64, alpha, power float64) Float {
+	if len(a) < 2 || len(b) < 2 {
+		return undefined()
+	}
+	p := welchMoments(a, b)
+	if p.se2 == 0 || p.ma == 0 {
+		return undefined()
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: p.df}
+	return defined((t.Quantile(1-alpha/2) + t.Quantile(power)) * math.Sqrt(p.se2) / math.Abs(p.ma) * 100)
+}

@@ -1,0 +1,211 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// Table renders r as an aligned plain-text table in the spirit of
+// benchstat: one row per metric with the medians, the relative difference
+// of medians ("~" when the verdict is no change) with its bootstrap
+// interval, the primary test's raw and corrected p-values, the sample
+// sizes and the verdict; then the warnings of each metric. Undefined
+// values print as "n/a".
+func Table(r Report) string {
+	var sb strings.Builder
+	sb.WriteString(tableHeading(r))
+	sb.WriteString("\n\n")
+
+	multi := false
+	for _, m := range r.Metrics {
+		if len(m.Others) > 0 {
+			multi = true
+		}
+	}
+	ciHead := fmt.Sprintf("%s CI", fmtLevel(r.Confidence))
+	head := []string{"metric", "unit", "A median", "B median", "Δ median", ciHead, "p", "p adj", "n A/B", "verdict"}
+	right := []bool{false, false, true, true, true, false, true, true, true, false}
+	if multi {
+		head = append(head, "p all")
+		right = append(right, true)
+	}
+	rows := [][]string{head}
+	for _, m := range r.Metrics {
+		p := m.MannWhitney.P
+		if r.PrimaryTest == TestWelch {
+			p = m.Welch.P
+		}
+		delta := fmtPct(m.DeltaPctMedian)
+		if m.Verdict == VerdictNoChange {
+			delta = "~"
+		}
+		ci := "n/a"
+		if m.Bootstrap.PctLow.Defined() && m.Bootstrap.PctHigh.Defined() {
+			ci = fmt.Sprintf("[%s, %s]", fmtPct(m.Bootstrap.PctLow), fmtPct(m.Bootstrap.PctHigh))
+		} else if m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
+			ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
+		}
+		unit := m.Unit
+		if unit == "" {
+			unit = "-"
+		}
+		row := []string{m.Name, unit, fmtNum(m.A.Median), fmtNum(m.B.Median), delta, ci,
+			fmtP(p), fmtP(m.PAdjusted), fmt.Sprintf("%d/%d", m.A.N, m.B.N), m.Verdict}
+		if multi {
+			row = append(row, fmtP(m.KruskalWallisAll.P))
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(&sb, rows, right)
+
+	var warn []string
+	for _, m := range r.Metrics {
+		id := m.Name
+		if m.Unit != "" {
+			id += " " + m.Unit
+		}
+		for _, w := range m.Warnings {
+			warn = append(warn, fmt.Sprintf("  %s: %s", id, w))
+		}
+	}
+	for _, w := range r.Warnings {
+		warn = append(warn, "  "+w)
+	}
+	if len(warn) > 0 {
+		sb.WriteString("\nwarnings:\n")
+		sb.WriteString(strings.Join(warn, "\n"))
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// tableHeading names the inputs and the method.
+func tableHeading(r Report) string {
+	var parts []string
+	for i, in := range r.Inputs {
+		parts = append(parts, fmt.Sprintf("%s: %s", inputLetter(i), in))
+	}
+	test := "Mann–Whitney U"
+	if r.PrimaryTest == TestWelch {
+		test = "Welch t"
+	}
+	method := fmt.Sprintf("%s test, %s correction across %d metric", test, r.Correction, len(r.Metrics))
+	if len(r.Metrics) != 1 {
+		method += "s"
+	}
+	method += fmt.Sprintf(", alpha %g; Δ and CI: median B vs A (bootstrap, %d resamples)",
+		r.Alpha, resamplesOf(r))
+	if len(parts) == 0 {
+		return method
+	}
+	return strings.Join(parts, "   ") + "\n" + method
+}
+
+func resamplesOf(r Report) int {
+	for _, m := range r.Metrics {
+		if m.Bootstrap.Resamples > 0 {
+			return m.Bootstrap.Resamples
+		}
+	}
+	return DefaultResamples
+}
+
+// inputLetter names input i: A, B, ..., Z, then #27, #28, ...
+func inputLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+func fmtLevel(c float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.4g", c*100), ".") + "%"
+}
+
+// writeAligned writes rows as columns separated by two spaces.
+func writeAligned(sb *strings.Builder, rows [][]string, right []bool) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range rows {
+		var line strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			if right[i] {
+				line.WriteString(pad + c)
+			} else {
+				line.WriteString(c + pad)
+			}
+		}
+		sb.WriteString(strings.TrimRight(line.String(), " "))
+		sb.WriteString("\n")
+	}
+}
+
+var siPrefixes = []struct {
+	exp    int
+	prefix string
+}{
+	{18, "E"}, {15, "P"}, {12, "T"}, {9, "G"}, {6, "M"}, {3, "k"},
+	{-3, "m"}, {-6, "µ"}, {-9, "n"}, {-12, "p"}, {-15, "f"},
+}
+
+// fmtNum formats x with four significant digits and an SI prefix for
+// large and small magnitudes (1.235M, 12.3µ).
+func fmtNum(f Float) string {
+	if !f.Defined() {
+		return "n/a"
+	}
+	x := float64(f)
+	a := math.Abs(x)
+	if x == 0 || (a >= 0.01 && a < 1e4) {
+		return fmt.Sprintf("%.4g", x)
+	}
+	for _, p := range siPrefixes {
+		s := math.Pow(10, float64(p.exp))
+		if a >= s {
+			return fmt.Sprintf("%.4g", x/s) + p.prefix
+		}
+	}
+	return fmt.Sprintf("%.3e", x)
+}
+
+// fmtSigned is fmtNum with an explicit sign.
+func fmtSigned(f Float) string {
+	s := fmtNum(f)
+	if f.Defined() && float64(f) >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// fmtPct formats a percentage with a sign: +5.35%, −0.12%.
+func fmtPct(f Float) string {
+	if !f.Defined() {
+		return "n/a"
+	}
+	x := float64(f)
+	if math.Abs(x) >= 1e4 {
+		return fmt.Sprintf("%+.3g%%", x)
+	}
+	return fmt.Sprintf("%+.2f%%", x)
+}
+
+// fmtP formats a p-value with three decimals, or as <0.001.
+func fmtP(f Float) string {
+	if !f.Defined() {
+		return "n/a"
+	}
+	if float64(f) < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", float64(f))
+}

@@ -1,0 +1,310 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Welch is the result of Welch's unequal-variances t-test.
+type Welch struct {
+	T      Float `json:"t"`       // (mean A − mean B) / SE
+	DF     Float `json:"df"`      // Welch–Satterthwaite degrees of freedom
+	P      Float `json:"p"`       // two-sided
+	CILow  Float `json:"ci_low"`  // confidence interval of mean(B) − mean(A)
+	CIHigh Float `json:"ci_high"` //
+}
+
+// MannWhitney is the result of the Mann–Whitney U (Wilcoxon rank-sum) test.
+type MannWhitney struct {
+	U           Float `json:"u"`            // U of sample A: rank sum of A − nA(nA+1)/2
+	P           Float `json:"p"`            // exact when Exact, else PAsymptotic
+	PAsymptotic Float `json:"p_asymptotic"` // normal approximation, tie and continuity corrected
+	Exact       bool  `json:"exact"`
+}
+
+// KruskalWallis is the result of the Kruskal–Wallis H test.
+type KruskalWallis struct {
+	H Float `json:"h"` // tie-corrected
+	P Float `json:"p"` // chi-square with k−1 degrees of freedom
+}
+
+// Correlation is a correlation coefficient and its two-sided p-value.
+type Correlation struct {
+	Rho Float `json:"rho"`
+	P   Float `json:"p"`
+}
+
+// maxExactN is the largest sample size for which the Mann–Whitney p-value
+// is computed exactly (both samples, no ties).
+const maxExactN = 8
+
+// WelchTest runs Welch's t-test of a against b. The confidence interval is
+// of mean(b) − mean(a) at the given confidence level. It needs at least two
+// values per sample and some variance.
+func WelchTest(a, b []float64, confidence float64) (Welch, []string) {
+	w := Welch{T: undefined(), DF: undefined(), P: undefined(), CILow: undefined(), CIHigh: undefined()}
+	if len(a) < 2 || len(b) < 2 {
+		return w, []string{"Welch t-test needs at least 2 values per sample"}
+	}
+	p := welchMoments(a, b)
+	if p.se2 == 0 {
+		return w, []string{"Welch t-test undefined: both samples have zero variance"}
+	}
+	se := math.Sqrt(p.se2)
+	t := (p.ma - p.mb) / se
+	df := p.df
+	ma, mb, scale := p.ma, p.mb, p.scale
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+	w.T = defined(t)
+	w.DF = defined(df)
+	w.P = defined(math.Min(1, 2*dist.Survival(math.Abs(t))))
+	q := dist.Quantile(1 - (1-confidence)/2)
+	d := mb - ma
+	w.CILow = defined((d - q*se) * scale)
+	w.CIHigh = defined((d + q*se) * scale)
+	return w, nil
+}
+
+// welchParts holds the moments behind Welch's test, computed on values
+// scaled by a power of two so variances cannot overflow; t, df and p are
+// scale-free, locations are multiplied back by scale.
+type welchParts struct {
+	scale, ma, mb float64
+	se2           float64 // squared standard error of mean(b) − mean(a)
+	df            float64 // Welch–Satterthwaite
+}
+
+// welchMoments computes welchParts for samples of at least 2 values.
+func welchMoments(a, b []float64) welchParts {
+	p := welchParts{scale: scaleOf(a, b)}
+	var sa, sb float64
+	p.ma, sa = meanSD(scaled(a, p.scale))
+	p.mb, sb = meanSD(scaled(b, p.scale))
+	na, nb := float64(len(a)), float64(len(b))
+	va, vb := sa*sa/na, sb*sb/nb
+	p.se2 = va + vb
+	p.df = p.se2 * p.se2 / (va*va/(na-1) + vb*vb/(nb-1))
+	return p
+}
+
+func scaled(xs []float64, scale float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x / scale
+	}
+	return out
+}
+
+// ranked is a pooled sample with average ranks for ties.
+type ranked struct {
+	ranks   []float64 // rank of each input value, in input order (1-based, ties averaged)
+	tieTerm float64   // Σ (t³ − t) over groups of t tied values
+	ties    bool
+}
+
+// rankAll ranks the concatenation of the groups.
+func rankAll(groups ...[]float64) ranked {
+	n := 0
+	for _, g := range groups {
+		n += len(g)
+	}
+	type iv struct {
+		v float64
+		i int
+	}
+	all := make([]iv, 0, n)
+	for _, g := range groups {
+		for _, v := range g {
+			all = append(all, iv{v, len(all)})
+		}
+	}
+	slices.SortFunc(all, func(x, y iv) int {
+		switch {
+		case x.v < y.v:
+			return -1
+		case x.v > y.v:
+			return 1
+		}
+		return 0
+	})
+	r := ranked{ranks: make([]float64, n)}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && all[j].v == all[i].v {
+			j++
+		}
+		avg := float64(i+j+1) / 2 // mean of ranks i+1 .. j
+		for k := i; k < j; k++ {
+			r.ranks[all[k].i] = avg
+		}
+		if t := float64(j - i); t > 1 {
+			r.tieTerm += t*t*t - t
+			r.ties = true
+		}
+		i = j
+	}
+	return r
+}
+
+// MannWhitneyU runs the two-sided Mann–Whitney U test of a against b. U is
+// the statistic of sample a. The p-value is exact when both samples have at
+// most 8 values and there are no ties; otherwise it is the normal
+// approximation with tie and continuity correction (as scipy.stats.mannwhitneyu).
+func MannWhitneyU(a, b []float64) (MannWhitney, []string) {
+	m := MannWhitney{U: undefined(), P: undefined(), PAsymptotic: undefined()}
+	if len(a) == 0 || len(b) == 0 {
+		return m, []string{"Mann–Whitney test needs at least 1 value per sample"}
+	}
+	r := rankAll(a, b)
+	na, nb := float64(len(a)), float64(len(b))
+	ra := 0.0
+	for _, x := range r.ranks[:len(a)] {
+		ra += x
+	}
+	u1 := ra - na*(na+1)/2
+	u2 := na*nb - u1
+	m.U = defined(u1)
+	big := math.Max(u1, u2)
+	n := na + nb
+	sigma := math.Sqrt(na * nb / 12 * ((n + 1) - r.tieTerm/(n*(n-1))))
+	var warn []string
+	if sigma > 0 && !math.IsNaN(sigma) {
+		z := (big - na*nb/2 - 0.5) / sigma
+		m.PAsymptotic = defined(math.Min(1, 2*distuv.UnitNormal.Survival(z)))
+	} else {
+		warn = append(warn, "Mann–Whitney p undefined: all values are equal")
+	}
+	m.P = m.PAsymptotic
+	if len(a) <= maxExactN && len(b) <= maxExactN && !r.ties {
+		m.Exact = true
+		m.P = defined(math.Min(1, 2*mwuSurvival(len(a), len(b), int(math.Round(big)))))
+	}
+	return m, warn
+}
+
+// mwuCounts returns, for samples of sizes m and n without ties, the number
+// of rank arrangements giving each value of U (index 0..m·n).
+func mwuCounts(m, n int) []float64 {
+	// f[i][j][u] built by the recurrence f(i,j,u) = f(i−1,j,u−j) + f(i,j−1,u):
+	// the largest value belongs to the first sample (adding j to its U) or
+	// to the second.
+	prev := make([][]float64, n+1) // f(i−1, ·)
+	for j := range prev {
+		prev[j] = []float64{1} // f(0, j) is 1 at u = 0
+	}
+	for i := 1; i <= m; i++ {
+		cur := make([][]float64, n+1)
+		cur[0] = []float64{1} // f(i, 0) is 1 at u = 0
+		for j := 1; j <= n; j++ {
+			c := make([]float64, i*j+1)
+			for u, v := range cur[j-1] {
+				c[u] += v
+			}
+			for u, v := range prev[j] {
+				c[u+j] += v
+			}
+			cur[j] = c
+		}
+		prev = cur
+	}
+	return prev[n]
+}
+
+// mwuSurvival returns P(U ≥ u) under the null hypothesis for sizes m, n.
+func mwuSurvival(m, n, u int) float64 {
+	counts := mwuCounts(m, n)
+	total, tail := 0.0, 0.0
+	for k, c := range counts {
+		total += c
+		if k >= u {
+			tail += c
+		}
+	}
+	return tail / total
+}
+
+// mwuMinP returns the smallest two-sided p-value the test can produce for
+// samples of sizes m and n when p is exact, so callers can tell when no
+// amount of difference could reach significance.
+func mwuMinP(m, n int) float64 {
+	return math.Min(1, 2*mwuSurvival(m, n, m*n))
+}
+
+// KruskalWallisH runs the Kruskal–Wallis H test on two or more groups (as
+// scipy.stats.kruskal). Empty groups are ignored.
+func KruskalWallisH(groups ...[]float64) (KruskalWallis, []string) {
+	k := KruskalWallis{H: undefined(), P: undefined()}
+	var gs [][]float64
+	for _, g := range groups {
+		if len(g) > 0 {
+			gs = append(gs, g)
+		}
+	}
+	if len(gs) < 2 {
+		return k, []string{"Kruskal–Wallis test needs at least 2 non-empty samples"}
+	}
+	r := rankAll(gs...)
+	n := float64(len(r.ranks))
+	sum, off := 0.0, 0
+	for _, g := range gs {
+		rs := 0.0
+		for _, x := range r.ranks[off : off+len(g)] {
+			rs += x
+		}
+		off += len(g)
+		sum += rs * rs / float64(len(g))
+	}
+	h := 12/(n*(n+1))*sum - 3*(n+1)
+	corr := 1 - r.tieTerm/(n*n*n-n)
+	if corr <= 0 || n < 2 {
+		return k, []string{"Kruskal–Wallis H undefined: all values are equal"}
+	}
+	h /= corr
+	if h < 0 {
+		h = 0 // rounding
+	}
+	k.H = defined(h)
+	k.P = defined(distuv.ChiSquared{K: float64(len(gs) - 1)}.Survival(h))
+	return k, nil
+}
+
+// SpearmanTrend returns Spearman's rank correlation of xs against their
+// position (0, 1, 2, ...) and its two-sided p-value from the t
+// approximation with n−2 degrees of freedom (as scipy.stats.spearmanr). A
+// small p means the values drift with trial order, so they are not
+// independent and identically distributed.
+func SpearmanTrend(xs []float64) (Correlation, []string) {
+	c := Correlation{Rho: undefined(), P: undefined()}
+	n := len(xs)
+	if n < 3 {
+		return c, []string{fmt.Sprintf("trend needs at least 3 values, have %d", n)}
+	}
+	r := rankAll(xs)
+	// Pearson correlation of ranks with 1..n.
+	mr := float64(n+1) / 2
+	sxy, sxx, syy := 0.0, 0.0, 0.0
+	for i, x := range r.ranks {
+		dx := x - mr
+		dy := float64(i+1) - mr
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 {
+		return c, []string{"trend undefined: all values are equal"}
+	}
+	rho := sxy / math.Sqrt(sxx*syy)
+	rho = math.Max(-1, math.Min(1, rho))
+	c.Rho = defined(rho)
+	df := float64(n - 2)
+	if math.Abs(rho) == 1 {
+		c.P = 0
+		return c, nil
+	}
+	t := rho * math.Sqrt(df/((1+rho)*(1-rho)))
+	c.P = defined(math.Min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))))
+	return c, nil
+}
