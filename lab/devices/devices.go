@@ -1,0 +1,80 @@
+// Package devices opens a device by its ID ("local", "sim:<preset>",
+// "adb:<serial>") and lists the devices every backend can reach.
+package devices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// Options configure the backends.
+type Options struct {
+	ADBServers []string // adb servers as host:port; empty means the default server
+	Realtime   bool     // pace simulated devices at wall-clock speed
+	Seed       int64    // seed for simulated devices
+}
+
+// backend is one kind of device. To add one, write its open and list
+// functions in this package (one file per backend) and add a line to
+// backends.
+type backend struct {
+	name string
+	// open opens the device whose ID is name + ":" + arg (arg is "" for "local").
+	open func(ctx context.Context, arg string, opt Options) (lab.Device, error)
+	// list returns the devices the backend can reach; an error is reported
+	// as a note, it does not hide the other backends' devices.
+	list func(ctx context.Context, opt Options) ([]lab.DeviceInfo, error)
+}
+
+func backends() []backend {
+	return []backend{
+		{name: "local", open: openLocal, list: listLocal},
+	}
+}
+
+// Open opens the device with the given ID.
+func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
+	var names []string
+	for _, b := range backends() {
+		if b.name == name {
+			return b.open(ctx, arg, opt)
+		}
+		names = append(names, b.name)
+	}
+	if id == "" {
+		return nil, errors.New("no device given")
+	}
+	return nil, fmt.Errorf("device %q: unknown backend %q (known: %s)", id, name, strings.Join(names, ", "))
+}
+
+// List returns every device of every backend, sorted by ID. A backend that
+// fails to list contributes an error, joined into the returned error, while
+// the other backends' devices are still returned.
+func List(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
+	var out []lab.DeviceInfo
+	var errs []error
+	for _, b := range backends() {
+		infos, err := b.list(ctx, opt)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", b.name, err))
+		}
+		out = append(out, infos...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, errors.Join(errs...)
+}
+
+// Backends returns the names of the known backends.
+func Backends() []string {
+	var names []string
+	for _, b := range backends() {
+		names = append(names, b.name)
+	}
+	return names
+}

@@ -1,0 +1,446 @@
+package lab
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Order modes of a run.
+const (
+	OrderFixed     = "fixed"     // all control trials, then all treatment trials
+	OrderAlternate = "alternate" // control, treatment, control, treatment, ...
+	OrderRandom    = "random"    // each round of one control and one treatment shuffled
+)
+
+// Defaults applied by ParseExperiment to fields the file leaves out.
+const (
+	DefaultDevice     = "local"
+	DefaultTrials     = 20
+	DefaultWarmup     = 1
+	DefaultOrder      = OrderRandom
+	DefaultAlpha      = 0.05
+	DefaultConfidence = 0.95
+)
+
+// ValidOrder reports whether mode is one of the order modes.
+func ValidOrder(mode string) bool {
+	return mode == OrderFixed || mode == OrderAlternate || mode == OrderRandom
+}
+
+// LoadExperiment reads and validates the experiment file at path. Relative
+// build directories and state_dir are resolved against the file's directory,
+// and a build without "dir" runs in that directory.
+func LoadExperiment(path string) (*Experiment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := ParseExperiment(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	exp.ResolvePaths(base)
+	return exp, nil
+}
+
+// ResolvePaths makes build directories and state_dir absolute, relative to
+// base; a build without a directory gets base.
+func (e *Experiment) ResolvePaths(base string) {
+	for k, b := range e.Builds {
+		switch {
+		case b.Dir == "":
+			if len(b.Command) > 0 {
+				b.Dir = base
+			}
+		case !filepath.IsAbs(b.Dir):
+			b.Dir = filepath.Join(base, b.Dir)
+		}
+		e.Builds[k] = b
+	}
+	if e.Controls.StateDir != "" && !filepath.IsAbs(e.Controls.StateDir) {
+		e.Controls.StateDir = filepath.Join(base, e.Controls.StateDir)
+	}
+}
+
+// ParseExperiment decodes an experiment file strictly: unknown fields and
+// values of the wrong type are errors naming the field (and the line for
+// syntax errors). Missing fields get defaults; a missing seed gets a fresh
+// random one so the run stays reproducible from its session.
+func ParseExperiment(data []byte) (*Experiment, error) {
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, jsonSyntaxError(data, err)
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("unexpected data after the experiment object")
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the experiment must be a JSON object, not %s", jsonKind(raw))
+	}
+	if err := checkShape("", raw, reflect.TypeOf(Experiment{})); err != nil {
+		return nil, err
+	}
+	var exp Experiment
+	if err := json.Unmarshal(data, &exp); err != nil {
+		return nil, err
+	}
+	if _, ok := obj["device"]; !ok {
+		exp.Device = DefaultDevice
+	}
+	if _, ok := obj["trials"]; !ok {
+		exp.Trials = DefaultTrials
+	}
+	if _, ok := obj["warmup"]; !ok {
+		exp.Warmup = DefaultWarmup
+	}
+	if exp.Order == "" {
+		exp.Order = DefaultOrder
+	}
+	if _, ok := obj["seed"]; !ok {
+		exp.Seed = rand.Int64N(1<<31-1) + 1
+	}
+	if _, ok := obj["alpha"]; !ok {
+		exp.Alpha = DefaultAlpha
+	}
+	if _, ok := obj["confidence"]; !ok {
+		exp.Confidence = DefaultConfidence
+	}
+	if err := exp.Validate(); err != nil {
+		return nil, err
+	}
+	return &exp, nil
+}
+
+// Validate checks the fields every backend relies on. Backend-specific
+// checks (a local build needs a command) happen in the device's Setup.
+func (e *Experiment) Validate() error {
+	if strings.TrimSpace(e.Device) == "" {
+		return errors.New(`device: empty (want "local", "sim:<preset>" or "adb:<serial>")`)
+	}
+	if len(e.Builds) == 0 {
+		return errors.New(`builds: missing (want "control" and "treatment")`)
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Builds)) {
+		if k != ArmControl && k != ArmTreatment {
+			return fmt.Errorf(`builds.%s: unknown build (want "control" and "treatment")`, k)
+		}
+	}
+	for _, k := range []string{ArmControl, ArmTreatment} {
+		if _, ok := e.Builds[k]; !ok {
+			return fmt.Errorf("builds.%s: missing", k)
+		}
+	}
+	if e.Trials < 1 {
+		return fmt.Errorf("trials: %d, want at least 1 (counted trials per arm)", e.Trials)
+	}
+	if e.Warmup < 0 {
+		return fmt.Errorf("warmup: %d, want 0 or more", e.Warmup)
+	}
+	if !ValidOrder(e.Order) {
+		return fmt.Errorf("order: %q, want fixed, alternate or random", e.Order)
+	}
+	if !(e.Alpha > 0 && e.Alpha < 1) {
+		return fmt.Errorf("alpha: %v, want a number between 0 and 1 (e.g. 0.05)", e.Alpha)
+	}
+	if !(e.Confidence > 0 && e.Confidence < 1) {
+		return fmt.Errorf("confidence: %v, want a number between 0 and 1 (e.g. 0.95)", e.Confidence)
+	}
+	if e.TrialTimeout < 0 || math.IsInf(e.TrialTimeout, 0) {
+		return fmt.Errorf("trial_timeout: %v, want seconds ≥ 0 (0 means none)", e.TrialTimeout)
+	}
+	seen := map[string]bool{}
+	for i, m := range e.Metrics {
+		if strings.TrimSpace(m) == "" || strings.ContainsAny(m, " \t=") {
+			return fmt.Errorf("metrics[%d]: %q is not a metric name", i, m)
+		}
+		if seen[m] {
+			return fmt.Errorf("metrics[%d]: %q listed twice", i, m)
+		}
+		seen[m] = true
+	}
+	return e.Controls.Validate()
+}
+
+// Validate checks the controls that do not depend on the device.
+func (c *Controls) Validate() error {
+	if c.PinCPU != nil && *c.PinCPU < -1 {
+		return fmt.Errorf("controls.pin_cpu: %d, want a CPU number or -1 (no pinning)", *c.PinCPU)
+	}
+	switch c.Proxy {
+	case "", "off", "record", "replay":
+	default:
+		return fmt.Errorf("controls.proxy: %q, want off, record or replay", c.Proxy)
+	}
+	for i, p := range c.Prepare {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("controls.prepare[%d]: empty command", i)
+		}
+	}
+	for i, p := range c.Cleanup {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("controls.cleanup[%d]: empty command", i)
+		}
+	}
+	return nil
+}
+
+// ASLROff reports whether the controls ask for address-space randomisation off.
+func (c *Controls) ASLROff() bool { return c.ASLR != nil && !*c.ASLR }
+
+// PinnedCPU returns the CPU to pin trials to, or -1 for none.
+func (c *Controls) PinnedCPU() int {
+	if c.PinCPU == nil {
+		return -1
+	}
+	return *c.PinCPU
+}
+
+// jsonSyntaxError turns a decoding error into one with a line and column.
+func jsonSyntaxError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var off int64 = -1
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		if strings.Contains(err.Error(), "EOF") {
+			return errors.New("not a complete JSON object (file empty or cut short)")
+		}
+		return err
+	}
+	line, col := 1, 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("line %d, column %d: %v", line, col, err)
+}
+
+// checkShape walks decoded JSON against the Go type t (following json tags)
+// and reports the first unknown field or wrong type with its path.
+func checkShape(path string, v any, t reflect.Type) error {
+	name := path
+	if name == "" {
+		name = "experiment"
+	}
+	if v == nil {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			return nil
+		}
+		if t == reflect.TypeOf(json.RawMessage{}) {
+			return nil
+		}
+		return fmt.Errorf("%s: null, want %s", name, describeType(t))
+	}
+	if t == reflect.TypeOf(json.RawMessage{}) {
+		return nil // validated by whoever interprets it
+	}
+	if t.Kind() == reflect.Pointer {
+		return checkShape(path, v, t.Elem())
+	}
+	wrong := func() error {
+		return fmt.Errorf("%s: %s, want %s", name, describeValue(v), describeType(t))
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong()
+		}
+		fields := jsonFields(t)
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			f, ok := fields[k]
+			if !ok {
+				msg := fmt.Sprintf("%s: unknown field", join(path, k))
+				if s := suggest(k, fields); s != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", s)
+				}
+				return errors.New(msg)
+			}
+			if err := checkShape(join(path, k), obj[k], f.Type); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong()
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if err := checkShape(join(path, k), obj[k], t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := v.([]any)
+		if !ok {
+			return wrong()
+		}
+		for i, x := range arr {
+			if err := checkShape(fmt.Sprintf("%s[%d]", path, i), x, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return wrong()
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return wrong()
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrong()
+		}
+		if _, err := n.Int64(); err != nil {
+			return fmt.Errorf("%s: %s is not a whole number", name, n)
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return wrong()
+		}
+	}
+	return nil
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// jsonFields maps a struct's JSON names to its fields.
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	m := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f
+	}
+	return m
+}
+
+// suggest returns the known field closest to k, if any is close.
+func suggest(k string, fields map[string]reflect.StructField) string {
+	best, bestD := "", 3
+	for name := range fields {
+		if d := editDistance(strings.ToLower(k), name); d < bestD || (d == bestD && name < best && best != "") {
+			best, bestD = name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func describeType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "a "), "an ") + "s"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return "a whole number"
+	}
+}
+
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 30 {
+			x = x[:30] + "…"
+		}
+		return fmt.Sprintf("string %q", x)
+	case json.Number:
+		return "number " + x.String()
+	case bool:
+		return fmt.Sprintf("%v", x)
+	default:
+		return jsonKind(v)
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,325 @@
+// Package local runs trials as processes on this Linux host: a build is a
+// command line, and each trial measures the process (wall, user, sys, max
+// RSS), optionally its instructions (perf stat) or a Cachegrind cost, and
+// the metrics the command reports itself.
+package local
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// Metric names measured by the local device itself. Any other name is a
+// metric the command reports with PERFLAB_METRIC lines.
+const (
+	MetricWall         = "wall_ms"
+	MetricUser         = "user_ms"
+	MetricSys          = "sys_ms"
+	MetricMaxRSS       = "max_rss_kb"
+	MetricInstructions = "instructions"
+	MetricCachegrind   = "cachegrind"
+)
+
+// DefaultMetrics are measured when an experiment names none.
+var defaultMetrics = []string{MetricWall, MetricUser, MetricSys, MetricMaxRSS}
+
+func builtin(name string) bool {
+	switch name {
+	case MetricWall, MetricUser, MetricSys, MetricMaxRSS, MetricInstructions, MetricCachegrind:
+		return true
+	}
+	return false
+}
+
+// processMetric reports whether name is measured from the process itself,
+// which is meaningless while it runs under valgrind.
+func processMetric(name string) bool {
+	switch name {
+	case MetricWall, MetricUser, MetricSys, MetricMaxRSS, MetricInstructions:
+		return true
+	}
+	return false
+}
+
+// Device is the local Linux host.
+type Device struct {
+	info lab.DeviceInfo
+	perf perfStatus
+
+	mu        sync.Mutex
+	exp       *lab.Experiment
+	metrics   []string // requested metrics; nil = defaults plus all reported
+	snapshots map[string]string
+	tmp       string
+	srv       *metricServer
+	env       map[string][]string // base environment per build key
+}
+
+// New returns the local device. Probing perf and valgrind happens here so
+// Info can say what works.
+func New() *Device {
+	d := &Device{snapshots: map[string]string{}}
+	d.perf = probePerf()
+	d.info = describe(d.perf)
+	return d
+}
+
+func describe(perf perfStatus) lab.DeviceInfo {
+	host, _ := os.Hostname()
+	info := lab.DeviceInfo{
+		ID:      "local",
+		Backend: "local",
+		Model:   cpuModel(),
+		State:   "device",
+		Caps:    []string{lab.CapPrepare, lab.CapStateDir},
+		Props: map[string]string{
+			"host":    host,
+			"cpus":    strconv.Itoa(runtime.NumCPU()),
+			"os":      runtime.GOOS + "/" + runtime.GOARCH,
+			"kernel":  readTrim("/proc/sys/kernel/osrelease"),
+			"metrics": strings.Join(append(append([]string{}, defaultMetrics...), MetricInstructions, MetricCachegrind), ","),
+		},
+	}
+	if _, err := exec.LookPath("setarch"); err == nil {
+		info.Caps = append(info.Caps, lab.CapASLR)
+	} else {
+		info.Notes = append(info.Notes, "aslr: setarch not found (install util-linux)")
+	}
+	if _, err := exec.LookPath("taskset"); err == nil {
+		info.Caps = append(info.Caps, lab.CapPinCPU)
+	} else {
+		info.Notes = append(info.Notes, "pin_cpu: taskset not found (install util-linux)")
+	}
+	if perf.ok {
+		info.Props["instructions"] = "perf stat"
+	} else {
+		info.Props["instructions"] = "unavailable"
+		info.Notes = append(info.Notes, "instructions: "+perf.why)
+	}
+	if p, err := exec.LookPath("valgrind"); err == nil {
+		info.Props["cachegrind"] = p
+	} else {
+		info.Props["cachegrind"] = "unavailable"
+		info.Notes = append(info.Notes, "cachegrind: valgrind not found (apt-get install valgrind)")
+	}
+	return info
+}
+
+// Info describes the host.
+func (d *Device) Info() lab.DeviceInfo { return d.info }
+
+// Setup checks the builds and requested metrics, snapshots state_dir and
+// opens the metrics listener.
+func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	for _, k := range []string{lab.ArmControl, lab.ArmTreatment} {
+		b, ok := exp.Builds[k]
+		if !ok {
+			return nil, fmt.Errorf("builds.%s: missing", k)
+		}
+		if len(b.Command) == 0 || b.Command[0] == "" {
+			return nil, fmt.Errorf("builds.%s.command: empty; a local build is a command line, e.g. [\"sh\",\"-c\",\"make test\"]", k)
+		}
+		if b.App != "" || b.APK != "" || b.Package != "" {
+			return nil, fmt.Errorf("builds.%s: app/apk/package are for sim and adb devices; a local build is a command", k)
+		}
+		if b.Dir != "" {
+			if st, err := os.Stat(b.Dir); err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("builds.%s.dir: %s is not a directory", k, b.Dir)
+			}
+		}
+		if _, err := exec.LookPath(b.Command[0]); err != nil && !strings.Contains(b.Command[0], "/") {
+			return nil, fmt.Errorf("builds.%s.command: %q not found in PATH", k, b.Command[0])
+		}
+	}
+	metrics, err := d.checkMetrics(exp.Metrics, exp.Controls)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.checkControls(exp.Controls); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "perflab-local-")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newMetricServer()
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("metrics listener: %w", err)
+	}
+	d.mu.Lock()
+	d.exp, d.metrics, d.tmp, d.srv = exp, metrics, tmp, srv
+	d.env = map[string][]string{}
+	for k, b := range exp.Builds {
+		d.env[k] = buildEnv(b, srv.addr())
+	}
+	d.mu.Unlock()
+
+	detail := map[string]string{
+		"metrics_addr": srv.addr(),
+		"instructions": d.info.Props["instructions"],
+		"cachegrind":   d.info.Props["cachegrind"],
+	}
+	if metrics == nil {
+		detail["metrics"] = strings.Join(defaultMetrics, ",") + " + reported"
+	} else {
+		detail["metrics"] = strings.Join(metrics, ",")
+	}
+	if exp.Controls.StateDir != "" {
+		snap, err := d.snapshot(exp.Controls.StateDir)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		detail["state_dir_snapshot"] = snap
+	}
+	return []lab.Event{{Type: lab.EventSettings, Settings: &lab.Settings{Detail: detail}}}, nil
+}
+
+// checkMetrics validates the requested metrics against what this host can
+// measure; nil means the defaults plus everything the command reports.
+func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
+	cg := c.Cachegrind
+	for _, m := range req {
+		if m == MetricCachegrind {
+			cg = true
+		}
+	}
+	if len(req) == 0 && !cg {
+		return nil, nil
+	}
+	metrics := append([]string{}, req...)
+	if cg && !contains(metrics, MetricCachegrind) {
+		metrics = append(metrics, MetricCachegrind)
+	}
+	for i, m := range metrics {
+		switch {
+		case m == MetricInstructions && !d.perf.ok:
+			return nil, fmt.Errorf("metrics[%d]: instructions: %s", i, d.perf.why)
+		case m == MetricCachegrind:
+			if _, err := exec.LookPath("valgrind"); err != nil {
+				return nil, fmt.Errorf("metrics: cachegrind needs valgrind, which is not installed (apt-get install valgrind)")
+			}
+		}
+	}
+	if cg {
+		for _, m := range metrics {
+			if processMetric(m) {
+				return nil, fmt.Errorf("metrics: %s cannot be measured in the same trial as cachegrind (the command runs under valgrind, which is ~50x slower); use two experiments", m)
+			}
+		}
+	}
+	return metrics, nil
+}
+
+func (d *Device) checkControls(c lab.Controls) error {
+	if c.ASLROff() && !d.info.Has(lab.CapASLR) {
+		return fmt.Errorf("controls.aslr: false needs setarch, which is not installed: %w", lab.ErrUnsupported)
+	}
+	if cpu := c.PinnedCPU(); cpu >= 0 {
+		if !d.info.Has(lab.CapPinCPU) {
+			return fmt.Errorf("controls.pin_cpu: needs taskset, which is not installed: %w", lab.ErrUnsupported)
+		}
+		if cpu >= runtime.NumCPU() {
+			return fmt.Errorf("controls.pin_cpu: CPU %d does not exist (this host has %d CPUs, 0-%d)", cpu, runtime.NumCPU(), runtime.NumCPU()-1)
+		}
+	}
+	var unsupported []string
+	if len(c.Governor) > 0 && string(c.Governor) != "null" && string(c.Governor) != `""` {
+		unsupported = append(unsupported, "governor")
+	}
+	for name, on := range map[string]bool{
+		"restore_snapshot": c.RestoreSnapshot, "kill_app": c.KillApp, "dismiss_dialogs": c.DismissDialogs,
+		"clock_reset": c.ClockReset, "tmpfs": c.Tmpfs, "drop_caches": c.DropCaches,
+		"proxy": c.Proxy != "" && c.Proxy != "off",
+	} {
+		if on {
+			unsupported = append(unsupported, name)
+		}
+	}
+	if len(unsupported) > 0 {
+		sortStrings(unsupported)
+		return fmt.Errorf("controls.%s: the local device cannot do this (use prepare/cleanup commands and state_dir): %w", unsupported[0], lab.ErrUnsupported)
+	}
+	return nil
+}
+
+// Close restores state_dir to its snapshot and removes temporary files.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var firstErr error
+	if d.srv != nil {
+		d.srv.close()
+		d.srv = nil
+	}
+	for dir, snap := range d.snapshots {
+		if err := restoreDir(snap, dir); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("restoring state_dir %s: %w", dir, err)
+		}
+	}
+	d.snapshots = map[string]string{}
+	if d.tmp != "" {
+		os.RemoveAll(d.tmp)
+		d.tmp = ""
+	}
+	return firstErr
+}
+
+func buildEnv(b lab.Build, addr string) []string {
+	env := os.Environ()
+	for k, v := range b.Env {
+		env = append(env, k+"="+v)
+	}
+	return append(env, lab.MetricsAddrEnv+"="+addr)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+var _ lab.Device = (*Device)(nil)
+
+// listenLoopback opens a TCP listener on a free loopback port.
+func listenLoopback() (*net.TCPListener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return ln.(*net.TCPListener), nil
+}

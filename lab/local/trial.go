@@ -1,0 +1,353 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// commandWaitDelay bounds how long a finished command's leftover children
+// may hold its output pipes open.
+const commandWaitDelay = 2 * time.Second
+
+// RunTrial restores state_dir, runs the prepare commands, the build's
+// command and the cleanup commands, and measures the command.
+func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	d.mu.Lock()
+	exp, metrics, tmp, srv, env := d.exp, d.metrics, d.tmp, d.srv, d.env[req.BuildKey]
+	d.mu.Unlock()
+	if exp == nil || srv == nil {
+		return fail("device not set up (Setup was not called or failed)")
+	}
+	c := req.Controls
+	if err := d.checkControls(c); err != nil {
+		return fail(err.Error())
+	}
+	if len(req.Metrics) > 0 || c.Cachegrind {
+		m, err := d.checkMetrics(req.Metrics, c)
+		if err != nil {
+			return fail(err.Error())
+		}
+		metrics = m
+	}
+	if env == nil {
+		env = buildEnv(req.Build, srv.addr())
+	}
+	trialEnv := append(env[:len(env):len(env)],
+		"PERFLAB_ARM="+req.Arm,
+		"PERFLAB_TRIAL="+strconv.Itoa(req.Index),
+		"PERFLAB_WARMUP="+strconv.FormatBool(req.Warmup),
+	)
+
+	// Reset procedure.
+	if c.StateDir != "" {
+		snap, err := d.snapshot(c.StateDir)
+		if err != nil {
+			return fail(err.Error())
+		}
+		if err := restoreDir(snap, c.StateDir); err != nil {
+			return fail(fmt.Sprintf("restoring state_dir %s: %v", c.StateDir, err))
+		}
+	}
+	for i, p := range c.Prepare {
+		if err := runHook(ctx, p, req.Build.Dir, trialEnv); err != nil {
+			return fail(fmt.Sprintf("prepare[%d] %q: %v", i, p, err))
+		}
+	}
+
+	res := d.measure(ctx, req, exp, metrics, tmp, srv, trialEnv)
+
+	for i, p := range c.Cleanup {
+		if err := runHook(ctx, p, req.Build.Dir, trialEnv); err != nil && res.Status == lab.StatusOK {
+			res.Status = lab.StatusFailed
+			res.Reason = fmt.Sprintf("cleanup[%d] %q: %v", i, p, err)
+		}
+	}
+	return res
+}
+
+func fail(reason string) lab.TrialResult {
+	return lab.TrialResult{Status: lab.StatusFailed, Reason: reason, Metrics: []lab.Metric{}}
+}
+
+// measure runs the build's command once, wrapped as the controls ask.
+func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, env []string) lab.TrialResult {
+	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
+	argv := append([]string{}, req.Build.Command...)
+	var perfOut, cgDir string
+	switch {
+	case want(MetricCachegrind):
+		cgDir = filepath.Join(tmp, fmt.Sprintf("cg-%d", req.Index))
+		if err := os.MkdirAll(cgDir, 0o755); err != nil {
+			return fail(err.Error())
+		}
+		defer os.RemoveAll(cgDir)
+		argv = append(cachegrindArgs(cgDir), argv...)
+	case want(MetricInstructions):
+		perfOut = filepath.Join(tmp, fmt.Sprintf("perf-%d.csv", req.Index))
+		defer os.Remove(perfOut)
+		argv = append([]string{"perf", "stat", "-x", ",", "-e", "instructions:u", "-o", perfOut, "--"}, argv...)
+	}
+	if req.Controls.ASLROff() {
+		argv = append([]string{"setarch", "-R"}, argv...)
+	}
+	if cpu := req.Controls.PinnedCPU(); cpu >= 0 {
+		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
+	}
+
+	tctx := ctx
+	if exp.TrialTimeout > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, time.Duration(exp.TrialTimeout*float64(time.Second)))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd.Dir = req.Build.Dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = commandWaitDelay
+	out := &lineCollector{}
+	errTail := &tailBuffer{max: 2048}
+	cmd.Stdout = out
+	cmd.Stderr = errTail
+
+	conns := srv.begin()
+	start := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+	}
+	wall := time.Since(start)
+	netLines := conns.finish()
+	out.flush()
+
+	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
+	}
+	if ctx.Err() != nil {
+		return fail("cancelled")
+	}
+	if err != nil {
+		reason := err.Error()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Exited() {
+			reason = "exit status " + strconv.Itoa(ee.ExitCode())
+		}
+		if tail := strings.TrimSpace(errTail.String()); tail != "" {
+			reason += ": " + lastLines(tail, 3)
+		}
+		return fail(reason)
+	}
+
+	var ms []lab.Metric
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cgDir == "" {
+			add := func(name string, v float64, unit string) {
+				if want(name) {
+					ms = append(ms, lab.Metric{Name: name, Value: v, Unit: unit, Better: "lower"})
+				}
+			}
+			add(MetricWall, float64(wall.Nanoseconds())/1e6, "ms")
+			add(MetricUser, float64(time.Duration(ru.Utime.Nano()).Nanoseconds())/1e6, "ms")
+			add(MetricSys, float64(time.Duration(ru.Stime.Nano()).Nanoseconds())/1e6, "ms")
+			add(MetricMaxRSS, float64(ru.Maxrss), "kB")
+		}
+	}
+	if perfOut != "" {
+		n, err := readPerfInstructions(perfOut)
+		if err != nil {
+			return fail("instructions: " + err.Error())
+		}
+		ms = append(ms, lab.Metric{Name: MetricInstructions, Value: n, Unit: "instructions", Better: "lower"})
+	}
+	if cgDir != "" {
+		cost, err := readCachegrind(cgDir)
+		if err != nil {
+			return fail("cachegrind: " + err.Error())
+		}
+		ms = append(ms, lab.Metric{Name: MetricCachegrind, Value: cost, Unit: "cycles", Better: "lower"})
+	}
+
+	// Metrics the command reported, on stdout and over TCP.
+	if out.err != nil {
+		return fail(out.err.Error())
+	}
+	reported := out.metrics
+	for _, l := range netLines {
+		if l.err != nil {
+			return fail(fmt.Sprintf("%s line %d: %v", lab.MetricsAddrEnv, l.n, l.err))
+		}
+		reported = append(reported, l.m)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.Name] = true
+	}
+	for _, m := range reported {
+		if builtin(m.Name) {
+			return fail(fmt.Sprintf("reported metric %s: name reserved for the local device's own measurement", m.Name))
+		}
+		if seen[m.Name] {
+			return fail(fmt.Sprintf("metric %s reported twice in one trial", m.Name))
+		}
+		seen[m.Name] = true
+		if metrics == nil || contains(metrics, m.Name) {
+			if m.Better == "" {
+				m.Better = "lower"
+			}
+			ms = append(ms, m)
+		}
+	}
+	for _, m := range metrics {
+		if !seen[m] {
+			return fail(fmt.Sprintf("requested metric %s was not reported (print \"%s %s=VALUE\" on stdout or to %s)", m, lab.MetricPrefix, m, lab.MetricsAddrEnv))
+		}
+	}
+	if metrics != nil {
+		sort.SliceStable(ms, func(i, j int) bool { return indexOf(metrics, ms[i].Name) < indexOf(metrics, ms[j].Name) })
+	}
+	if ms == nil {
+		ms = []lab.Metric{}
+	}
+	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+}
+
+func indexOf(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return len(xs)
+}
+
+// runHook runs one prepare or cleanup command with sh -c.
+func runHook(ctx context.Context, script, dir string, env []string) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = commandWaitDelay
+	var tail tailBuffer
+	tail.max = 1024
+	cmd.Stdout = &tail
+	cmd.Stderr = &tail
+	if err := cmd.Run(); err != nil {
+		if t := strings.TrimSpace(tail.String()); t != "" {
+			return fmt.Errorf("%v: %s", err, lastLines(t, 3))
+		}
+		return err
+	}
+	return nil
+}
+
+// lineCollector parses PERFLAB_METRIC lines from a command's stdout and
+// ignores everything else.
+type lineCollector struct {
+	mu      sync.Mutex
+	partial []byte
+	n       int
+	metrics []lab.Metric
+	err     error
+}
+
+func (c *lineCollector) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data := p
+	if len(c.partial) > 0 {
+		data = append(c.partial, p...)
+		c.partial = nil
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		c.line(data[:i])
+		data = data[i+1:]
+	}
+	if len(data) > 0 {
+		if len(data) > 1<<16 { // a huge line without newline is not a metric line
+			data = data[:0]
+		}
+		c.partial = append(c.partial[:0], data...)
+	}
+	return len(p), nil
+}
+
+func (c *lineCollector) line(b []byte) {
+	c.n++
+	if !bytes.Contains(b, []byte(lab.MetricPrefix)) {
+		return
+	}
+	s := string(b)
+	if !lab.IsMetricLine(s) {
+		return
+	}
+	m, err := lab.ParseMetricLine(s)
+	if err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("malformed metric line %d on stdout: %v", c.n, err)
+		}
+		return
+	}
+	c.metrics = append(c.metrics, m)
+}
+
+// flush handles a last line without a newline.
+func (c *lineCollector) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.partial) > 0 {
+		c.line(c.partial)
+		c.partial = nil
+	}
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func sortStrings(xs []string) { sort.Strings(xs) }

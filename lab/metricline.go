@@ -1,0 +1,66 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MetricPrefix starts a line in which a program under test reports one of
+// its own metrics: "PERFLAB_METRIC name=value [unit=ms] [better=lower|higher]".
+// The same lines work on stdout and over the TCP address perflab passes in
+// the PERFLAB_METRICS_ADDR environment variable.
+const MetricPrefix = "PERFLAB_METRIC"
+
+// MetricsAddrEnv names the environment variable holding the host:port a
+// program may write metric lines to.
+const MetricsAddrEnv = "PERFLAB_METRICS_ADDR"
+
+// IsMetricLine reports whether line is meant as a metric line (it may still
+// be malformed).
+func IsMetricLine(line string) bool {
+	line = strings.TrimSpace(line)
+	return strings.HasPrefix(line, MetricPrefix) &&
+		(len(line) == len(MetricPrefix) || line[len(MetricPrefix)] == ' ' || line[len(MetricPrefix)] == '\t')
+}
+
+// ParseMetricLine parses one metric line.
+func ParseMetricLine(line string) (Metric, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 || fields[0] != MetricPrefix {
+		return Metric{}, fmt.Errorf("not a %s line", MetricPrefix)
+	}
+	if len(fields) < 2 {
+		return Metric{}, fmt.Errorf("%s without name=value", MetricPrefix)
+	}
+	name, val, ok := strings.Cut(fields[1], "=")
+	if !ok || name == "" {
+		return Metric{}, fmt.Errorf("want name=value, got %q", fields[1])
+	}
+	if name == "unit" || name == "better" {
+		return Metric{}, fmt.Errorf("the first field must be the metric's name=value, got %q", fields[1])
+	}
+	v, err := strconv.ParseFloat(val, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Metric{}, fmt.Errorf("metric %s: value %q is not a finite number", name, val)
+	}
+	m := Metric{Name: name, Value: v}
+	for _, f := range fields[2:] {
+		k, x, ok := strings.Cut(f, "=")
+		switch {
+		case !ok:
+			return Metric{}, fmt.Errorf("metric %s: want key=value, got %q", name, f)
+		case k == "unit":
+			m.Unit = x
+		case k == "better":
+			if x != "lower" && x != "higher" {
+				return Metric{}, fmt.Errorf("metric %s: better=%q, want lower or higher", name, x)
+			}
+			m.Better = x
+		default:
+			return Metric{}, fmt.Errorf("metric %s: unknown key %q (want unit= or better=)", name, k)
+		}
+	}
+	return m, nil
+}

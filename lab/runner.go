@@ -1,0 +1,424 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// MaxConsecutiveFailures is how many failed trials in a row of one arm end a
+// run: a command that always fails should stop the run, not spin forever.
+const MaxConsecutiveFailures = 5
+
+// ErrFinished is returned by live controls once the run has ended.
+var ErrFinished = errors.New("the run has ended")
+
+// Runner executes an experiment on a device and emits every event (settings,
+// trials, toggles, notes, end) on the channel Run returns. The session writer
+// and the UI consume the same stream.
+//
+// The live controls (SetOrder, SetControls, Pause, Resume, AddNote) are safe
+// to call from any goroutine while the run goes on; each is recorded as an
+// event at once and takes effect from the next round.
+type Runner struct {
+	dev Device
+	exp Experiment
+
+	mu       sync.Mutex
+	cond     *sync.Cond // signals queue and pause changes
+	start    time.Time
+	order    string
+	controls Controls
+	paused   bool
+	round    int // the round in progress (or next to start)
+	queue    []Event
+	started  bool
+	finished bool // no more events will be queued
+	now      func() time.Time
+}
+
+// NewRunner returns a runner of exp on dev. exp is copied; it should have
+// passed Validate.
+func NewRunner(dev Device, exp *Experiment) *Runner {
+	r := &Runner{dev: dev, exp: *exp, order: exp.Order, controls: exp.Controls, now: time.Now}
+	if r.order == "" {
+		r.order = DefaultOrder
+	}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+// Run starts the run and returns its events. The channel is closed after the
+// end event; the consumer must read until then. Cancelling ctx stops the
+// trial in flight and ends the run with reason "cancelled". Run may be
+// called once.
+func (r *Runner) Run(ctx context.Context) <-chan Event {
+	out := make(chan Event, 16)
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		close(out)
+		return out
+	}
+	r.started = true
+	r.start = r.now()
+	r.mu.Unlock()
+
+	go r.emit(out)
+	go r.loop(ctx)
+	return out
+}
+
+// emit moves queued events to out, in order, and closes out after the last.
+func (r *Runner) emit(out chan<- Event) {
+	defer close(out)
+	for {
+		r.mu.Lock()
+		for len(r.queue) == 0 && !r.finished {
+			r.cond.Wait()
+		}
+		batch := r.queue
+		r.queue = nil
+		done := r.finished
+		r.mu.Unlock()
+		for _, e := range batch {
+			out <- e
+		}
+		if done && len(batch) == 0 {
+			return
+		}
+	}
+}
+
+// push queues an event stamped with the time since start. Callers hold r.mu.
+func (r *Runner) pushLocked(e Event) {
+	e.T = r.now().Sub(r.start).Seconds()
+	r.queue = append(r.queue, e)
+	r.cond.Broadcast()
+}
+
+func (r *Runner) push(e Event) {
+	r.mu.Lock()
+	r.pushLocked(e)
+	r.mu.Unlock()
+}
+
+// arm bookkeeping for one build.
+type armState struct {
+	name        string
+	warmupsDone int
+	counted     int
+	failRun     int // consecutive failures
+	lastReason  string
+}
+
+func (a *armState) needs(exp *Experiment) bool {
+	return a.warmupsDone < exp.Warmup || a.counted < exp.Trials
+}
+
+func (r *Runner) loop(ctx context.Context) {
+	counts := map[string]int{}
+	// Wake a paused loop when ctx is cancelled.
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		r.cond.Broadcast()
+		r.mu.Unlock()
+	})
+	defer stop()
+	end := func(reason string, err error) {
+		e := &End{Reason: reason, Counts: counts}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		r.mu.Lock()
+		r.pushLocked(Event{Type: EventEnd, End: e})
+		r.finished = true
+		r.cond.Broadcast()
+		r.mu.Unlock()
+	}
+
+	r.mu.Lock()
+	r.pushLocked(Event{Type: EventSettings, Settings: &Settings{
+		Order:    r.order,
+		Controls: cloneControls(&r.controls),
+		Detail: map[string]string{
+			"device":         r.dev.Info().ID,
+			"trials_per_arm": strconv.Itoa(r.exp.Trials),
+			"warmup":         strconv.Itoa(r.exp.Warmup),
+			"seed":           strconv.FormatInt(r.exp.Seed, 10),
+		},
+	}})
+	r.mu.Unlock()
+
+	setupEvents, err := r.dev.Setup(ctx, &r.exp)
+	for _, e := range setupEvents {
+		r.push(e)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			end("cancelled", nil)
+		} else {
+			end("error", fmt.Errorf("device setup: %w", err))
+		}
+		return
+	}
+
+	rng := rand.New(rand.NewPCG(uint64(r.exp.Seed), 0x9e3779b97f4a7c15))
+	arms := []*armState{{name: ArmControl}, {name: ArmTreatment}}
+	index := 0
+	for round := 0; ; round++ {
+		// Round boundary: wait while paused, then read the live settings.
+		r.mu.Lock()
+		r.round = round
+		for r.paused && ctx.Err() == nil {
+			r.cond.Wait()
+		}
+		order, controls := r.order, r.controls
+		r.mu.Unlock()
+		if ctx.Err() != nil {
+			end("cancelled", nil)
+			return
+		}
+
+		var todo []*armState
+		for _, a := range arms {
+			if a.needs(&r.exp) {
+				todo = append(todo, a)
+			}
+		}
+		if len(todo) == 0 {
+			end("completed", nil)
+			return
+		}
+		switch order {
+		case OrderFixed:
+			todo = todo[:1]
+		case OrderRandom:
+			rng.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
+		}
+
+		for _, a := range todo {
+			warm := a.warmupsDone < r.exp.Warmup
+			req := TrialRequest{
+				Index:    index,
+				Round:    round,
+				Arm:      a.name,
+				BuildKey: a.name,
+				Build:    r.exp.Builds[a.name],
+				Warmup:   warm,
+				Controls: controls,
+				Metrics:  r.exp.Metrics,
+			}
+			t0 := r.now()
+			res := r.dev.RunTrial(ctx, req)
+			dur := r.now().Sub(t0).Seconds()
+			if ctx.Err() != nil && res.Status == StatusOK {
+				// The result may be cut short; do not count it.
+				res = TrialResult{Status: StatusFailed, Reason: "cancelled", Metrics: res.Metrics}
+			}
+			if res.Status == "" {
+				res.Status = StatusFailed
+				if res.Reason == "" {
+					res.Reason = "device reported no status"
+				}
+			}
+			tr := &Trial{
+				Index: index, Round: round, Arm: a.name, Build: buildName(r.exp.Builds[a.name], a.name),
+				Warmup: warm, Order: order, Status: res.Status, Reason: res.Reason,
+				Duration: dur, Metrics: res.Metrics,
+			}
+			if tr.Metrics == nil {
+				tr.Metrics = []Metric{}
+			}
+			r.push(Event{Type: EventTrial, Trial: tr})
+			index++
+			counts[res.Status]++
+			if warm {
+				counts["warmup"]++
+				a.warmupsDone++
+			}
+			if res.Status == StatusOK {
+				a.failRun = 0
+				if !warm {
+					a.counted++
+				}
+			} else {
+				a.failRun++
+				a.lastReason = res.Reason
+			}
+			if ctx.Err() != nil {
+				end("cancelled", nil)
+				return
+			}
+			if a.failRun >= MaxConsecutiveFailures {
+				end("error", fmt.Errorf("%s: %d trials in a row failed; last: %s", a.name, a.failRun, a.lastReason))
+				return
+			}
+		}
+	}
+}
+
+func buildName(b Build, key string) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return key
+}
+
+// SetOrder changes the order mode from the next round.
+func (r *Runner) SetOrder(mode string) error {
+	if !ValidOrder(mode) {
+		return fmt.Errorf("order %q: want fixed, alternate or random", mode)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return ErrFinished
+	}
+	if mode == r.order {
+		return nil
+	}
+	r.pushLocked(Event{Type: EventToggle, Toggle: &Toggle{What: "order", From: r.order, To: mode, Round: r.nextRoundLocked()}})
+	r.order = mode
+	return nil
+}
+
+// Order returns the order mode in force for the next round.
+func (r *Runner) Order() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.order
+}
+
+// Controls returns the controls in force for the next round.
+func (r *Runner) Controls() Controls {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.controls
+}
+
+// SetControls replaces the controls from the next round. Each changed
+// control is recorded as a toggle event, followed by a settings event with
+// the new controls.
+func (r *Runner) SetControls(c Controls) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return ErrFinished
+	}
+	changes := DiffControls(r.controls, c)
+	if len(changes) == 0 {
+		return nil
+	}
+	next := r.nextRoundLocked()
+	for _, ch := range changes {
+		ch.Round = next
+		t := ch
+		r.pushLocked(Event{Type: EventToggle, Toggle: &t})
+	}
+	r.controls = c
+	r.pushLocked(Event{Type: EventSettings, Settings: &Settings{Controls: cloneControls(&c), Detail: map[string]string{"from_round": strconv.Itoa(next)}}})
+	return nil
+}
+
+// Pause stops the run at the next round boundary (the trials of the round
+// in progress finish first).
+func (r *Runner) Pause() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return ErrFinished
+	}
+	if r.paused {
+		return nil
+	}
+	r.paused = true
+	r.pushLocked(Event{Type: EventToggle, Toggle: &Toggle{What: "pause", From: "running", To: "paused", Round: r.nextRoundLocked()}})
+	return nil
+}
+
+// Resume continues a paused run.
+func (r *Runner) Resume() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return ErrFinished
+	}
+	if !r.paused {
+		return nil
+	}
+	r.paused = false
+	r.pushLocked(Event{Type: EventToggle, Toggle: &Toggle{What: "resume", From: "paused", To: "running", Round: r.round}})
+	r.cond.Broadcast()
+	return nil
+}
+
+// Paused reports whether the run is paused (or will pause at the next round).
+func (r *Runner) Paused() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.paused
+}
+
+// AddNote records a free-text note.
+func (r *Runner) AddNote(text string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return ErrFinished
+	}
+	r.pushLocked(Event{Type: EventNote, Note: &Note{Text: text}})
+	return nil
+}
+
+// nextRoundLocked is the first round a change made now applies to.
+func (r *Runner) nextRoundLocked() int {
+	if !r.started {
+		return 0
+	}
+	return r.round + 1
+}
+
+// DiffControls lists the controls that differ between a and b as toggles
+// (What is the control's JSON name; From and To are JSON values).
+func DiffControls(a, b Controls) []Toggle {
+	var out []Toggle
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	fields := jsonFields(t)
+	for _, n := range slices.Sorted(maps.Keys(fields)) {
+		f := fields[n]
+		x, y := va.FieldByIndex(f.Index).Interface(), vb.FieldByIndex(f.Index).Interface()
+		if sx, sy := jsonString(x), jsonString(y); sx != sy {
+			out = append(out, Toggle{What: n, From: sx, To: sy})
+		}
+	}
+	return out
+}
+
+func cloneControls(c *Controls) *Controls {
+	x := *c
+	return &x
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if s := string(b); s != "null" && s != "[]" {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,126 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// Writer appends events to a session file. Every event is written with one
+// write call as soon as it arrives, so killing the process loses nothing
+// written; trial, end, settings, toggle and note events are also synced to
+// disk before Write returns. A Writer is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	buf  []byte
+	err  error
+}
+
+// Create creates a new session file at path (its directory too) and writes
+// the header. It refuses to overwrite an existing file; use CreateOverwrite
+// to replace one on purpose.
+func Create(path string, h Header) (*Writer, error) {
+	return create(path, h, os.O_EXCL)
+}
+
+// CreateOverwrite is Create that replaces an existing file.
+func CreateOverwrite(path string, h Header) (*Writer, error) {
+	return create(path, h, os.O_TRUNC)
+}
+
+func create(path string, h Header, mode int) (*Writer, error) {
+	if h.Format == "" {
+		h.Format = Format
+	}
+	if h.Version == 0 {
+		h.Version = Version
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|mode, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("%s already exists; choose another --out or remove it (a session is never overwritten silently)", path)
+		}
+		return nil, err
+	}
+	w := &Writer{f: f, path: path}
+	line, err := json.Marshal(h)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := w.writeLine(line, true); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path returns the file the writer appends to.
+func (w *Writer) Path() string { return w.path }
+
+// Write appends one event.
+func (w *Writer) Write(e lab.Event) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("session %s: encoding %s event: %w", w.path, e.Type, err)
+	}
+	return w.writeLine(line, syncs(e.Type))
+}
+
+// syncs reports whether events of type typ are synced to disk when written.
+// Probe samples arrive many times a second and are only written; the next
+// synced event carries them to disk.
+func syncs(typ string) bool { return typ != lab.EventProbe }
+
+func (w *Writer) writeLine(line []byte, sync bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.f == nil {
+		return fmt.Errorf("session %s: write after close", w.path)
+	}
+	w.buf = append(append(w.buf[:0], line...), '\n')
+	if _, err := w.f.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("session %s: %w", w.path, err)
+		return w.err
+	}
+	if sync {
+		if err := w.f.Sync(); err != nil {
+			w.err = fmt.Errorf("session %s: sync: %w", w.path, err)
+			return w.err
+		}
+	}
+	return nil
+}
+
+// Close syncs and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return w.err
+	}
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	if w.err != nil {
+		return w.err
+	}
+	return err
+}
