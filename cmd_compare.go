@@ -2,12 +2,190 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/analysis/parse"
 )
 
-// cmdCompare is not written yet.
+const compareUsage = `Usage: perflab compare [flags] A B [C ...]
+
+Compares samples of A (control, known good) with B (treatment) and says,
+per metric, whether B is a regression, an improvement, no change, or
+undetermined (too few values, undefined statistics). With three or more
+inputs A is still compared with B, and a Kruskal–Wallis test checks all
+inputs together.
+
+Each input is a file, or - for standard input, holding one of:
+  - plain numbers, one per line (blank lines and # comments ignored);
+  - go test -bench output: every benchmark × unit is a metric, as in
+    benchstat; rates (MB/s, .../s, MFLOPS) are higher-is-better, the rest
+    (ns/op, B/op, allocs/op, ...) lower-is-better;
+  - hyperfine --export-json files: each command's "times" is a sample.
+    A single export holding several commands compares them in order.
+Metrics present in some inputs but not others are listed, not dropped.
+
+Statistics: median, mean, sd, CV per input; Δ of medians and means;
+Hodges–Lehmann shift; Welch t-test; Mann–Whitney U (exact p for n ≤ 8
+without ties); percentile bootstrap CI of the median difference; Spearman
+trend of values vs trial order; Holm/Bonferroni correction across metrics;
+minimum detectable effect. Undefined statistics print as n/a (JSON null).
+
+Flags:
+`
+
+const compareExamples = `
+Examples:
+  perflab compare old.txt new.txt                 # one number per line
+  go test -bench . -count 10 > new.bench
+  perflab compare old.bench new.bench --test welch
+  hyperfine --export-json run.json ./app-old ./app-new
+  perflab compare run.json                        # A = ./app-old, B = ./app-new
+  perflab compare fps-a.txt fps-b.txt --higher-is-better --json
+
+Exit status: 0 when the comparison ran, whatever the verdicts (read them
+from the table or --json); 1 when an input cannot be read or parsed; 2 for
+invalid flags.
+`
+
+// cmdCompare implements `perflab compare`.
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: this command is not built yet")
-	return 1
+	return runCompare(args, os.Stdin, stdout, stderr)
+}
+
+// compareFlags are the parsed command line of `perflab compare`.
+type compareFlags struct {
+	opt          analysis.Options
+	higherBetter bool
+	name, unit   string
+	json         bool
+	inputs       []string
+}
+
+// parseCompareArgs parses flags, which may come before, between or after
+// the inputs; "--" ends the flags.
+func parseCompareArgs(args []string, stderr io.Writer) (*compareFlags, error) {
+	c := &compareFlags{opt: analysis.DefaultOptions()}
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Float64Var(&c.opt.Alpha, "alpha", c.opt.Alpha, "significance level, after correction")
+	fs.Float64Var(&c.opt.Confidence, "confidence", c.opt.Confidence, "level of confidence intervals")
+	fs.StringVar(&c.opt.Correction, "correction", c.opt.Correction, "multiple-comparison correction across metrics: holm, bonferroni or none")
+	fs.StringVar(&c.opt.Test, "test", c.opt.Test, "primary test for the verdict: mann-whitney or welch")
+	fs.IntVar(&c.opt.Resamples, "resamples", c.opt.Resamples, "bootstrap resamples")
+	fs.Uint64Var(&c.opt.Seed, "seed", c.opt.Seed, "bootstrap random seed")
+	fs.BoolVar(&c.higherBetter, "higher-is-better", false, "plain numbers: higher values are better (default: lower)")
+	fs.StringVar(&c.name, "name", "", "plain numbers: metric name (default \"value\")")
+	fs.StringVar(&c.unit, "unit", "", "plain numbers: unit shown in the table")
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, compareUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, compareExamples)
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// "--" makes the flag package stop; everything after is an input.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			c.inputs = append(c.inputs, rest...)
+			break
+		}
+		c.inputs = append(c.inputs, rest[0])
+		args = rest[1:]
+	}
+	if err := c.opt.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// runCompare is cmdCompare with its standard input as a parameter.
+func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c, err := parseCompareArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab compare: %v\nRun 'perflab compare --help' for usage.\n", err)
+		return 2
+	}
+	files, err := readCompareInputs(c, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab compare: %v\n", err)
+		return 1
+	}
+	if len(files) == 1 && len(files[0].Metrics) > 1 && files[0].Format == parse.FormatHyperfine {
+		files = parse.SplitCommands(files[0])
+	}
+	if len(files) < 2 {
+		fmt.Fprintf(stderr, "perflab compare: need at least two inputs (A and B), or one hyperfine export of two or more commands\nRun 'perflab compare --help' for usage.\n")
+		return 2
+	}
+	metrics, notes := parse.Align(files)
+	for _, f := range files {
+		c.opt.Labels = append(c.opt.Labels, f.Name)
+	}
+	r := analysis.Compare(metrics, c.opt)
+	r.Warnings = append(notes, r.Warnings...)
+	if c.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintf(stderr, "perflab compare: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprint(stdout, analysis.Table(r))
+	return 0
+}
+
+// readCompareInputs reads and parses every input; "-" is standard input
+// and may appear once.
+func readCompareInputs(c *compareFlags, stdin io.Reader) ([]*parse.File, error) {
+	popt := parse.Options{Name: c.name, Unit: c.unit, HigherBetter: c.higherBetter}
+	var files []*parse.File
+	usedStdin := false
+	for _, in := range c.inputs {
+		var data []byte
+		var err error
+		name := in
+		if in == "-" {
+			if usedStdin {
+				return nil, fmt.Errorf("standard input (-) can be given only once")
+			}
+			usedStdin = true
+			name = "<stdin>"
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(in)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		f, err := parse.Parse(name, data, popt)
+		if err != nil {
+			return nil, err
+		}
+		if f.Format != parse.FormatNumbers && (c.higherBetter || c.name != "" || c.unit != "") {
+			return nil, fmt.Errorf("%s: --higher-is-better, --name and --unit apply to plain numbers only, but this is %s output", name, strings.ReplaceAll(f.Format, "-", " "))
+		}
+		if len(f.Metrics) == 0 {
+			return nil, fmt.Errorf("%s: no benchmark results found", name)
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
