@@ -1,0 +1,147 @@
+package sessions
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// Summary describes a session for reports: who, where, what was planned
+// and how many trials ended how.
+type Summary struct {
+	ID       string         `json:"id"`
+	Path     string         `json:"path,omitempty"`
+	Created  time.Time      `json:"created"`
+	Tool     string         `json:"tool"`
+	Seed     int64          `json:"seed"`
+	Device   lab.DeviceInfo `json:"device"`
+	Plan     lab.Experiment `json:"plan"`
+	Counts   Counts         `json:"counts"`
+	End      *lab.End       `json:"end"` // null when the run never finished (killed)
+	Notes    []string       `json:"notes,omitempty"`
+	Problems []LineError    `json:"problems,omitempty"`
+}
+
+// Summary returns the session's summary.
+func (s *Session) Summary() Summary {
+	sum := Summary{
+		ID: s.Header.ID, Path: s.Path, Created: s.Header.Created, Tool: s.Header.Tool, Seed: s.Header.Seed,
+		Device: s.Header.Device, Plan: s.Header.Plan, Counts: CountTrials(s.Events), End: s.End(),
+		Problems: s.Problems,
+	}
+	for _, e := range s.Events {
+		if e.Type == lab.EventNote && e.Note != nil {
+			sum.Notes = append(sum.Notes, e.Note.Text)
+		}
+	}
+	return sum
+}
+
+// WriteJSON writes the whole session as one JSON document:
+// {"header":{...},"events":[...],"problems":[...]}.
+func WriteJSON(w io.Writer, s *Session) error {
+	doc := struct {
+		Header   Header      `json:"header"`
+		Events   []lab.Event `json:"events"`
+		Problems []LineError `json:"problems"`
+	}{s.Header, s.Events, s.Problems}
+	if doc.Events == nil {
+		doc.Events = []lab.Event{}
+	}
+	if doc.Problems == nil {
+		doc.Problems = []LineError{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// CSVHeader is the first row of WriteCSV's output.
+var CSVHeader = []string{"session", "index", "round", "arm", "build", "warmup", "counted", "order", "status", "reason", "t", "duration_s", "metric", "value", "unit", "better"}
+
+// WriteCSV writes one row per trial and metric. A trial without metrics (a
+// failed one) gets one row with the metric columns empty, so every trial
+// appears.
+func WriteCSV(w io.Writer, s *Session) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	row := make([]string, len(CSVHeader))
+	for _, e := range s.Events {
+		t := e.Trial
+		if e.Type != lab.EventTrial || t == nil {
+			continue
+		}
+		row = append(row[:0], s.Header.ID, strconv.Itoa(t.Index), strconv.Itoa(t.Round), t.Arm, t.Build,
+			strconv.FormatBool(t.Warmup), strconv.FormatBool(t.Counted()), t.Order, t.Status, t.Reason,
+			fmtFloat(e.T), fmtFloat(t.Duration))
+		if len(t.Metrics) == 0 {
+			if err := cw.Write(append(row, "", "", "", "")); err != nil {
+				return err
+			}
+			continue
+		}
+		n := len(row)
+		for _, m := range t.Metrics {
+			if err := cw.Write(append(row[:n], m.Name, fmtFloat(m.Value), m.Unit, m.Better)); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteBenchstat writes the counted trials in the Go benchmark format that
+// golang.org/x/perf/cmd/benchstat reads: an "arm: control" or "arm:
+// treatment" configuration line before each run of trials, then one line
+// per trial with each metric as a value and its name as the unit. Compare
+// the arms with `benchstat -col arm FILE`.
+func WriteBenchstat(w io.Writer, s *Session) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	name := "BenchmarkSession"
+	if s.Header.Plan.Device != "" {
+		name += "/device=" + benchToken(s.Header.Plan.Device)
+	}
+	bw.WriteString("session: " + benchToken(s.Header.ID) + "\n")
+	arm := ""
+	var line []byte
+	for _, e := range s.Events {
+		t := e.Trial
+		if e.Type != lab.EventTrial || t == nil || !t.Counted() || len(t.Metrics) == 0 {
+			continue
+		}
+		if t.Arm != arm {
+			arm = t.Arm
+			bw.WriteString("arm: " + benchToken(arm) + "\n")
+		}
+		line = append(line[:0], name...)
+		line = append(line, " 1"...)
+		for _, m := range t.Metrics {
+			line = append(line, ' ')
+			line = strconv.AppendFloat(line, m.Value, 'g', -1, 64)
+			line = append(line, ' ')
+			line = append(line, benchToken(m.Name)...)
+		}
+		line = append(line, '\n')
+		bw.Write(line)
+	}
+	return bw.Flush()
+}
+
+// benchToken makes s safe as one token of the benchmark format.
+func benchToken(s string) string {
+	if !strings.ContainsAny(s, " \t\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), "_")
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
