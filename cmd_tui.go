@@ -2,24 +2,245 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/tui"
 )
 
-// cmdTUI is not written yet.
+// tuiFlags are the options every workbench entry point shares.
+type tuiFlags struct {
+	device   string
+	sessions string
+	out      string
+	realtime bool
+	adb      repeatedFlag
+	force    bool
+	seed     int64
+}
+
+func (f *tuiFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.device, "device", "", "device to preselect (sim:<preset>, local, adb:<serial>)")
+	fs.StringVar(&f.sessions, "sessions", tui.DefaultSessionDir(), "directory for new session files")
+	fs.BoolVar(&f.realtime, "realtime", false, "pace simulated devices at wall-clock speed")
+	fs.Var(&f.adb, "adb", "adb server host:port to list devices from (repeatable; default the local server)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed for simulated devices")
+}
+
+const tuiUsage = `Usage: perflab [--device ID] [--sessions DIR] [--realtime] [--adb HOST:PORT]
+
+Opens the workbench: pick a device (the simulated phones are always there),
+pick the control (A) and treatment (B) builds, walk through the noise
+controls, then watch trials, confidence intervals and p-values update live.
+Every run is saved as a session file you can replay or report on later.
+
+Keys: arrows or j/k move, enter chooses, esc goes back, ? shows every key,
+q quits (a running experiment asks before it is aborted).
+
+Examples:
+  perflab                               # start on the simulated phone
+  perflab --device local                # preselect this Linux host
+  perflab --adb 127.0.0.1:5037          # list phones of that adb server
+  perflab run examples/sim-controls-on.json   # the workbench on an experiment
+  perflab replay SESSION.jsonl          # replay a saved session
+
+Flags:
+`
+
+// cmdTUI opens the workbench on the device picker.
 func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: this command is not built yet")
-	return 1
+	fs := flag.NewFlagSet("perflab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f tuiFlags
+	f.register(fs)
+	fs.Usage = func() { fmt.Fprint(stderr, tuiUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "perflab: unexpected argument %q (see perflab --help)\n", pos[0])
+		return 2
+	}
+	if f.device == "" {
+		f.device = defaultSimDevice()
+	}
+	m := tui.New(tuiOptions(ctx, f))
+	return runProgram(ctx, m, stdout, stderr)
 }
 
-// openRunTUI opens the workbench on an experiment file (perflab run without --headless).
+// defaultSimDevice is the simulated phone the picker starts on.
+func defaultSimDevice() string {
+	return "sim:pixel"
+}
+
+// openRunTUI opens the workbench on an experiment file (perflab run without
+// --headless): the device and builds come from the file, the user reviews
+// the controls and starts.
 func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: the workbench is not built yet; use --headless")
-	return 1
+	fs := flag.NewFlagSet("perflab run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f tuiFlags
+	f.register(fs)
+	fs.StringVar(&f.out, "out", "", "session file to write")
+	fs.BoolVar(&f.force, "force", false, "")
+	fs.Bool("headless", false, "")
+	fs.Float64("speed", 0, "")
+	// The run command has validated its own flags; only ours matter here.
+	var known []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
+		if !strings.HasPrefix(a, "-") || fs.Lookup(name) == nil {
+			continue
+		}
+		known = append(known, a)
+		if !strings.Contains(a, "=") {
+			if _, isBool := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); !isBool && i+1 < len(args) {
+				i++
+				known = append(known, args[i])
+			}
+		}
+	}
+	if _, err := parseInterleaved(fs, known); err != nil {
+		fmt.Fprintf(stderr, "perflab run: %v\n", err)
+		return 2
+	}
+	exp, err := lab.LoadExperiment(expPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab run: %v\n", err)
+		return 1
+	}
+	if f.device != "" {
+		exp.Device = f.device
+	}
+	opt := tuiOptions(ctx, f)
+	devs, _ := opt.Backend.ListDevices(ctx)
+	info := lab.DeviceInfo{ID: exp.Device}
+	found := false
+	for _, d := range devs {
+		if d.ID == exp.Device {
+			info, found = d, true
+		}
+	}
+	if !found {
+		d, err := opt.Backend.OpenDevice(ctx, exp.Device)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab run: %s: device %s: %v\n", expPath, exp.Device, err)
+			return 1
+		}
+		info = d.Info()
+		d.Close()
+	}
+	if f.out != "" {
+		opt.SessionDir = filepath.Dir(f.out)
+		opt.SessionFile = filepath.Base(f.out)
+	}
+	m := tui.NewRun(opt, info, *exp)
+	return runProgram(ctx, m, stdout, stderr)
 }
 
-// openReplayTUI opens a saved session in the workbench (perflab replay without --headless).
+// openReplayTUI opens a saved session in the workbench (perflab replay
+// without --headless). Nothing in the session is run.
 func openReplayTUI(ctx context.Context, sessionPath string, speed float64, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: the workbench is not built yet; use --headless")
-	return 1
+	s, err := sessions.Load(sessionPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab replay: %v\n", err)
+		return 1
+	}
+	var problems []string
+	for _, p := range s.Problems {
+		problems = append(problems, p.String())
+	}
+	opt := tuiOptions(ctx, tuiFlags{sessions: tui.DefaultSessionDir()})
+	m := tui.NewReplay(opt, s.Header.Device, s.Header.Plan, s.Events, speed, problems)
+	return runProgram(ctx, m, stdout, stderr)
+}
+
+// tuiOptions wires the workbench to the real lab.
+func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
+	devOpt := devices.Options{ADBServers: f.adb, Realtime: f.realtime, Seed: f.seed}
+	recent := ""
+	if dir, err := os.UserConfigDir(); err == nil {
+		recent = filepath.Join(dir, "perflab", "recent-builds.json")
+	}
+	return tui.Options{
+		Ctx:        ctx,
+		SessionDir: f.sessions,
+		RecentPath: recent,
+		NoColor:    os.Getenv("NO_COLOR") != "",
+		Device:     f.device,
+		Backend:    tuiBackend(devOpt, f.force),
+		Profiles:   governorProfiles,
+	}
+}
+
+// tuiBackend connects the workbench to lab/devices, the runner and the
+// session writer.
+func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
+	return tui.Backend{
+		ListDevices: func(ctx context.Context) ([]lab.DeviceInfo, error) { return devices.List(ctx, devOpt) },
+		OpenDevice:  func(ctx context.Context, id string) (lab.Device, error) { return devices.Open(ctx, id, devOpt) },
+		NewRunner:   func(dev lab.Device, exp *lab.Experiment) tui.Runner { return lab.NewRunner(dev, exp) },
+		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (tui.SessionWriter, error) {
+			h := sessions.NewHeader("perflab "+version, dev, exp)
+			if force {
+				return sessions.CreateOverwrite(path, h)
+			}
+			return sessions.Create(path, h)
+		},
+		Builds: readyBuilds,
+	}
+}
+
+// readyBuilds offers the builds a device can run without typing anything.
+func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
+	var out []tui.BuildChoice
+	if dev.Backend == "local" {
+		out = append(out,
+			tui.BuildChoice{Label: "sleep 10ms", Detail: "sh -c 'sleep 0.01' (a stable baseline)", Build: lab.Build{Name: "sleep 10ms", Command: []string{"sh", "-c", "sleep 0.01"}}},
+			tui.BuildChoice{Label: "sleep 12ms", Detail: "sh -c 'sleep 0.012' (20% slower)", Build: lab.Build{Name: "sleep 12ms", Command: []string{"sh", "-c", "sleep 0.012"}}},
+		)
+	}
+	return out
+}
+
+// governorProfiles names the governor profiles offered for a device.
+func governorProfiles(dev lab.DeviceInfo) []string {
+	if dev.Backend == "sim" {
+		return []string{"recommended", "stock", "max"}
+	}
+	return nil
+}
+
+// runProgram runs the workbench and reports where the session went.
+func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int {
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if os.Getenv("NO_COLOR") != "" {
+		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	p := tea.NewProgram(m, opts...)
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+		return 1
+	}
+	if s := m.Session(); s != "" {
+		fmt.Fprintf(stdout, "session saved: %s\n", s)
+		fmt.Fprintf(stdout, "  perflab report %s\n  perflab replay %s\n", s, s)
+	}
+	return 0
 }

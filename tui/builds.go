@@ -1,0 +1,380 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// buildItem is one row of the build picker: a ready build, a recent one, or
+// an action that asks for a command or an APK file.
+type buildItem struct {
+	choice BuildChoice
+	recent bool
+	action string // "", "command", "apk"
+}
+
+// buildsPane picks the control (A) and treatment (B) builds.
+type buildsPane struct {
+	st     *Styles
+	device lab.DeviceInfo
+	items  []buildItem
+	cursor int
+	arm    int // 0 control, 1 treatment
+	chosen [2]*BuildChoice
+
+	mode    string // "", "command", "apk", "package"
+	input   textinput.Model
+	files   filePicker
+	pending lab.Build // APK chosen, waiting for its package name
+	err     error
+
+	keys   buildsKeys
+	width  int
+	height int
+}
+
+type buildsKeys struct {
+	list   listKeys
+	Choose key.Binding
+	Arm    key.Binding
+	Clear  key.Binding
+}
+
+func newBuildsKeys() buildsKeys {
+	return buildsKeys{
+		list:   newListKeys(),
+		Choose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose")),
+		Arm:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch A/B")),
+		Clear:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "clear arm")),
+	}
+}
+
+func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent []recentBuild) buildsPane {
+	p := buildsPane{st: st, device: dev, keys: newBuildsKeys()}
+	for _, c := range ready {
+		p.items = append(p.items, buildItem{choice: c})
+	}
+	for _, r := range recent {
+		if r.Backend != dev.Backend {
+			continue
+		}
+		p.items = append(p.items, buildItem{choice: BuildChoice{Label: r.Label, Detail: "recently used", Build: r.Build}, recent: true})
+	}
+	switch dev.Backend {
+	case "local":
+		p.items = append(p.items, buildItem{action: "command", choice: BuildChoice{Label: "command…", Detail: "type a shell command line (run with sh -c)"}})
+	case "adb":
+		p.items = append(p.items, buildItem{action: "apk", choice: BuildChoice{Label: "APK file…", Detail: "pick an .apk file, then name its package"}})
+	}
+	p.input = textinput.New()
+	p.input.SetWidth(60)
+	return p
+}
+
+// buildsDoneMsg says both arms have a build.
+type buildsDoneMsg struct{ control, treatment lab.Build }
+
+// editing reports whether a text input or the file picker has the keys.
+func (p buildsPane) editing() bool { return p.mode != "" }
+
+func (p buildsPane) Update(msg tea.Msg) (buildsPane, tea.Cmd) {
+	switch p.mode {
+	case "command", "package":
+		return p.updateInput(msg)
+	case "apk":
+		return p.updateFiles(msg)
+	}
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return p, nil
+	}
+	switch {
+	case key.Matches(km, p.keys.list.Up):
+		if p.cursor > 0 {
+			p.cursor--
+		}
+	case key.Matches(km, p.keys.list.Down):
+		if p.cursor < len(p.items)-1 {
+			p.cursor++
+		}
+	case key.Matches(km, p.keys.Arm):
+		p.arm = 1 - p.arm
+	case key.Matches(km, p.keys.Clear):
+		p.chosen[p.arm] = nil
+	case key.Matches(km, p.keys.Choose):
+		if p.cursor >= len(p.items) {
+			return p, nil
+		}
+		it := p.items[p.cursor]
+		switch it.action {
+		case "command":
+			p.mode = "command"
+			p.input.Reset()
+			p.input.Placeholder = "./bench --iterations 100"
+			p.input.Prompt = "command> "
+			return p, p.input.Focus()
+		case "apk":
+			p.mode = "apk"
+			wd, _ := os.Getwd()
+			p.files = newFilePicker(wd, ".apk")
+			return p, nil
+		}
+		c := it.choice
+		return p.choose(c)
+	}
+	return p, nil
+}
+
+// choose sets the current arm's build and moves on: to the other arm if it
+// is still empty, else to the controls.
+func (p buildsPane) choose(c BuildChoice) (buildsPane, tea.Cmd) {
+	p.chosen[p.arm] = &c
+	p.err = nil
+	if p.chosen[1-p.arm] == nil {
+		p.arm = 1 - p.arm
+		return p, nil
+	}
+	a, b := p.chosen[0].Build, p.chosen[1].Build
+	return p, func() tea.Msg { return buildsDoneMsg{control: a, treatment: b} }
+}
+
+func (p buildsPane) updateInput(msg tea.Msg) (buildsPane, tea.Cmd) {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		switch km.String() {
+		case "esc":
+			p.mode = ""
+			p.input.Blur()
+			return p, nil
+		case "enter":
+			v := strings.TrimSpace(p.input.Value())
+			if v == "" && p.mode == "command" {
+				p.err = fmt.Errorf("the command is empty")
+				return p, nil
+			}
+			mode := p.mode
+			p.mode = ""
+			p.input.Blur()
+			if mode == "command" {
+				return p.choose(BuildChoice{Label: v, Detail: "command", Build: lab.Build{Name: v, Command: []string{"sh", "-c", v}}})
+			}
+			b := p.pending
+			pkg, act, _ := strings.Cut(v, "/")
+			b.Package, b.Activity = pkg, act
+			return p.choose(BuildChoice{Label: b.Name, Detail: "APK " + b.APK, Build: b})
+		}
+	}
+	var cmd tea.Cmd
+	p.input, cmd = p.input.Update(msg)
+	return p, cmd
+}
+
+func (p buildsPane) updateFiles(msg tea.Msg) (buildsPane, tea.Cmd) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return p, nil
+	}
+	if km.String() == "esc" {
+		p.mode = ""
+		return p, nil
+	}
+	var chosen string
+	p.files, chosen = p.files.Update(km)
+	if chosen == "" {
+		return p, nil
+	}
+	p.pending = lab.Build{Name: filepath.Base(chosen), APK: chosen}
+	p.mode = "package"
+	p.input.Reset()
+	p.input.Prompt = "package[/activity]> "
+	p.input.Placeholder = "com.example.app/.MainActivity (empty: read from the APK)"
+	return p, p.input.Focus()
+}
+
+func (p buildsPane) help() keyHelp {
+	if p.mode != "" {
+		esc := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+		ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok"))
+		return keyHelp{short: []key.Binding{ok, esc}, full: [][]key.Binding{{ok, esc}}}
+	}
+	return keyHelp{
+		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Choose, p.keys.Arm},
+		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Choose, p.keys.Arm, p.keys.Clear}},
+	}
+}
+
+func (p *buildsPane) SetSize(w, h int) {
+	p.width, p.height = w, h
+	p.input.SetWidth(max(10, w-24))
+	p.files.height = max(3, h-4)
+}
+
+func (p buildsPane) View() string {
+	st := p.st
+	var b strings.Builder
+	for i, name := range []string{"A control  ", "B treatment"} {
+		mark := "  "
+		if i == p.arm {
+			mark = st.Cursor.Render("▸ ")
+		}
+		val := st.Muted.Render("(choose below)")
+		if c := p.chosen[i]; c != nil {
+			val = c.Label
+			if c.Detail != "" {
+				val += st.Muted.Render("  " + c.Detail)
+			}
+		}
+		b.WriteString(truncate(mark+st.Header.Render(name)+"  "+val, p.width) + "\n")
+	}
+	b.WriteString("\n")
+	switch p.mode {
+	case "command", "package":
+		b.WriteString(p.input.View() + "\n")
+	case "apk":
+		b.WriteString(p.files.View(st, p.width))
+	default:
+		arm := "control (A)"
+		if p.arm == 1 {
+			arm = "treatment (B)"
+		}
+		b.WriteString(st.Muted.Render("build for the "+arm+":") + "\n")
+		avail := p.height - 5
+		if p.err != nil {
+			avail--
+		}
+		if avail < 1 {
+			avail = 1
+		}
+		first := 0
+		if p.cursor >= avail {
+			first = p.cursor - avail + 1
+		}
+		if len(p.items) == 0 {
+			b.WriteString("  no builds known for " + p.device.ID + "\n")
+		}
+		for i := first; i < len(p.items) && i < first+avail; i++ {
+			it := p.items[i]
+			label := fmt.Sprintf("%-24s", it.choice.Label)
+			cur := "  "
+			if i == p.cursor {
+				cur = st.Cursor.Render("▸ ")
+				label = st.Selected.Render(label)
+			}
+			b.WriteString(truncate(cur+label+" "+st.Muted.Render(it.choice.Detail), p.width) + "\n")
+		}
+	}
+	if p.err != nil {
+		b.WriteString(st.Error.Render(p.err.Error()) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// filePicker browses directories for files with one extension.
+type filePicker struct {
+	dir     string
+	ext     string
+	entries []os.DirEntry
+	cursor  int
+	err     error
+	height  int
+}
+
+func newFilePicker(dir, ext string) filePicker {
+	f := filePicker{dir: dir, ext: ext, height: 10}
+	f.read()
+	return f
+}
+
+// read lists the directory: parent, sub-directories, then matching files.
+// Listing a local directory is fast enough to do inline.
+func (f *filePicker) read() {
+	ents, err := os.ReadDir(f.dir)
+	f.err = err
+	f.entries = f.entries[:0]
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.IsDir() || strings.HasSuffix(strings.ToLower(e.Name()), f.ext) {
+			f.entries = append(f.entries, e)
+		}
+	}
+	sort.SliceStable(f.entries, func(i, j int) bool { return f.entries[i].IsDir() && !f.entries[j].IsDir() })
+	f.cursor = 0
+}
+
+// Update moves through the listing; it returns a path when a file is chosen.
+func (f filePicker) Update(km tea.KeyPressMsg) (filePicker, string) {
+	n := len(f.entries) + 1 // row 0 is ".."
+	switch km.String() {
+	case "up", "k":
+		if f.cursor > 0 {
+			f.cursor--
+		}
+	case "down", "j":
+		if f.cursor < n-1 {
+			f.cursor++
+		}
+	case "left", "h", "backspace":
+		f.dir = filepath.Dir(f.dir)
+		f.read()
+	case "enter", "right", "l":
+		if f.cursor == 0 {
+			f.dir = filepath.Dir(f.dir)
+			f.read()
+			return f, ""
+		}
+		e := f.entries[f.cursor-1]
+		path := filepath.Join(f.dir, e.Name())
+		if e.IsDir() {
+			f.dir = path
+			f.read()
+			return f, ""
+		}
+		if km.String() == "enter" {
+			return f, path
+		}
+	}
+	return f, ""
+}
+
+func (f filePicker) View(st *Styles, width int) string {
+	var b strings.Builder
+	b.WriteString(truncate(st.Header.Render("APK file in ")+f.dir, width) + "\n")
+	if f.err != nil {
+		b.WriteString(st.Error.Render(f.err.Error()) + "\n")
+	}
+	rows := []string{"../"}
+	for _, e := range f.entries {
+		name := e.Name()
+		if e.IsDir() {
+			name += "/"
+		}
+		rows = append(rows, name)
+	}
+	first := 0
+	if f.cursor >= f.height {
+		first = f.cursor - f.height + 1
+	}
+	for i := first; i < len(rows) && i < first+f.height; i++ {
+		cur := "  "
+		name := rows[i]
+		if i == f.cursor {
+			cur = st.Cursor.Render("▸ ")
+			name = st.Selected.Render(name)
+		}
+		b.WriteString(truncate(cur+name, width) + "\n")
+	}
+	if len(rows) == 1 {
+		b.WriteString(st.Muted.Render("  no "+f.ext+" files here") + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,489 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// controlDef describes one noise control: what it is called in the
+// experiment file, what it does in one line, which capability it needs, and
+// how to read and write it.
+type controlDef struct {
+	key      string // experiment-file name, also the capability name
+	label    string
+	explain  string
+	cap      string
+	backends []string // nil: any backend
+	values   []string // cycle order; the first is "off"
+}
+
+// controlDefs is the order the stepper walks: the reset procedure, the proxy,
+// the clock, then the device-wide settings.
+var controlDefs = []controlDef{
+	{key: "restore_snapshot", label: "restore snapshot", explain: "restore the app's saved state before each trial, so on-disk state cannot grow", cap: lab.CapRestoreSnapshot, values: onOff},
+	{key: "kill_app", label: "kill app", explain: "force-stop the app before each trial, so every start is cold", cap: lab.CapKillApp, values: onOff},
+	{key: "dismiss_dialogs", label: "dismiss dialogs", explain: "close crash and ANR dialogs left by earlier trials", cap: lab.CapDismissDialogs, values: onOff},
+	{key: "drop_caches", label: "drop caches", explain: "drop the page cache before each trial, so file reads start cold", cap: lab.CapDropCaches, values: onOff},
+	{key: "proxy", label: "proxy", explain: "record network responses once, then replay them: latency cannot drift", cap: lab.CapProxy, values: []string{"off", "record", "replay"}},
+	{key: "clock_reset", label: "clock reset", explain: "reset the device clock before each trial, so time-dependent paths repeat", cap: lab.CapClockReset, values: onOff},
+	{key: "governor", label: "governor profile", explain: "lock CPU/GPU frequencies to a profile that does not throttle", cap: lab.CapGovernor, values: onOff},
+	{key: "tmpfs", label: "tmpfs app data", explain: "keep app data in RAM, removing disk-write jitter", cap: lab.CapTmpfs, values: onOff},
+	{key: "aslr", label: "ASLR off", explain: "run with address-space randomization off (setarch -R)", cap: lab.CapASLR, backends: []string{"local"}, values: onOff},
+	{key: "pin_cpu", label: "pin CPU", explain: "pin the benchmark to one CPU (taskset)", cap: lab.CapPinCPU, backends: []string{"local"}, values: []string{"off", "0", "1", "2", "3"}},
+	{key: "cachegrind", label: "cachegrind metric", explain: "add a deterministic instruction-cost metric (valgrind, slow)", backends: []string{"local"}, values: onOff},
+}
+
+var onOff = []string{"off", "on"}
+
+func controlDefByKey(k string) (controlDef, bool) {
+	for _, d := range controlDefs {
+		if d.key == k {
+			return d, true
+		}
+	}
+	return controlDef{}, false
+}
+
+// get reads the control's value from c as one of d.values (or a profile name).
+func (d controlDef) get(c lab.Controls) string {
+	b := func(v bool) string {
+		if v {
+			return "on"
+		}
+		return "off"
+	}
+	switch d.key {
+	case "restore_snapshot":
+		return b(c.RestoreSnapshot)
+	case "kill_app":
+		return b(c.KillApp)
+	case "dismiss_dialogs":
+		return b(c.DismissDialogs)
+	case "drop_caches":
+		return b(c.DropCaches)
+	case "proxy":
+		if c.Proxy == "" {
+			return "off"
+		}
+		return c.Proxy
+	case "clock_reset":
+		return b(c.ClockReset)
+	case "governor":
+		return governorName(c.Governor)
+	case "tmpfs":
+		return b(c.Tmpfs)
+	case "aslr":
+		return b(c.ASLR != nil && !*c.ASLR)
+	case "pin_cpu":
+		if c.PinCPU == nil || *c.PinCPU < 0 {
+			return "off"
+		}
+		return strconv.Itoa(*c.PinCPU)
+	case "cachegrind":
+		return b(c.Cachegrind)
+	}
+	return ""
+}
+
+// governorName names the governor setting: "off", a profile name, or
+// "inline" for an inline profile.
+func governorName(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "off"
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		if name == "" {
+			return "off"
+		}
+		return name
+	}
+	return "inline"
+}
+
+// setControl writes value v of control k into c. Unknown keys are ignored
+// (a newer session may carry controls this build does not know).
+func setControl(c *lab.Controls, k, v string) {
+	on := v == "on" || v == "true"
+	switch k {
+	case "restore_snapshot":
+		c.RestoreSnapshot = on
+	case "kill_app":
+		c.KillApp = on
+	case "dismiss_dialogs":
+		c.DismissDialogs = on
+	case "drop_caches":
+		c.DropCaches = on
+	case "proxy":
+		if v == "off" {
+			v = ""
+		}
+		c.Proxy = v
+	case "clock_reset":
+		c.ClockReset = on
+	case "governor":
+		switch v {
+		case "off", "":
+			c.Governor = nil
+		case "inline":
+			// keep the inline profile as it is
+		default:
+			raw, _ := json.Marshal(v)
+			c.Governor = raw
+		}
+	case "tmpfs":
+		c.Tmpfs = on
+	case "aslr":
+		if on {
+			f := false
+			c.ASLR = &f
+		} else {
+			c.ASLR = nil
+		}
+	case "pin_cpu":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			c.PinCPU = nil
+		} else {
+			c.PinCPU = &n
+		}
+	case "cachegrind":
+		c.Cachegrind = on
+	}
+}
+
+// controlRow is one row of the stepper: a control or a run setting.
+type controlRow struct {
+	def     controlDef
+	setting string // "order", "trials", "warmup", "probe"; "" for a control
+}
+
+// controlsPane is the controls stepper: it walks through every control with
+// a line on what it does, greys out what the device cannot do, and ends with
+// the order mode, trial count, warm-up and the stability check.
+type controlsPane struct {
+	st       *Styles
+	device   lab.DeviceInfo
+	controls lab.Controls
+	order    string
+	trials   int
+	warmup   int
+	probeS   float64
+	profiles []string // governor profile names offered for this device
+	rows     []controlRow
+	cursor   int
+	live     bool // editing controls of a running run: no run settings
+	keys     controlsKeys
+	width    int
+	height   int
+}
+
+type controlsKeys struct {
+	list   listKeys
+	Toggle key.Binding
+	Left   key.Binding
+	Start  key.Binding
+	All    key.Binding
+	None   key.Binding
+}
+
+func newControlsKeys(live bool) controlsKeys {
+	k := controlsKeys{
+		list:   newListKeys(),
+		Toggle: key.NewBinding(key.WithKeys("space", "right", "l"), key.WithHelp("space/→", "change")),
+		Left:   key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←", "back a value")),
+		Start:  key.NewBinding(key.WithKeys("enter", "s"), key.WithHelp("enter", "start")),
+		All:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all on")),
+		None:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "all off")),
+	}
+	if live {
+		k.Start.SetHelp("enter", "apply from next round")
+	}
+	return k
+}
+
+func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profiles []string, live bool) controlsPane {
+	p := controlsPane{
+		st: st, device: dev, controls: exp.Controls, order: exp.Order,
+		trials: exp.Trials, warmup: exp.Warmup, profiles: profiles, live: live,
+		keys: newControlsKeys(live),
+	}
+	if p.order == "" {
+		p.order = "random"
+	}
+	if p.trials <= 0 {
+		p.trials = 30
+	}
+	if dev.Has(lab.CapProbe) && !live {
+		p.probeS = 30
+	}
+	for _, d := range controlDefs {
+		if len(d.backends) > 0 && !contains(d.backends, dev.Backend) {
+			continue
+		}
+		if d.key == "governor" {
+			d.values = append([]string{"off"}, profiles...)
+			if len(profiles) == 0 {
+				d.values = []string{"off"}
+			}
+		}
+		p.rows = append(p.rows, controlRow{def: d})
+	}
+	if !live {
+		p.rows = append(p.rows,
+			controlRow{setting: "order"}, controlRow{setting: "trials"},
+			controlRow{setting: "warmup"}, controlRow{setting: "probe"})
+	}
+	return p
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// supported reports whether the device can apply the row's control.
+func (p controlsPane) supported(r controlRow) bool {
+	if r.setting != "" {
+		return r.setting != "probe" || p.device.Has(lab.CapProbe)
+	}
+	if r.def.cap == "" {
+		return true
+	}
+	if r.def.key == "governor" && len(r.def.values) < 2 {
+		return false
+	}
+	return p.device.Has(r.def.cap)
+}
+
+func (p controlsPane) value(r controlRow) string {
+	switch r.setting {
+	case "order":
+		return p.order
+	case "trials":
+		return fmt.Sprintf("%d per arm", p.trials)
+	case "warmup":
+		return fmt.Sprintf("%d rounds", p.warmup)
+	case "probe":
+		if p.probeS <= 0 {
+			return "off"
+		}
+		return fmt.Sprintf("%gs", p.probeS)
+	}
+	return r.def.get(p.controls)
+}
+
+func (p controlsPane) explain(r controlRow) string {
+	switch r.setting {
+	case "order":
+		return "fixed: all A then all B · alternate: ABAB · random: each round shuffled (seeded)"
+	case "trials":
+		return "counted trials per arm; failed trials and warm-ups do not count"
+	case "warmup":
+		return "warm-up rounds: recorded, not analysed"
+	case "probe":
+		return "MFLOPS stability check before the first trial, charted live"
+	}
+	return r.def.explain
+}
+
+func (p controlsPane) label(r controlRow) string {
+	switch r.setting {
+	case "order":
+		return "order"
+	case "trials":
+		return "trials"
+	case "warmup":
+		return "warm-up"
+	case "probe":
+		return "stability check"
+	}
+	return r.def.label
+}
+
+// step changes the row under the cursor by dir (+1 or -1).
+func (p *controlsPane) step(dir int) {
+	if p.cursor < 0 || p.cursor >= len(p.rows) {
+		return
+	}
+	r := p.rows[p.cursor]
+	if !p.supported(r) {
+		return
+	}
+	switch r.setting {
+	case "order":
+		p.order = cycle([]string{"fixed", "alternate", "random"}, p.order, dir)
+	case "trials":
+		p.trials = stepInt(p.trials, dir, 2, 10000)
+	case "warmup":
+		p.warmup += dir
+		if p.warmup < 0 {
+			p.warmup = 0
+		}
+	case "probe":
+		steps := []string{"0", "10", "30", "60", "120"}
+		p.probeS, _ = strconv.ParseFloat(cycle(steps, strconv.FormatFloat(p.probeS, 'f', -1, 64), dir), 64)
+	case "":
+		setControl(&p.controls, r.def.key, cycle(r.def.values, r.def.get(p.controls), dir))
+	}
+}
+
+// stepInt moves n up or down a 1-2-5 ladder.
+func stepInt(n, dir, lo, hi int) int {
+	ladder := []int{2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 300, 500, 1000, 2000, 5000, 10000}
+	if dir > 0 {
+		for _, v := range ladder {
+			if v > n {
+				return min(v, hi)
+			}
+		}
+		return hi
+	}
+	for i := len(ladder) - 1; i >= 0; i-- {
+		if ladder[i] < n {
+			return max(ladder[i], lo)
+		}
+	}
+	return lo
+}
+
+// cycle returns the value dir steps from cur in vals, wrapping around.
+func cycle(vals []string, cur string, dir int) string {
+	if len(vals) == 0 {
+		return cur
+	}
+	i := 0
+	for j, v := range vals {
+		if v == cur {
+			i = j
+			break
+		}
+	}
+	return vals[((i+dir)%len(vals)+len(vals))%len(vals)]
+}
+
+// setAll switches every supported on/off control on or off.
+func (p *controlsPane) setAll(on bool) {
+	for _, r := range p.rows {
+		if r.setting != "" || !p.supported(r) {
+			continue
+		}
+		v := "off"
+		if on {
+			switch {
+			case r.def.key == "proxy":
+				v = "replay"
+			case r.def.key == "governor":
+				v = r.def.values[len(r.def.values)-1]
+			case r.def.key == "pin_cpu", r.def.key == "cachegrind":
+				continue
+			default:
+				v = "on"
+			}
+		}
+		setControl(&p.controls, r.def.key, v)
+	}
+}
+
+// controlsDoneMsg is produced when the user starts (or applies) the controls.
+type controlsDoneMsg struct{}
+
+func (p controlsPane) Update(msg tea.Msg) (controlsPane, tea.Cmd) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return p, nil
+	}
+	switch {
+	case key.Matches(km, p.keys.list.Up):
+		if p.cursor > 0 {
+			p.cursor--
+		}
+	case key.Matches(km, p.keys.list.Down), km.String() == "tab":
+		if p.cursor < len(p.rows)-1 {
+			p.cursor++
+		}
+	case key.Matches(km, p.keys.Toggle):
+		p.step(1)
+	case key.Matches(km, p.keys.Left):
+		p.step(-1)
+	case key.Matches(km, p.keys.All):
+		p.setAll(true)
+	case key.Matches(km, p.keys.None):
+		p.setAll(false)
+	case key.Matches(km, p.keys.Start):
+		return p, func() tea.Msg { return controlsDoneMsg{} }
+	}
+	return p, nil
+}
+
+// experiment applies the stepper's choices to exp.
+func (p controlsPane) experiment(exp lab.Experiment) lab.Experiment {
+	exp.Controls = p.controls
+	exp.Order = p.order
+	exp.Trials = p.trials
+	exp.Warmup = p.warmup
+	return exp
+}
+
+func (p controlsPane) help() keyHelp {
+	return keyHelp{
+		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Toggle, p.keys.Start},
+		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Toggle, p.keys.Left, p.keys.All, p.keys.None}, {p.keys.Start}},
+	}
+}
+
+func (p *controlsPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+func (p controlsPane) View() string {
+	st := p.st
+	var b strings.Builder
+	labelW := 18
+	valW := 10
+	explW := p.width - labelW - valW - 6
+	// Keep the cursor visible when the rows do not fit.
+	avail := p.height - 2
+	if avail < 1 {
+		avail = 1
+	}
+	first := 0
+	if p.cursor >= avail {
+		first = p.cursor - avail + 1
+	}
+	for i := first; i < len(p.rows) && i < first+avail; i++ {
+		r := p.rows[i]
+		cur := "  "
+		if i == p.cursor {
+			cur = st.Cursor.Render("▸ ")
+		}
+		val := p.value(r)
+		line := fmt.Sprintf("%-*s %-*s", labelW, p.label(r), valW, "["+val+"]")
+		expl := p.explain(r)
+		if !p.supported(r) {
+			expl = "not supported on " + p.device.ID
+			line = st.Disabled.Render(line + " " + truncate(expl, explW))
+		} else {
+			if i == p.cursor {
+				line = st.Selected.Render(line)
+			} else if val != "off" && r.setting == "" {
+				line = st.OK.Render(line)
+			}
+			line += " " + st.Muted.Render(truncate(expl, explW))
+		}
+		b.WriteString(cur + line + "\n")
+	}
+	if len(p.rows) > avail {
+		b.WriteString(st.Muted.Render(fmt.Sprintf("  %d/%d", p.cursor+1, len(p.rows))) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

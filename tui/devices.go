@@ -1,0 +1,229 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// devicesPane is the device picker: every backend's devices with their state
+// and capabilities.
+type devicesPane struct {
+	st      *Styles
+	devices []lab.DeviceInfo
+	cursor  int
+	loading bool
+	err     error
+	keys    devicesKeys
+	width   int
+	height  int
+	prefer  string // device id to put the cursor on once listed
+}
+
+type devicesKeys struct {
+	list    listKeys
+	Select  key.Binding
+	Refresh key.Binding
+	Check   key.Binding
+}
+
+func newDevicesKeys() devicesKeys {
+	return devicesKeys{
+		list:    newListKeys(),
+		Select:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use device")),
+		Refresh: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
+		Check:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "stability check")),
+	}
+}
+
+func newDevicesPane(st *Styles, prefer string) devicesPane {
+	return devicesPane{st: st, keys: newDevicesKeys(), loading: true, prefer: prefer}
+}
+
+// listDevices lists devices off the Update path.
+func listDevices(ctx context.Context, b Backend) tea.Cmd {
+	return func() tea.Msg {
+		if b.ListDevices == nil {
+			return devicesListedMsg{err: fmt.Errorf("no device backends in this build")}
+		}
+		devs, err := b.ListDevices(ctx)
+		return devicesListedMsg{devices: devs, err: err}
+	}
+}
+
+// deviceChosenMsg says the user picked a device (for a run or a check).
+type deviceChosenMsg struct {
+	device lab.DeviceInfo
+	check  bool
+}
+
+// usable reports whether trials can run on d, and why not.
+func usable(d lab.DeviceInfo) (bool, string) {
+	switch d.State {
+	case "", "device":
+		return true, ""
+	case "unauthorized":
+		return false, d.ID + " is unauthorized: accept the USB debugging prompt on the phone, then refresh"
+	default:
+		return false, d.ID + " is " + d.State + ": reconnect it, then refresh (r)"
+	}
+}
+
+func (p devicesPane) Update(msg tea.Msg) (devicesPane, tea.Cmd) {
+	switch msg := msg.(type) {
+	case devicesListedMsg:
+		p.loading = false
+		p.err = msg.err
+		if msg.err == nil || len(msg.devices) > 0 {
+			p.setDevices(msg.devices)
+		}
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, p.keys.list.Up):
+			if p.cursor > 0 {
+				p.cursor--
+			}
+		case key.Matches(msg, p.keys.list.Down):
+			if p.cursor < len(p.devices)-1 {
+				p.cursor++
+			}
+		case key.Matches(msg, p.keys.Refresh):
+			p.loading = true
+			return p, func() tea.Msg { return refreshDevicesMsg{} }
+		case key.Matches(msg, p.keys.Select), key.Matches(msg, p.keys.Check):
+			d, ok := p.selected()
+			if !ok {
+				return p, nil
+			}
+			if ok, why := usable(d); !ok {
+				p.err = fmt.Errorf("%s", why)
+				return p, nil
+			}
+			check := key.Matches(msg, p.keys.Check)
+			if check && !d.Has(lab.CapProbe) {
+				p.err = fmt.Errorf("%s cannot run the MFLOPS probe", d.ID)
+				return p, nil
+			}
+			p.err = nil
+			return p, func() tea.Msg { return deviceChosenMsg{device: d, check: check} }
+		}
+	}
+	return p, nil
+}
+
+// refreshDevicesMsg asks the root to list devices again.
+type refreshDevicesMsg struct{}
+
+func (p *devicesPane) setDevices(devs []lab.DeviceInfo) {
+	prev := ""
+	if d, ok := p.selected(); ok {
+		prev = d.ID
+	} else {
+		prev = p.prefer
+	}
+	order := map[string]int{"sim": 0, "local": 1, "adb": 2}
+	devs = append([]lab.DeviceInfo(nil), devs...)
+	sort.SliceStable(devs, func(i, j int) bool { return order[devs[i].Backend] < order[devs[j].Backend] })
+	p.devices = devs
+	p.cursor = 0
+	for i, d := range devs {
+		if d.ID == prev {
+			p.cursor = i
+		}
+	}
+}
+
+func (p devicesPane) selected() (lab.DeviceInfo, bool) {
+	if p.cursor < 0 || p.cursor >= len(p.devices) {
+		return lab.DeviceInfo{}, false
+	}
+	return p.devices[p.cursor], true
+}
+
+func (p devicesPane) help() keyHelp {
+	return keyHelp{
+		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Select, p.keys.Check, p.keys.Refresh},
+		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Select, p.keys.Check, p.keys.Refresh}},
+	}
+}
+
+func (p *devicesPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+func (p devicesPane) View() string {
+	st := p.st
+	var b strings.Builder
+	switch {
+	case p.loading && len(p.devices) == 0:
+		b.WriteString(st.Muted.Render("listing devices…") + "\n")
+	case len(p.devices) == 0:
+		b.WriteString("no devices found\n")
+	}
+	detail := 0
+	if d, ok := p.selected(); ok {
+		detail = len(p.detail(d))
+	}
+	avail := p.height - detail - 2
+	if p.err != nil {
+		avail--
+	}
+	if avail < 1 {
+		avail = 1
+	}
+	first := 0
+	if p.cursor >= avail {
+		first = p.cursor - avail + 1
+	}
+	for i := first; i < len(p.devices) && i < first+avail; i++ {
+		d := p.devices[i]
+		state := d.State
+		if state == "" {
+			state = "ready"
+		}
+		line := fmt.Sprintf("%-22s %-6s %-22s %-12s %2d caps", d.ID, d.Backend, d.Model, state, len(d.Caps))
+		cur := "  "
+		switch {
+		case i == p.cursor:
+			cur = st.Cursor.Render("▸ ")
+			line = st.Selected.Render(truncate(line, p.width-2))
+		case state != "ready" && state != "device":
+			line = st.Disabled.Render(truncate(line, p.width-2))
+		}
+		b.WriteString(cur + line + "\n")
+	}
+	if p.loading && len(p.devices) > 0 {
+		b.WriteString(st.Muted.Render("  refreshing…") + "\n")
+	}
+	if d, ok := p.selected(); ok {
+		b.WriteString("\n")
+		for _, l := range p.detail(d) {
+			b.WriteString(l + "\n")
+		}
+	}
+	if p.err != nil {
+		b.WriteString(st.Error.Render(truncate(p.err.Error(), p.width)) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// detail describes the selected device: capabilities and notes.
+func (p devicesPane) detail(d lab.DeviceInfo) []string {
+	st := p.st
+	caps := strings.Join(d.Caps, " ")
+	if caps == "" {
+		caps = "none"
+	}
+	lines := []string{truncate(st.Header.Render("capabilities: ")+caps, p.width)}
+	if d.Server != "" {
+		lines = append(lines, truncate(st.Muted.Render("adb server: "+d.Server), p.width))
+	}
+	for _, n := range d.Notes {
+		lines = append(lines, truncate(st.Warning.Render("note: ")+n, p.width))
+	}
+	return lines
+}

@@ -1,0 +1,46 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// devicesListedMsg carries the result of a device listing.
+type devicesListedMsg struct {
+	devices []lab.DeviceInfo
+	err     error
+}
+
+// runStartedMsg says the device is open, the session file created and the
+// runner started (or why not).
+type runStartedMsg struct {
+	run *liveRun
+	err error
+}
+
+// eventsArrivedMsg carries the events read from a stream since the last
+// message; closed means the stream has ended.
+type eventsArrivedMsg struct {
+	stream int // which stream (a new run or check gets a new number)
+	events []lab.Event
+	closed bool
+	err    error // a session write error, if any
+}
+
+// reportComputedMsg carries the analysis of the trials counted up to version.
+type reportComputedMsg struct {
+	version int
+	final   bool
+	panel   panelData
+	took    time.Duration
+}
+
+// replayTickedMsg advances a replay.
+type replayTickedMsg struct {
+	gen int
+	at  time.Time
+}
+
+// recentSavedMsg reports a failure to save the recent-builds list.
+type recentSavedMsg struct{ err error }

@@ -1,0 +1,351 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/guptarohit/asciigraph"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// panelData is the analysis as the dashboard draws it, computed off the
+// Update path and cached until the next counted trial. NaN means undefined.
+type panelData struct {
+	alpha, confidence float64
+	correction, test  string
+	resamples         int
+	live              bool // computed with fewer resamples while running
+	metrics           []metricPanel
+	kwAllP            float64
+	n                 int // counted trials the analysis covers
+	warnings          []string
+}
+
+// metricPanel is one metric's comparison.
+type metricPanel struct {
+	name, unit, better string
+	nA, nB             int
+	medA, medB         float64
+	deltaPct           float64 // Δ% of medians
+	ciLow, ciHigh      float64 // bootstrap CI of the median difference, in % of median A
+	p, pAdj, welchP    float64
+	kwP                float64
+	mde                float64
+	verdict            string
+	warnings           []string
+}
+
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p < 0.0001:
+		return "<0.0001"
+	case p < 0.001:
+		return fmt.Sprintf("%.4f", p)
+	default:
+		return fmt.Sprintf("%.3f", p)
+	}
+}
+
+func fmtPct(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.2f%%", x)
+}
+
+func fmtNum(x float64) string {
+	switch ax := math.Abs(x); {
+	case math.IsNaN(x):
+		return "—"
+	case ax >= 1e6:
+		return fmt.Sprintf("%.4g", x)
+	case ax >= 100:
+		return fmt.Sprintf("%.1f", x)
+	case ax >= 1:
+		return fmt.Sprintf("%.3f", x)
+	default:
+		return fmt.Sprintf("%.4g", x)
+	}
+}
+
+// verdictWord is the verdict as printed: the word carries the meaning when
+// colour is off.
+func verdictWord(v string) string {
+	if v == "" {
+		return "undetermined"
+	}
+	return v
+}
+
+// ciBar draws the CI [lo, hi] (in %) with the point estimate on an axis from
+// -scale to +scale, zero marked in the middle.
+func ciBar(lo, point, hi, scale float64, w int) string {
+	if w < 5 {
+		return ""
+	}
+	cells := []rune(strings.Repeat("─", w))
+	pos := func(x float64) int {
+		i := int(math.Round((x + scale) / (2 * scale) * float64(w-1)))
+		return max(0, min(w-1, i))
+	}
+	zero := pos(0)
+	cells[zero] = '┼'
+	if !math.IsNaN(lo) && !math.IsNaN(hi) {
+		for i := pos(lo); i <= pos(hi); i++ {
+			cells[i] = '━'
+		}
+		if lo < -scale {
+			cells[0] = '◀'
+		}
+		if hi > scale {
+			cells[w-1] = '▶'
+		}
+	}
+	if !math.IsNaN(point) {
+		cells[pos(point)] = '●'
+	}
+	return string(cells)
+}
+
+// ciScale is the half-width of the CI axis: the largest bound shown, at
+// least 1%, rounded up to a readable step.
+func ciScale(ms []metricPanel) float64 {
+	s := 1.0
+	for _, m := range ms {
+		for _, x := range []float64{m.ciLow, m.ciHigh, m.deltaPct} {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) && math.Abs(x) > s {
+				s = math.Abs(x)
+			}
+		}
+	}
+	for _, step := range []float64{1, 2, 5, 10, 20, 50, 100, 200, 500} {
+		if s <= step {
+			return step
+		}
+	}
+	return s
+}
+
+// ciPanel renders the Δ% and bootstrap CI per metric.
+func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
+	conf := pd.confidence
+	if conf == 0 {
+		conf = 0.95
+	}
+	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
+	if pd.live && pd.resamples > 0 {
+		title += fmt.Sprintf(" (%d resamples, live)", pd.resamples)
+	}
+	lines := []string{st.PanelTitle.Render(truncate(title, w))}
+	if len(pd.metrics) == 0 {
+		return append(lines, st.Muted.Render("  waiting for counted trials of both builds"))
+	}
+	scale := ciScale(pd.metrics)
+	nameW := 14
+	if w >= 110 {
+		nameW = 18
+	}
+	numW := 8
+	rangeW := 20
+	verdW := 13
+	barW := w - nameW - numW - rangeW - verdW - 4
+	if barW > 40 {
+		barW = 40
+	}
+	for i, m := range pd.metrics {
+		if i >= maxRows {
+			lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more metrics", len(pd.metrics)-i)))
+			break
+		}
+		vs := st.Verdict(m.verdict)
+		rng := fmt.Sprintf("[%s, %s]", fmtPct(m.ciLow), fmtPct(m.ciHigh))
+		line := pad(m.name, nameW) + " " + pad(fmtPct(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
+		if barW >= 7 {
+			line += vs.Render(ciBar(m.ciLow, m.deltaPct, m.ciHigh, scale, barW)) + " "
+		}
+		line += vs.Render(verdictWord(m.verdict))
+		lines = append(lines, truncate(line, w))
+	}
+	if barW >= 7 {
+		axis := pad("", nameW+numW+rangeW+3) + pad(fmt.Sprintf("−%g%%", scale), barW/2) + pad(fmt.Sprintf("0 … +%g%%", scale), barW-barW/2)
+		lines = append(lines, st.Muted.Render(truncate(axis, w)))
+	}
+	return lines
+}
+
+// pPanel renders the p-values per metric and the test settings.
+func pPanel(st *Styles, pd panelData, w int, maxRows int) []string {
+	test := pd.test
+	if test == "" {
+		test = "mann-whitney"
+	}
+	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
+	if len(pd.metrics) == 0 {
+		return lines
+	}
+	showKW := false
+	for _, m := range pd.metrics {
+		if !math.IsNaN(m.kwP) {
+			showKW = true
+		}
+	}
+	nameW := 14
+	if w >= 110 {
+		nameW = 18
+	}
+	head := pad("metric", nameW) + fmt.Sprintf(" %8s %8s %8s", "p", "p adj", "Welch p")
+	if showKW {
+		head += fmt.Sprintf(" %8s", "order p")
+	}
+	head += fmt.Sprintf(" %7s %9s", "MDE", "n A/B")
+	lines = append(lines, st.Muted.Render(truncate(head, w)))
+	for i, m := range pd.metrics {
+		if i >= maxRows {
+			break
+		}
+		pstyle := st.NoChange
+		if !math.IsNaN(m.pAdj) && m.pAdj < pd.alpha {
+			pstyle = st.Verdict(m.verdict)
+		}
+		line := pad(m.name, nameW) + " " + pstyle.Render(fmt.Sprintf("%8s", fmtP(m.p))) + " " +
+			pstyle.Render(fmt.Sprintf("%8s", fmtP(m.pAdj))) + fmt.Sprintf(" %8s", fmtP(m.welchP))
+		if showKW {
+			line += fmt.Sprintf(" %8s", fmtP(m.kwP))
+		}
+		mde := "—"
+		if !math.IsNaN(m.mde) && !math.IsInf(m.mde, 0) {
+			mde = fmt.Sprintf("%.2f%%", m.mde)
+		}
+		line += fmt.Sprintf(" %7s %9s", mde, fmt.Sprintf("%d/%d", m.nA, m.nB))
+		lines = append(lines, truncate(line, w))
+	}
+	if !math.IsNaN(pd.kwAllP) && pd.kwAllP != 0 {
+		lines = append(lines, truncate(fmt.Sprintf("Kruskal–Wallis (all groups) p=%s", fmtP(pd.kwAllP)), w))
+	}
+	return lines
+}
+
+// warningLines gathers the analysis warnings and the run's own (failed
+// trials, throttling, read-back mismatches).
+func warningLines(s *runState, pd panelData) []string {
+	out := append([]string(nil), pd.warnings...)
+	for _, m := range pd.metrics {
+		for _, w := range m.warnings {
+			out = append(out, m.name+": "+w)
+		}
+	}
+	if n := s.counts[lab.StatusFailed] + s.counts[lab.StatusTimeout]; n > 0 {
+		last := ""
+		for i := len(s.trials) - 1; i >= 0; i-- {
+			if t := s.trials[i]; t.Status != lab.StatusOK {
+				last = fmt.Sprintf(" (last: #%d %s)", t.Index, t.Reason)
+				break
+			}
+		}
+		out = append(out, fmt.Sprintf("%d trials failed or timed out, not counted%s", n, last))
+	}
+	if s.throttled > 0 {
+		out = append(out, fmt.Sprintf("throttling: %d probe samples ran below the starting frequency", s.throttled))
+	}
+	if len(s.mismatches) > 0 {
+		out = append(out, fmt.Sprintf("governor read-back differs: %s", strings.Join(s.mismatches, ", ")))
+	}
+	return out
+}
+
+// streamLines renders the latest trials, newest last.
+func streamLines(st *Styles, s *runState, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	lines := []string{st.PanelTitle.Render("trials")}
+	h--
+	start := max(0, len(s.trials)-h)
+	for _, t := range s.trials[start:] {
+		arm := "A"
+		if t.Arm == lab.ArmTreatment {
+			arm = "B"
+		}
+		status := t.Status
+		if t.Warmup {
+			status = "warm"
+		}
+		line := fmt.Sprintf("#%-5d r%-4d %s %-7s", t.Index, t.Round+1, arm, status)
+		var ms []string
+		for _, mt := range t.Metrics {
+			ms = append(ms, mt.Name+"="+fmtNum(mt.Value))
+		}
+		rest := strings.Join(ms, " ")
+		if t.Status != lab.StatusOK {
+			rest = t.Reason
+		}
+		line = truncate(line+" "+rest, w)
+		switch {
+		case t.Status != lab.StatusOK:
+			line = st.Error.Render(line)
+		case t.Warmup:
+			line = st.Muted.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	if len(s.trials) == 0 {
+		lines = append(lines, st.Muted.Render("  no trials yet"))
+	}
+	return lines
+}
+
+// chartLines draws the MFLOPS of the stability probe with asciigraph.
+func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
+	title := "MFLOPS stability check"
+	if summary != "" {
+		title += " · " + summary
+	}
+	lines := []string{st.PanelTitle.Render(truncate(title, w))}
+	if h < 4 || w < 20 {
+		return lines
+	}
+	n := len(s.probe)
+	if n == 0 {
+		return append(lines, st.Muted.Render("  waiting for samples"))
+	}
+	width := w - 12 // room for the y-axis labels
+	from := max(0, n-width)
+	series := make([]float64, 0, n-from)
+	for _, p := range s.probe[from:] {
+		series = append(series, p.MFLOPS)
+	}
+	if len(series) == 1 {
+		series = append(series, series[0])
+	}
+	graph := asciigraph.Plot(series, asciigraph.Height(h-2), asciigraph.Width(width), asciigraph.Precision(0))
+	for _, l := range strings.Split(graph, "\n") {
+		lines = append(lines, truncate(l, w))
+	}
+	last := s.probe[n-1]
+	info := fmt.Sprintf("  t=%.0fs  %.0f MFLOPS", last.T, last.MFLOPS)
+	if last.TempC > 0 {
+		info += fmt.Sprintf("  %.1f°C", last.TempC)
+	}
+	if len(last.FreqKHz) > 0 {
+		var fs []string
+		for _, f := range last.FreqKHz {
+			fs = append(fs, fmt.Sprintf("%d", f/1000))
+		}
+		info += "  MHz " + strings.Join(fs, "/")
+	}
+	return append(lines, st.Muted.Render(truncate(info, w)))
+}
+
+// progressBar draws a bar of width w for fraction f.
+func progressBar(st *Styles, f float64, w int) string {
+	if w < 3 {
+		return ""
+	}
+	full := int(math.Round(f * float64(w)))
+	full = max(0, min(w, full))
+	return st.ProgressFull.Render(strings.Repeat("█", full)) + st.ProgressEmpty.Render(strings.Repeat("░", w-full))
+}

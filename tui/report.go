@@ -1,0 +1,103 @@
+package tui
+
+import (
+	"math"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// liveResamples is the bootstrap resample count while trials still arrive:
+// the panel is recomputed after every counted trial, so it trades a little
+// CI precision for speed; the final analysis uses the full count.
+const liveResamples = 2000
+
+// analyze compares the counted samples with the experiment's α and
+// confidence. It runs in a tea.Cmd, never in Update or View.
+func analyze(in []metricInput, alpha, confidence float64, final bool) panelData {
+	opt := analysis.DefaultOptions()
+	if alpha > 0 {
+		opt.Alpha = alpha
+	}
+	if confidence > 0 {
+		opt.Confidence = confidence
+	}
+	if !final {
+		opt.Resamples = liveResamples
+	}
+	ms := make([]analysis.MetricInput, 0, len(in))
+	n := 0
+	for _, m := range in {
+		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better, Samples: [][]float64{m.a, m.b}})
+		n += len(m.a) + len(m.b)
+	}
+	r := analysis.Compare(ms, opt)
+	pd := panelData{
+		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
+		resamples: opt.Resamples, live: !final, kwAllP: float64(r.KruskalWallisAll.P), n: n,
+	}
+	for _, m := range r.Metrics {
+		p := float64(m.MannWhitney.P)
+		if r.PrimaryTest == analysis.TestWelch {
+			p = float64(m.Welch.P)
+		}
+		kw := math.NaN()
+		if i := indexOf(in, m.Name); i >= 0 {
+			kw = orderEffectP(in[i])
+		}
+		pd.metrics = append(pd.metrics, metricPanel{
+			name: m.Name, unit: m.Unit, better: m.Better,
+			nA: m.A.N, nB: m.B.N, medA: float64(m.A.Median), medB: float64(m.B.Median),
+			deltaPct: float64(m.DeltaPctMedian),
+			ciLow:    float64(m.Bootstrap.PctLow), ciHigh: float64(m.Bootstrap.PctHigh),
+			p: p, pAdj: float64(m.PAdjusted), welchP: float64(m.Welch.P), kwP: kw,
+			mde: float64(m.MDEPct), verdict: m.Verdict, warnings: m.Warnings,
+		})
+	}
+	for _, w := range r.Warnings {
+		pd.warnings = append(pd.warnings, w)
+	}
+	return pd
+}
+
+func indexOf(in []metricInput, name string) int {
+	for i, m := range in {
+		if m.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// orderEffectP tests whether the order mode changed the metric (OrderSage's
+// question) when the run used more than one: Kruskal–Wallis across order
+// modes of each value relative to its arm's median, so the difference
+// between the builds does not pass for an order effect. NaN when only one
+// order mode was used or the test is undefined.
+func orderEffectP(m metricInput) float64 {
+	if m.orders < 2 || len(m.ordA) != len(m.a) || len(m.ordB) != len(m.b) {
+		return math.NaN()
+	}
+	groups := make([][]float64, m.orders)
+	add := func(xs []float64, ord []uint8) {
+		med := float64(analysis.Summarize(xs).Median)
+		if med == 0 || math.IsNaN(med) {
+			return
+		}
+		for i, x := range xs {
+			groups[ord[i]] = append(groups[ord[i]], x/med)
+		}
+	}
+	add(m.a, m.ordA)
+	add(m.b, m.ordB)
+	var used [][]float64
+	for _, g := range groups {
+		if len(g) > 0 {
+			used = append(used, g)
+		}
+	}
+	if len(used) < 2 {
+		return math.NaN()
+	}
+	kw, _ := analysis.KruskalWallisH(used...)
+	return float64(kw.P)
+}

@@ -1,0 +1,53 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// truncate cuts s (which may hold ANSI styles) to at most w cells, marking a
+// cut with an ellipsis.
+func truncate(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// pad cuts or pads s to exactly w cells.
+func pad(s string, w int) string {
+	s = truncate(s, w)
+	if n := lipgloss.Width(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// block fits text into a w×h rectangle: every line cut or padded to w, and
+// lines dropped or blank lines added to make h.
+func block(text string, w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		lines[i] = pad(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sideBySide joins two blocks of equal height with a gap.
+func sideBySide(left, right string, gap int) string {
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, strings.Repeat(" ", gap), right)
+}
