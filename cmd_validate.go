@@ -2,18 +2,587 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/study"
 )
 
-// cmdValidate is not written yet.
-func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: this command is not built yet")
-	return 1
+// Defaults of validate: many cheap experiments on the simulated phone, a
+// handful on real hardware where each costs minutes.
+const (
+	validateAASim    = 200
+	validateAAReal   = 20
+	validateEffectSm = 1.0 // % injected on sim when --effect is not given
+)
+
+const validateUsage = `Usage: perflab validate DEVICE --experiment EXP.json [--aa K] [--effect X%] [--json]
+
+MobileLab's validation framework: proves on this very setup that the
+statistics keep their promise before you trust a verdict.
+
+It runs K A/A experiments (the control build against itself, with the
+experiment's trials, order and controls) and reports the observed
+false-positive rate with its exact binomial (Clopper–Pearson) interval
+against α, the variance of each arm, and the mean metric by trial number
+across experiments with a Spearman test for a trend (IID check). It warns
+when the false-positive interval excludes α.
+
+With --effect X it also runs K experiments with an effect of X%: on sim the
+treatment is the control made X% costlier (the simulated phone knows the
+truth); elsewhere the experiment's own treatment is used and X is the
+difference you declare it has. It reports how often the effect is found.
+On sim --effect defaults to 1%.
+
+Exit status: 0 the setup validates (false-positive interval holds α and,
+with an effect, at least 80% detected); 3 it does not; 1 error.
+
+Examples:
+  perflab validate sim:pixel --experiment examples/sim-controls-on.json
+  perflab validate sim:pixel --experiment examples/sim-controls-off.json --aa 100 --effect 1%
+  perflab validate local --experiment examples/local-aa.json --aa 20 --json
+  perflab validate adb:SERIAL --experiment app.json --aa 10 --effect 5%
+
+Flags:
+`
+
+const orderUsage = `Usage: perflab order DEVICE --experiment EXP.json [--runs N] [--json]
+
+OrderSage's order-dependence test (Algorithm 1): N repetitions of a
+fixed-order run (all control, then all treatment) and a random-order run,
+with the reset procedure between runs (on sim: a fresh device). Each build
+and metric is a test: its per-run means in fixed order are compared with
+those in random order by Kruskal–Wallis, with Bonferroni's correction
+across tests. Order matters when any test's p is below α/tests.
+
+For each test it shows the relative difference of means
+Δ% = (mean fixed − mean random)/mean fixed, and the medians with their
+distribution-free confidence intervals. A red flag marks a test whose
+intervals do not overlap, or whose metric leads to a different A/B
+conclusion in fixed order than in random order.
+
+Exit status: 0 order does not matter; 3 it does; 1 error.
+
+Examples:
+  perflab order sim:pixel --experiment examples/sim-order-carryover.json
+  perflab order sim:pixel --experiment examples/sim-order-clean.json --runs 20 --json
+  perflab order local --experiment examples/local-aa.json --runs 5
+
+Flags:
+`
+
+// studyFlags are the flags validate and order share.
+type studyFlags struct {
+	experiment string
+	adb        repeatedFlag
+	realtime   bool
+	json       bool
+	quiet      bool
+	parallel   int
 }
 
-// cmdOrder is not written yet.
+func (f *studyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
+	fs.Var(&f.adb, "adb", "adb server HOST:PORT (repeatable)")
+	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
+	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.parallel, "parallel", 0, "concurrent runs on sim (default: number of CPUs)")
+}
+
+// load parses the positional DEVICE and the experiment, and builds the
+// device opener.
+func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Experiment, study.Devices, error) {
+	if len(pos) > 1 {
+		return nil, study.Devices{}, fmt.Errorf("want one DEVICE, got %q (perflab %s --help)", strings.Join(pos, " "), name)
+	}
+	if f.experiment == "" {
+		return nil, study.Devices{}, fmt.Errorf("--experiment EXP.json is required (perflab %s --help)", name)
+	}
+	exp, err := lab.LoadExperiment(f.experiment)
+	if err != nil {
+		return nil, study.Devices{}, err
+	}
+	if len(pos) == 1 {
+		exp.Device = pos[0]
+	}
+	id := exp.Device
+	opt := devices.Options{ADBServers: f.adb, Realtime: f.realtime}
+	sim := strings.HasPrefix(id, "sim:")
+	devs := study.Devices{
+		Open: func(ctx context.Context, seed int64) (lab.Device, error) {
+			o := opt
+			o.Seed = seed
+			return devices.Open(ctx, id, o)
+		},
+		// Simulated phones are cheap and seedable: a fresh one per run
+		// makes runs independent and lets them run in parallel.
+		Fresh:    sim && !f.realtime,
+		Parallel: f.parallel,
+	}
+	return exp, devs, nil
+}
+
+// parseEffect reads "1", "1%", "+1.5%", "-2%".
+func parseEffect(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= -100 {
+		return 0, fmt.Errorf("--effect %q: want a percentage such as 1%% or -2.5%%", s)
+	}
+	return v, nil
+}
+
+// cmdValidate runs the validation framework.
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf studyFlags
+	sf.register(fs)
+	aa := fs.Int("aa", 0, fmt.Sprintf("number of A/A experiments (default %d on sim, %d elsewhere)", validateAASim, validateAAReal))
+	effect := fs.String("effect", "", "known effect in % (default 1% on sim; elsewhere the difference you declare the treatment has)")
+	effectRuns := fs.Int("effect-runs", 0, "number of effect experiments (default: as many as --aa)")
+	metric := fs.String("metric", "", "metric to judge (default: the experiment's first metric)")
+	test := fs.String("test", analysis.TestMannWhitney, "primary test: mann-whitney or welch")
+	fs.Usage = func() { fmt.Fprint(stderr, validateUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	exp, devs, err := sf.load("validate", pos, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab validate:", err)
+		return exitUsage
+	}
+	sim := strings.HasPrefix(exp.Device, "sim:")
+	cfg := study.ValidateConfig{Experiment: exp, Devices: devs, AA: *aa, Inject: sim,
+		EffectRuns: *effectRuns, Metric: *metric, Test: *test}
+	if cfg.AA == 0 {
+		cfg.AA = validateAAReal
+		if sim {
+			cfg.AA = validateAASim
+		}
+	}
+	if cfg.AA < 1 || *effectRuns < 0 {
+		fmt.Fprintln(stderr, "perflab validate: --aa and --effect-runs want a positive number of experiments")
+		return exitUsage
+	}
+	switch {
+	case *effect != "":
+		if cfg.EffectPct, err = parseEffect(*effect); err != nil {
+			fmt.Fprintln(stderr, "perflab validate:", err)
+			return exitUsage
+		}
+	case sim:
+		cfg.EffectPct = validateEffectSm
+	}
+	if *test != analysis.TestMannWhitney && *test != analysis.TestWelch {
+		fmt.Fprintf(stderr, "perflab validate: --test %q: want mann-whitney or welch\n", *test)
+		return exitUsage
+	}
+	nEff := 0
+	if cfg.EffectPct != 0 {
+		nEff = cfg.AA
+		if cfg.EffectRuns > 0 {
+			nEff = cfg.EffectRuns
+		}
+	}
+	fmt.Fprintf(stderr, "validate %s: %d A/A + %d effect experiments of %d trials per arm (+%d warm-up), order %s\n",
+		exp.Device, cfg.AA, nEff, exp.Trials, exp.Warmup, exp.Order)
+	if cfg.EffectPct != 0 && !sim {
+		fmt.Fprintf(stderr, "effect experiments use the experiment's treatment, declared to differ by %+g%%\n", cfg.EffectPct)
+	}
+	prog := newStudyProgress(stderr, sf.quiet)
+	v, err := study.Validate(ctx, cfg, prog.add)
+	prog.done()
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab validate:", err)
+		return exitError
+	}
+	if sf.json {
+		if err := writeValidationJSON(stdout, v); err != nil {
+			fmt.Fprintln(stderr, "perflab validate:", err)
+			return exitError
+		}
+	} else {
+		writeValidation(stdout, v)
+	}
+	if validationFailed(v) {
+		return exitRegression
+	}
+	return exitOK
+}
+
+// validationFailed reports whether the setup failed validation.
+func validationFailed(v *study.Validation) bool {
+	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
+	if p.Excludes(v.Alpha) {
+		return true
+	}
+	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < 0.8
+}
+
+// validationLine is the JSON contract of `perflab validate --json`.
+type validationLine struct {
+	AA struct {
+		Experiments    int            `json:"experiments"`
+		FalsePositives int            `json:"false_positives"`
+		Rate           analysis.Float `json:"rate"`
+		CILow          analysis.Float `json:"ci_low"`
+		CIHigh         analysis.Float `json:"ci_high"`
+	} `json:"aa"`
+	Effect struct {
+		Experiments int            `json:"experiments"`
+		EffectPct   float64        `json:"effect_pct"`
+		Detected    int            `json:"detected"`
+		Rate        analysis.Float `json:"rate"`
+	} `json:"effect"`
+	Variance struct {
+		Metric    string            `json:"metric"`
+		Unit      string            `json:"unit"`
+		Control   study.ArmVariance `json:"control"`
+		Treatment study.ArmVariance `json:"treatment"`
+	} `json:"variance"`
+	TrialTrend struct {
+		Rho analysis.Float `json:"rho"`
+		P   analysis.Float `json:"p"`
+	} `json:"trial_trend"`
+}
+
+func writeValidationJSON(w io.Writer, v *study.Validation) error {
+	var l validationLine
+	l.AA.Experiments, l.AA.FalsePositives = v.AA.Experiments, v.AA.FalsePositives
+	l.AA.Rate, l.AA.CILow, l.AA.CIHigh = v.AA.Rate, v.AA.CILow, v.AA.CIHigh
+	l.Effect.Experiments, l.Effect.EffectPct, l.Effect.Detected, l.Effect.Rate = v.Effect.Experiments, v.Effect.EffectPct, v.Effect.Detected, v.Effect.Rate
+	l.Variance.Metric, l.Variance.Unit = v.Metric, v.Unit
+	l.Variance.Control, l.Variance.Treatment = v.Variance.Control, v.Variance.Treatment
+	l.TrialTrend.Rho, l.TrialTrend.P = v.TrialTrend.Rho, v.TrialTrend.P
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// pct formats a rate as a percentage, "–" when undefined.
+func pct(f analysis.Float) string {
+	if !f.Defined() {
+		return "–"
+	}
+	return strconv.FormatFloat(100*float64(f), 'f', 1, 64) + "%"
+}
+
+// num formats a number with up to 4 significant digits, "–" when undefined.
+func num(f analysis.Float) string {
+	if !f.Defined() {
+		return "–"
+	}
+	return strconv.FormatFloat(float64(f), 'g', 4, 64)
+}
+
+func writeValidation(w io.Writer, v *study.Validation) {
+	unit := ""
+	if v.Unit != "" {
+		unit = " " + v.Unit
+	}
+	fmt.Fprintf(w, "Validation of %s: metric %s (%s is better), %s test, α = %g, %d trials per arm, order %s\n\n",
+		v.Device, v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	ok := "holds α"
+	if (analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).Excludes(v.Alpha) {
+		ok = "EXCLUDES α"
+	}
+	fmt.Fprintf(tw, "A/A false positives\t%d of %d\t%s\t%.0f%% CI %s–%s\t%s\n", v.AA.FalsePositives, v.AA.Experiments,
+		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh), ok)
+	if v.Effect.Experiments > 0 {
+		how := "declared"
+		if v.Effect.Injected {
+			how = "injected"
+		}
+		power := "≥ 80% power"
+		if float64(v.Effect.Rate) < 0.8 {
+			power = "UNDER 80% power"
+		}
+		fmt.Fprintf(tw, "Effect %+g%% (%s) detected\t%d of %d\t%s\t%.0f%% CI %s–%s\t%s, observed Δ %+.2f%%\n", v.Effect.EffectPct, how,
+			v.Effect.Detected, v.Effect.Experiments, pct(v.Effect.Rate), 100*v.Confidence, pct(v.Effect.CILow), pct(v.Effect.CIHigh),
+			power, float64(v.Effect.ObservedPct))
+	} else {
+		fmt.Fprintf(tw, "Effect\tnot run\t\t\t(--effect X%% runs experiments with a known effect)\n")
+	}
+	for _, arm := range []struct {
+		name string
+		a    study.ArmVariance
+	}{{"control", v.Variance.Control}, {"treatment", v.Variance.Treatment}} {
+		fmt.Fprintf(tw, "Variance, %s\t%s%s²\tsd %s%s\tCV %s\tmean %s%s\n", arm.name, num(arm.a.Variance), unit,
+			num(arm.a.SD), unit, pct(arm.a.CV), num(arm.a.Mean), unit)
+	}
+	trend := "no trend"
+	if v.TrialTrend.P.Defined() && float64(v.TrialTrend.P) < v.Alpha {
+		trend = "TREND: not IID"
+	}
+	fmt.Fprintf(tw, "Trial-number trend\tρ = %s\tp = %s\t%d positions\t%s\n", num(v.TrialTrend.Rho), num(v.TrialTrend.P),
+		len(v.TrialTrend.Means), trend)
+	tw.Flush()
+	if len(v.TrialTrend.Means) > 1 {
+		fmt.Fprintf(w, "\nmean by trial number (relative to each experiment's mean): %s\n", sparkline(v.TrialTrend.Means))
+	}
+	if len(v.OtherMetrics) > 0 {
+		fmt.Fprintln(w, "\nA/A false-positive rate of the other metrics:")
+		for _, m := range v.OtherMetrics {
+			fmt.Fprintf(w, "  %-20s %d of %d = %s\n", m.Metric, m.FalsePositives, m.Experiments, pct(m.Rate))
+		}
+	}
+	if len(v.Warnings) > 0 {
+		fmt.Fprintln(w)
+		for _, s := range v.Warnings {
+			fmt.Fprintln(w, "warning:", s)
+		}
+	}
+}
+
+// sparkline draws values as a row of block characters scaled to their range.
+func sparkline(xs []analysis.Float) string {
+	const blocks = "▁▂▃▄▅▆▇█"
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if x.Defined() {
+			lo, hi = math.Min(lo, float64(x)), math.Max(hi, float64(x))
+		}
+	}
+	r := []rune(blocks)
+	var b strings.Builder
+	for _, x := range xs {
+		if !x.Defined() {
+			b.WriteRune(' ')
+			continue
+		}
+		i := 0
+		if hi > lo {
+			i = int((float64(x) - lo) / (hi - lo) * float64(len(r)-1))
+		}
+		b.WriteRune(r[i])
+	}
+	return fmt.Sprintf("%s  (%.3f–%.3f)", b.String(), lo, hi)
+}
+
+// cmdOrder runs the order-dependence test.
 func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "perflab: this command is not built yet")
-	return 1
+	fs := flag.NewFlagSet("order", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf studyFlags
+	sf.register(fs)
+	runs := fs.Int("runs", study.DefaultOrderRuns, "N: repetitions of a fixed-order and a random-order run")
+	alpha := fs.Float64("alpha", 0, "family-wise error rate (default: the experiment's alpha)")
+	fs.Usage = func() { fmt.Fprint(stderr, orderUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	exp, devs, err := sf.load("order", pos, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab order:", err)
+		return exitUsage
+	}
+	if *runs < 2 {
+		fmt.Fprintf(stderr, "perflab order: --runs %d: want at least 2\n", *runs)
+		return exitUsage
+	}
+	if *alpha != 0 && !(*alpha > 0 && *alpha < 1) {
+		fmt.Fprintf(stderr, "perflab order: --alpha %v: want a number between 0 and 1\n", *alpha)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "order %s: %d repetitions of a fixed-order and a random-order run, %d trials per arm (+%d warm-up)\n",
+		exp.Device, *runs, exp.Trials, exp.Warmup)
+	prog := newStudyProgress(stderr, sf.quiet)
+	o, err := study.OrderStudy(ctx, study.OrderConfig{Experiment: exp, Devices: devs, Runs: *runs, Alpha: *alpha}, prog.add)
+	prog.done()
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab order:", err)
+		return exitError
+	}
+	if sf.json {
+		if err := writeOrderJSON(stdout, o); err != nil {
+			fmt.Fprintln(stderr, "perflab order:", err)
+			return exitError
+		}
+	} else {
+		writeOrder(stdout, o)
+	}
+	if o.OrderMatters {
+		return exitRegression
+	}
+	return exitOK
+}
+
+// orderLine is the JSON contract of `perflab order --json`.
+type orderLine struct {
+	OrderMatters    bool            `json:"order_matters"`
+	Alpha           float64         `json:"alpha"`
+	AlphaBonferroni float64         `json:"alpha_bonferroni"`
+	Tests           []orderLineTest `json:"tests"`
+}
+
+type orderLineTest struct {
+	Name     string         `json:"name"`
+	P        analysis.Float `json:"p"`
+	DeltaPct analysis.Float `json:"delta_pct"`
+	RedFlag  bool           `json:"red_flag"`
+}
+
+func writeOrderJSON(w io.Writer, o *study.Order) error {
+	l := orderLine{OrderMatters: o.OrderMatters, Alpha: o.Alpha, AlphaBonferroni: o.AlphaBonferroni, Tests: []orderLineTest{}}
+	for _, t := range o.Tests {
+		l.Tests = append(l.Tests, orderLineTest{Name: t.Name, P: t.P, DeltaPct: t.DeltaPct, RedFlag: t.RedFlag})
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func writeOrder(w io.Writer, o *study.Order) {
+	fmt.Fprintf(w, "Order dependence on %s: %d repetitions, %d trials per arm, α = %g, Bonferroni α = %.3g over %d tests\n\n",
+		o.Device, o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "test\tp (KW)\tΔ% fixed−random\tmedian fixed [CI]\tmedian random [CI]\t")
+	ci := func(iv analysis.Interval) string {
+		return fmt.Sprintf("%s [%s, %s]", num(iv.Point), num(iv.Low), num(iv.High))
+	}
+	for _, t := range o.Tests {
+		mark := ""
+		if t.Significant {
+			mark = "order matters"
+		}
+		if t.RedFlag {
+			mark = strings.TrimSpace(mark + " RED FLAG")
+		}
+		d := "–"
+		if t.DeltaPct.Defined() {
+			d = fmt.Sprintf("%+.2f%%", float64(t.DeltaPct))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, num(t.P), d, ci(t.Fixed), ci(t.Random), mark)
+	}
+	tw.Flush()
+	if len(o.Conclusions) > 0 {
+		fmt.Fprintln(w, "\nA/B conclusion by order:")
+		for _, c := range o.Conclusions {
+			flag := ""
+			if c.Fixed != c.Random {
+				flag = "  ← different conclusions"
+			}
+			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)%s\n", c.Metric, c.Fixed, signedPct(c.DeltaPctFixed),
+				c.Random, signedPct(c.DeltaPctRandom), flag)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, t := range o.Tests {
+		for _, r := range t.Reasons {
+			fmt.Fprintf(w, "%s: %s\n", t.Name, r)
+		}
+	}
+	if o.OrderMatters {
+		fmt.Fprintln(w, "Order matters: the fixed and random orders give different results. Use random order (and a fuller reset procedure).")
+	} else {
+		fmt.Fprintln(w, "Order likely does not matter: no test differs between fixed and random order.")
+	}
+	for _, s := range o.Warnings {
+		fmt.Fprintln(w, "warning:", s)
+	}
+}
+
+func signedPct(f analysis.Float) string {
+	if !f.Defined() {
+		return "–"
+	}
+	return fmt.Sprintf("%+.2f%%", float64(f))
+}
+
+// studyProgress prints a study's progress on stderr: a redrawn line on a
+// terminal, a line every few seconds otherwise. Failed runs get a line.
+type studyProgress struct {
+	w        io.Writer
+	tty      bool
+	quiet    bool
+	last     time.Time
+	lastFrac float64
+	drawn    bool
+	counts   map[string]int
+}
+
+func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
+	return &studyProgress{w: w, tty: runIsTTY(w), quiet: quiet, counts: map[string]int{}}
+}
+
+func (s *studyProgress) add(p study.Progress) {
+	if s.quiet {
+		return
+	}
+	s.counts[p.Outcome]++
+	if p.Error != "" {
+		if s.tty && s.drawn {
+			fmt.Fprint(s.w, "\r\033[K")
+		}
+		fmt.Fprintf(s.w, "%s run %d failed: %s\n", p.Phase, p.Index+1, p.Error)
+		s.drawn = false
+	}
+	final := p.Done == p.Total
+	now := time.Now()
+	frac := p.Fraction()
+	if s.tty {
+		if !final && now.Sub(s.last) < 100*time.Millisecond {
+			return
+		}
+	} else if !final && now.Sub(s.last) < 5*time.Second && frac-s.lastFrac < 0.1 {
+		return
+	}
+	s.last, s.lastFrac = now, frac
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d runs (%s)  elapsed %s", progressBar(frac, 20), frac*100, p.Done, p.Total,
+		s.summary(), fmtElapsed(p.Elapsed))
+	if !final {
+		msg += "  ETA " + fmtElapsed(p.ETA)
+	}
+	if s.tty {
+		fmt.Fprint(s.w, "\r\033[K"+msg)
+		s.drawn = true
+		return
+	}
+	fmt.Fprintln(s.w, msg)
+}
+
+// summary counts the runs' verdicts on the primary metric.
+func (s *studyProgress) summary() string {
+	var parts []string
+	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictUndetermined, "failed"} {
+		if n := s.counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *studyProgress) done() {
+	if s.tty && s.drawn {
+		fmt.Fprintln(s.w)
+		s.drawn = false
+	}
 }

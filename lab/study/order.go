@@ -1,0 +1,284 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+)
+
+// OrderConfig configures an order-dependence study (OrderSage's
+// Algorithm 1).
+type OrderConfig struct {
+	Experiment *lab.Experiment
+	Devices    Devices
+	// Runs is N, the repetitions of a fixed-order and a random-order run.
+	Runs int
+	// Alpha is the family-wise error rate (default: the experiment's alpha).
+	Alpha float64
+	// Test is the primary test of the A-versus-B conclusions (default
+	// mann-whitney).
+	Test string
+}
+
+// Order is the result of an order-dependence study.
+type Order struct {
+	Device          string  `json:"device"`
+	Runs            int     `json:"runs"` // repetitions that completed both runs
+	TrialsPerArm    int     `json:"trials_per_arm"`
+	OrderMatters    bool    `json:"order_matters"`
+	Alpha           float64 `json:"alpha"`
+	AlphaBonferroni float64 `json:"alpha_bonferroni"`
+	// Tests holds one entry per build and metric ("control/startup_ms").
+	Tests []OrderTest `json:"tests"`
+	// Conclusions compares the A-versus-B verdict each order leads to.
+	Conclusions []OrderConclusion `json:"conclusions"`
+	Failed      int               `json:"failed"` // runs that did not complete
+	Warnings    []string          `json:"warnings"`
+}
+
+// OrderTest compares one build's metric between fixed-order and
+// random-order runs. Each run contributes its mean, since trials within a
+// run share that run's state.
+type OrderTest struct {
+	Name        string            `json:"name"`
+	Arm         string            `json:"arm"`
+	Metric      string            `json:"metric"`
+	H           analysis.Float    `json:"h"`
+	P           analysis.Float    `json:"p"`         // Kruskal–Wallis, fixed against random
+	DeltaPct    analysis.Float    `json:"delta_pct"` // (mean fixed − mean random)/mean fixed·100
+	Significant bool              `json:"significant"`
+	RedFlag     bool              `json:"red_flag"`
+	Fixed       analysis.Interval `json:"fixed"`  // median of run means and its CI
+	Random      analysis.Interval `json:"random"` //
+	Reasons     []string          `json:"reasons,omitempty"`
+}
+
+// OrderConclusion is the verdict on a metric under each order, from the
+// trials of all runs of that order.
+type OrderConclusion struct {
+	Metric         string         `json:"metric"`
+	Fixed          string         `json:"fixed"`
+	Random         string         `json:"random"`
+	DeltaPctFixed  analysis.Float `json:"delta_pct_fixed"`
+	DeltaPctRandom analysis.Float `json:"delta_pct_random"`
+}
+
+// DefaultOrderRuns is N when none is given.
+const DefaultOrderRuns = 10
+
+// OrderStudy runs N repetitions of a fixed-order run and a random-order
+// run (the runner's Setup, or a fresh device, being the reset procedure
+// between them), then compares each build's metric between the two orders
+// with Kruskal–Wallis and Bonferroni's correction. progress, if not nil,
+// is called after every run.
+func OrderStudy(ctx context.Context, cfg OrderConfig, progress func(Progress)) (*Order, error) {
+	exp := cfg.Experiment
+	if exp == nil || cfg.Devices.Open == nil {
+		return nil, errors.New("order: experiment and device opener are required")
+	}
+	if cfg.Runs == 0 {
+		cfg.Runs = DefaultOrderRuns
+	}
+	if cfg.Runs < 2 {
+		return nil, fmt.Errorf("order: %d runs: want at least 2 repetitions", cfg.Runs)
+	}
+	alpha := cfg.Alpha
+	if alpha == 0 {
+		alpha = exp.Alpha
+	}
+	if alpha == 0 {
+		alpha = lab.DefaultAlpha
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("order: alpha %v: want a number between 0 and 1", alpha)
+	}
+	var specs []runSpec
+	for n := 0; n < cfg.Runs; n++ {
+		for _, mode := range []string{lab.OrderFixed, lab.OrderRandom} {
+			e := clone(exp)
+			e.Order = mode
+			e.Seed = seedFor(exp.Seed, mode, n)
+			specs = append(specs, runSpec{phase: mode, index: n, seed: e.Seed, exp: e})
+		}
+	}
+	opt := analysisOptions(exp, cfg.Test)
+	opt.Correction = analysis.CorrectionHolm // conclusions as `perflab run` would draw them
+	data := make([]*runData, len(specs))
+	tr := tracker{start: time.Now(), total: len(specs)}
+	var metric string
+	err := execute(ctx, cfg.Devices, specs, func(i int, d *runData) {
+		data[i] = d
+		p := Progress{Study: "order", Phase: specs[i].phase, Index: specs[i].index, Total: len(specs)}
+		p.Elapsed, p.ETA = tr.step()
+		p.Done = tr.done
+		if d.err != nil {
+			p.Outcome, p.Error = "failed", d.err.Error()
+		} else {
+			if metric == "" {
+				var seen []string
+				d.metrics(map[string]metricInfo{}, &seen)
+				metric, _ = pickMetric("", exp, seen)
+			}
+			p.Outcome = verdictOf(d, metric, opt)
+		}
+		if progress != nil {
+			progress(p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return summarizeOrder(cfg, alpha, opt, specs, data)
+}
+
+// OrderStream runs OrderStudy in the background; see ValidateStream.
+func OrderStream(ctx context.Context, cfg OrderConfig) <-chan Update {
+	return stream(ctx, func(progress func(Progress)) Update {
+		o, err := OrderStudy(ctx, cfg, progress)
+		return Update{Order: o, Err: err}
+	})
+}
+
+func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs []runSpec, data []*runData) (*Order, error) {
+	exp := cfg.Experiment
+	o := &Order{Device: exp.Device, TrialsPerArm: exp.Trials, Alpha: alpha, Tests: []OrderTest{},
+		Conclusions: []OrderConclusion{}, Warnings: []string{}}
+	infos := map[string]metricInfo{}
+	var seen []string
+	var firstErr error
+	byMode := map[string][]*runData{}
+	for i := 0; i+1 < len(specs); i += 2 {
+		f, r := data[i], data[i+1]
+		for _, d := range []*runData{f, r} {
+			if d.err != nil {
+				o.Failed++
+				if firstErr == nil {
+					firstErr = d.err
+				}
+			}
+		}
+		if f.err != nil || r.err != nil {
+			continue // a repetition counts only with both its runs
+		}
+		o.Runs++
+		byMode[lab.OrderFixed] = append(byMode[lab.OrderFixed], f)
+		byMode[lab.OrderRandom] = append(byMode[lab.OrderRandom], r)
+		f.metrics(infos, &seen)
+		r.metrics(infos, &seen)
+	}
+	if o.Runs < 2 {
+		return nil, fmt.Errorf("order: only %d repetitions completed both runs, need 2; first error: %v", o.Runs, firstErr)
+	}
+	if o.Failed > 0 {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("%d runs did not complete; their repetitions are left out (first error: %v)", o.Failed, firstErr))
+	}
+	names := seen
+	if len(exp.Metrics) > 0 {
+		names = nil
+		for _, m := range exp.Metrics {
+			if _, ok := infos[m]; ok {
+				names = append(names, m)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("order: no trial reported any metric")
+	}
+
+	ntests := 0
+	for _, m := range names {
+		for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
+			t := OrderTest{Name: arm + "/" + m, Arm: arm, Metric: m}
+			fixedMeans, fixedAll := runMeans(byMode[lab.OrderFixed], arm, m)
+			randMeans, randAll := runMeans(byMode[lab.OrderRandom], arm, m)
+			kw, _ := analysis.KruskalWallisH(fixedMeans, randMeans)
+			t.H, t.P = kw.H, kw.P
+			if t.P.Defined() {
+				ntests++
+			}
+			mf, mr := mean(fixedAll), mean(randAll)
+			t.DeltaPct = analysis.Float(math.NaN())
+			if mf != 0 && !math.IsNaN(mf) && !math.IsNaN(mr) {
+				t.DeltaPct = analysis.Float((mf - mr) / mf * 100)
+			}
+			t.Fixed, _ = analysis.MedianCI(fixedMeans, opt.Confidence)
+			t.Random, _ = analysis.MedianCI(randMeans, opt.Confidence)
+			o.Tests = append(o.Tests, t)
+		}
+	}
+	if ntests == 0 {
+		ntests = 1
+		o.Warnings = append(o.Warnings, "no test has a defined p-value (constant metrics?)")
+	}
+	o.AlphaBonferroni = alpha / float64(ntests)
+
+	// The conclusions each order leads to.
+	conclude := func(runs []*runData) analysis.Report {
+		var in []analysis.MetricInput
+		for _, m := range names {
+			var a, b []float64
+			for _, d := range runs {
+				a = append(a, d.values(lab.ArmControl, m)...)
+				b = append(b, d.values(lab.ArmTreatment, m)...)
+			}
+			in = append(in, analysis.MetricInput{Name: m, Unit: infos[m].unit, Better: infos[m].better, Samples: [][]float64{a, b}})
+		}
+		return analysis.Compare(in, opt)
+	}
+	rf, rr := conclude(byMode[lab.OrderFixed]), conclude(byMode[lab.OrderRandom])
+	differs := map[string]bool{}
+	for i, m := range names {
+		c := OrderConclusion{Metric: m, Fixed: rf.Metrics[i].Verdict, Random: rr.Metrics[i].Verdict,
+			DeltaPctFixed: rf.Metrics[i].DeltaPctMean, DeltaPctRandom: rr.Metrics[i].DeltaPctMean}
+		o.Conclusions = append(o.Conclusions, c)
+		differs[m] = c.Fixed != c.Random
+	}
+
+	for i := range o.Tests {
+		t := &o.Tests[i]
+		t.Significant = t.P.Defined() && float64(t.P) < o.AlphaBonferroni
+		if t.Significant {
+			o.OrderMatters = true
+			t.Reasons = append(t.Reasons, fmt.Sprintf("fixed and random orders differ (Kruskal–Wallis p = %.2g < %.2g)", float64(t.P), o.AlphaBonferroni))
+		}
+		if disjoint(t.Fixed, t.Random) {
+			t.RedFlag = true
+			t.Reasons = append(t.Reasons, "the median intervals of fixed and random runs do not overlap")
+		}
+		if differs[t.Metric] {
+			t.RedFlag = true
+			for _, c := range o.Conclusions {
+				if c.Metric == t.Metric {
+					t.Reasons = append(t.Reasons, fmt.Sprintf("the A/B conclusion is %q in fixed order but %q in random order", c.Fixed, c.Random))
+				}
+			}
+		}
+	}
+	return o, nil
+}
+
+// runMeans returns each run's mean of the metric for arm, and every value.
+func runMeans(runs []*runData, arm, metric string) (means, all []float64) {
+	for _, d := range runs {
+		xs := d.values(arm, metric)
+		if len(xs) == 0 {
+			continue
+		}
+		means = append(means, mean(xs))
+		all = append(all, xs...)
+	}
+	return means, all
+}
+
+// disjoint reports whether two defined intervals do not overlap.
+func disjoint(a, b analysis.Interval) bool {
+	if !a.Low.Defined() || !a.High.Defined() || !b.Low.Defined() || !b.High.Defined() {
+		return false
+	}
+	return a.High < b.Low || b.High < a.Low
+}

@@ -1,0 +1,459 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+)
+
+// ValidateConfig configures a validation study.
+type ValidateConfig struct {
+	Experiment *lab.Experiment // the setup under validation: device, builds, trials, order, controls
+	Devices    Devices
+	// AA is the number of A/A experiments (control against itself).
+	AA int
+	// EffectPct is the size of the known effect, in % of the metric; 0
+	// runs no effect experiments.
+	EffectPct float64
+	// Inject makes the treatment a copy of the control whose simulated
+	// cost is EffectPct higher (the simulated phone knows the truth).
+	// Without it the experiment's own treatment is used and EffectPct is
+	// the difference the user declares it has.
+	Inject bool
+	// EffectRuns is the number of effect experiments (default AA).
+	EffectRuns int
+	// Metric is the metric judged (default: the experiment's first).
+	Metric string
+	// Test is the primary test, "mann-whitney" (default) or "welch".
+	Test string
+}
+
+// Validation is the result of a validation study.
+type Validation struct {
+	Device       string  `json:"device"`
+	Metric       string  `json:"metric"`
+	Unit         string  `json:"unit"`
+	Better       string  `json:"better"`
+	Test         string  `json:"test"`
+	Alpha        float64 `json:"alpha"`
+	Confidence   float64 `json:"confidence"`
+	TrialsPerArm int     `json:"trials_per_arm"`
+	Order        string  `json:"order"`
+
+	AA         RateResult    `json:"aa"`
+	Effect     EffectResult  `json:"effect"`
+	Variance   VarianceStats `json:"variance"`
+	TrialTrend TrialTrend    `json:"trial_trend"`
+	// OtherMetrics gives the A/A false-positive rate of every other metric.
+	OtherMetrics []MetricRate `json:"other_metrics,omitempty"`
+	Warnings     []string     `json:"warnings"`
+}
+
+// RateResult is the A/A false-positive rate with its Clopper–Pearson CI.
+type RateResult struct {
+	Experiments    int            `json:"experiments"` // completed experiments
+	FalsePositives int            `json:"false_positives"`
+	Rate           analysis.Float `json:"rate"`
+	CILow          analysis.Float `json:"ci_low"`
+	CIHigh         analysis.Float `json:"ci_high"`
+	Failed         int            `json:"failed"` // experiments that did not complete
+}
+
+// EffectResult is the detection rate of the known effect.
+type EffectResult struct {
+	Experiments int            `json:"experiments"`
+	EffectPct   float64        `json:"effect_pct"`
+	Injected    bool           `json:"injected"`
+	Detected    int            `json:"detected"` // significant, in the effect's direction
+	Wrong       int            `json:"wrong"`    // significant, in the opposite direction
+	Rate        analysis.Float `json:"rate"`
+	CILow       analysis.Float `json:"ci_low"`
+	CIHigh      analysis.Float `json:"ci_high"`
+	Failed      int            `json:"failed"`
+	// ObservedPct is the mean relative difference of means seen.
+	ObservedPct analysis.Float `json:"observed_pct"`
+}
+
+// ArmVariance is the spread of one arm within A/A experiments, averaged
+// over experiments.
+type ArmVariance struct {
+	Mean     analysis.Float `json:"mean"`
+	Variance analysis.Float `json:"variance"` // mean within-experiment sample variance
+	SD       analysis.Float `json:"sd"`       // its square root
+	CV       analysis.Float `json:"cv"`       // mean within-experiment CV
+}
+
+// VarianceStats is the variance of each arm of the A/A experiments.
+type VarianceStats struct {
+	Control   ArmVariance `json:"control"`
+	Treatment ArmVariance `json:"treatment"`
+}
+
+// TrialTrend is MobileLab's "average metric value by trial number across
+// experiments": Means[k] is the mean, over A/A experiments, of the k-th
+// counted trial's value relative to its experiment's mean; Rho and P are
+// Spearman's correlation of Means with k. With IID trials there is none.
+type TrialTrend struct {
+	Rho   analysis.Float   `json:"rho"`
+	P     analysis.Float   `json:"p"`
+	Means []analysis.Float `json:"means"`
+}
+
+// MetricRate is the A/A false-positive rate of one metric.
+type MetricRate struct {
+	Metric         string         `json:"metric"`
+	Experiments    int            `json:"experiments"`
+	FalsePositives int            `json:"false_positives"`
+	Rate           analysis.Float `json:"rate"`
+}
+
+// analysisOptions are the per-experiment analysis settings. Validation
+// judges each metric's test on its own (no correction) and needs only the
+// primary test's verdict: the bootstrap interval, costly and irrelevant to
+// the verdict, is cut to its minimum.
+func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
+	o := analysis.DefaultOptions()
+	if exp.Alpha > 0 {
+		o.Alpha = exp.Alpha
+	}
+	if exp.Confidence > 0 {
+		o.Confidence = exp.Confidence
+	}
+	if test != "" {
+		o.Test = test
+	}
+	o.Correction = analysis.CorrectionNone
+	o.Resamples = 2
+	return o
+}
+
+// Validate runs the validation study. progress, if not nil, is called after
+// every experiment.
+func Validate(ctx context.Context, cfg ValidateConfig, progress func(Progress)) (*Validation, error) {
+	exp := cfg.Experiment
+	if exp == nil || cfg.Devices.Open == nil {
+		return nil, errors.New("validate: experiment and device opener are required")
+	}
+	if cfg.AA < 1 {
+		return nil, fmt.Errorf("validate: %d A/A experiments: want at least 1", cfg.AA)
+	}
+	if math.IsNaN(cfg.EffectPct) || math.IsInf(cfg.EffectPct, 0) || cfg.EffectPct <= -100 {
+		return nil, fmt.Errorf("validate: effect %v%%: want a finite percentage above -100", cfg.EffectPct)
+	}
+	opt := analysisOptions(exp, cfg.Test)
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	nEff := 0
+	if cfg.EffectPct != 0 {
+		nEff = cfg.EffectRuns
+		if nEff <= 0 {
+			nEff = cfg.AA
+		}
+	}
+
+	var specs []runSpec
+	aa := clone(exp)
+	ctl := aa.Builds[lab.ArmControl]
+	twin := ctl
+	twin.Name = buildLabel(ctl, lab.ArmControl) + " (A/A twin)"
+	aa.Builds[lab.ArmTreatment] = twin
+	for i := 0; i < cfg.AA; i++ {
+		e := clone(aa)
+		e.Seed = seedFor(exp.Seed, "aa", i)
+		specs = append(specs, runSpec{phase: "aa", index: i, seed: e.Seed, exp: e})
+	}
+	eff := clone(exp)
+	if cfg.Inject {
+		tr := ctl
+		tr.EffectPct = ctl.EffectPct + cfg.EffectPct
+		tr.Name = fmt.Sprintf("%s %+g%%", buildLabel(ctl, lab.ArmControl), cfg.EffectPct)
+		eff.Builds[lab.ArmTreatment] = tr
+	}
+	for i := 0; i < nEff; i++ {
+		e := clone(eff)
+		e.Seed = seedFor(exp.Seed, "effect", i)
+		specs = append(specs, runSpec{phase: "effect", index: i, seed: e.Seed, exp: e})
+	}
+
+	// Each run is analysed as it finishes; the data is kept for the
+	// cross-experiment statistics.
+	data := make([]*runData, len(specs))
+	tr := tracker{start: time.Now(), total: len(specs)}
+	var metric string
+	err := execute(ctx, cfg.Devices, specs, func(i int, d *runData) {
+		data[i] = d
+		p := Progress{Study: "validate", Phase: specs[i].phase, Index: specs[i].index, Total: len(specs)}
+		p.Elapsed, p.ETA = tr.step()
+		p.Done = tr.done
+		if d.err != nil {
+			p.Outcome, p.Error = "failed", d.err.Error()
+		} else {
+			if metric == "" {
+				var seen []string
+				d.metrics(map[string]metricInfo{}, &seen)
+				metric, _ = pickMetric(cfg.Metric, exp, seen)
+			}
+			p.Outcome = verdictOf(d, metric, opt)
+		}
+		if progress != nil {
+			progress(p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return summarizeValidation(cfg, opt, specs, data)
+}
+
+// ValidateStream runs Validate in the background. The channel carries a
+// Progress after every experiment and, last, the result or the error; it
+// is closed after that.
+func ValidateStream(ctx context.Context, cfg ValidateConfig) <-chan Update {
+	return stream(ctx, func(progress func(Progress)) Update {
+		v, err := Validate(ctx, cfg, progress)
+		return Update{Validation: v, Err: err}
+	})
+}
+
+// verdictOf returns the primary test's verdict on metric for one run.
+func verdictOf(d *runData, metric string, opt analysis.Options) string {
+	if metric == "" {
+		return analysis.VerdictUndetermined
+	}
+	infos := map[string]metricInfo{}
+	var names []string
+	d.metrics(infos, &names)
+	in := analysis.MetricInput{Name: metric, Unit: infos[metric].unit, Better: infos[metric].better,
+		Samples: [][]float64{d.values(lab.ArmControl, metric), d.values(lab.ArmTreatment, metric)}}
+	r := analysis.Compare([]analysis.MetricInput{in}, opt)
+	return r.Metrics[0].Verdict
+}
+
+func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSpec, data []*runData) (*Validation, error) {
+	exp := cfg.Experiment
+	infos := map[string]metricInfo{}
+	var names []string
+	var firstErr error
+	for _, d := range data {
+		if d.err == nil {
+			d.metrics(infos, &names)
+		} else if firstErr == nil {
+			firstErr = d.err
+		}
+	}
+	if len(names) == 0 {
+		if firstErr != nil {
+			return nil, fmt.Errorf("validate: no experiment completed; first error: %w", firstErr)
+		}
+		return nil, errors.New("validate: no trial reported any metric")
+	}
+	metric, err := pickMetric(cfg.Metric, exp, names)
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	info := infos[metric]
+	v := &Validation{
+		Device: exp.Device, Metric: metric, Unit: info.unit, Better: info.better, Test: opt.Test,
+		Alpha: opt.Alpha, Confidence: opt.Confidence, TrialsPerArm: exp.Trials, Order: exp.Order,
+		Warnings: []string{},
+	}
+	v.Effect.EffectPct = cfg.EffectPct
+	v.Effect.Injected = cfg.Inject
+	// Which verdict the effect should produce: a higher value is a
+	// regression when lower is better.
+	want := analysis.VerdictRegression
+	if (cfg.EffectPct > 0) != (info.better != analysis.BetterHigher) {
+		want = analysis.VerdictImprovement
+	}
+
+	otherFP := map[string]*MetricRate{}
+	var ctlVar, trVar []armStats
+	var byPos [][]float64
+	var observed []float64
+	for i, d := range data {
+		phase := specs[i].phase
+		if d.err != nil {
+			if phase == "aa" {
+				v.AA.Failed++
+			} else {
+				v.Effect.Failed++
+			}
+			continue
+		}
+		a, b := d.values(lab.ArmControl, metric), d.values(lab.ArmTreatment, metric)
+		inputs := []analysis.MetricInput{{Name: metric, Unit: info.unit, Better: info.better, Samples: [][]float64{a, b}}}
+		if phase == "aa" {
+			for _, n := range names {
+				if n != metric {
+					inputs = append(inputs, analysis.MetricInput{Name: n, Unit: infos[n].unit, Better: infos[n].better,
+						Samples: [][]float64{d.values(lab.ArmControl, n), d.values(lab.ArmTreatment, n)}})
+				}
+			}
+		}
+		r := analysis.Compare(inputs, opt)
+		verdict := r.Metrics[0].Verdict
+		significant := verdict == analysis.VerdictRegression || verdict == analysis.VerdictImprovement
+		if phase == "effect" {
+			v.Effect.Experiments++
+			switch {
+			case verdict == want:
+				v.Effect.Detected++
+			case significant:
+				v.Effect.Wrong++
+			}
+			if x := r.Metrics[0].DeltaPctMean; x.Defined() {
+				observed = append(observed, float64(x))
+			}
+			continue
+		}
+		v.AA.Experiments++
+		if significant {
+			v.AA.FalsePositives++
+		}
+		for _, m := range r.Metrics[1:] {
+			fp := otherFP[m.Name]
+			if fp == nil {
+				fp = &MetricRate{Metric: m.Name}
+				otherFP[m.Name] = fp
+			}
+			if m.Verdict == analysis.VerdictUndetermined {
+				continue
+			}
+			fp.Experiments++
+			if m.Verdict == analysis.VerdictRegression || m.Verdict == analysis.VerdictImprovement {
+				fp.FalsePositives++
+			}
+		}
+		ctlVar = append(ctlVar, armStatsOf(a))
+		trVar = append(trVar, armStatsOf(b))
+		seq := d.sequence(metric)
+		if mu := mean(seq); mu != 0 && !math.IsNaN(mu) {
+			for k, x := range seq {
+				if k == len(byPos) {
+					byPos = append(byPos, nil)
+				}
+				byPos[k] = append(byPos[k], x/mu)
+			}
+		}
+	}
+	if v.AA.Experiments == 0 {
+		return nil, fmt.Errorf("validate: no A/A experiment completed; first error: %v", firstErr)
+	}
+	if v.AA.Failed > 0 || v.Effect.Failed > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%d A/A and %d effect experiments did not complete and are left out (first error: %v)",
+			v.AA.Failed, v.Effect.Failed, firstErr))
+	}
+
+	aaRate, _ := analysis.BinomialCI(v.AA.FalsePositives, v.AA.Experiments, opt.Confidence)
+	v.AA.Rate, v.AA.CILow, v.AA.CIHigh = aaRate.Rate, aaRate.CILow, aaRate.CIHigh
+	if aaRate.Excludes(opt.Alpha) {
+		v.Warnings = append(v.Warnings, fmt.Sprintf(
+			"the A/A false-positive rate %.1f%% (%.0f%% CI %.1f–%.1f%%) excludes α = %g%%: on this setup the %s test does not keep its promise; trials are probably not independent and identically distributed (see the trial trend, and try more controls or random order)",
+			100*float64(aaRate.Rate), 100*opt.Confidence, 100*float64(aaRate.CILow), 100*float64(aaRate.CIHigh), 100*opt.Alpha, opt.Test))
+	}
+	v.Effect.Rate, v.Effect.CILow, v.Effect.CIHigh = analysis.Float(math.NaN()), analysis.Float(math.NaN()), analysis.Float(math.NaN())
+	v.Effect.ObservedPct = analysis.Float(math.NaN())
+	if v.Effect.Experiments > 0 {
+		er, _ := analysis.BinomialCI(v.Effect.Detected, v.Effect.Experiments, opt.Confidence)
+		v.Effect.Rate, v.Effect.CILow, v.Effect.CIHigh = er.Rate, er.CILow, er.CIHigh
+		if len(observed) > 0 {
+			v.Effect.ObservedPct = analysis.Float(mean(observed))
+		}
+		if float64(er.Rate) < 0.8 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf(
+				"a %+g%% effect was detected in only %.0f%% of experiments (below 80%% power): use more trials per arm or reduce noise",
+				cfg.EffectPct, 100*float64(er.Rate)))
+		}
+		if v.Effect.Wrong > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%d effect experiments found a significant change in the wrong direction", v.Effect.Wrong))
+		}
+	}
+	v.Variance = VarianceStats{Control: pool(ctlVar), Treatment: pool(trVar)}
+
+	v.TrialTrend = TrialTrend{Rho: analysis.Float(math.NaN()), P: analysis.Float(math.NaN()), Means: []analysis.Float{}}
+	var means []float64
+	for _, xs := range byPos {
+		// Positions reached by fewer than half the experiments (failed
+		// trials make runs uneven) would add noise, not information.
+		if 2*len(xs) < v.AA.Experiments {
+			break
+		}
+		means = append(means, mean(xs))
+		v.TrialTrend.Means = append(v.TrialTrend.Means, analysis.Float(mean(xs)))
+	}
+	if c, _ := analysis.SpearmanTrend(means); c.Rho.Defined() {
+		v.TrialTrend.Rho, v.TrialTrend.P = c.Rho, c.P
+		if float64(c.P) < opt.Alpha {
+			v.Warnings = append(v.Warnings, fmt.Sprintf(
+				"the metric drifts with trial number (Spearman ρ = %.2f, p = %.2g): trials are not identically distributed over a run",
+				float64(c.Rho), float64(c.P)))
+		}
+	}
+	for _, n := range names {
+		if fp := otherFP[n]; fp != nil && fp.Experiments > 0 {
+			fp.Rate = analysis.Float(float64(fp.FalsePositives) / float64(fp.Experiments))
+			v.OtherMetrics = append(v.OtherMetrics, *fp)
+		}
+	}
+	return v, nil
+}
+
+// armStats is one arm's spread in one experiment.
+type armStats struct{ mean, variance, cv float64 }
+
+func armStatsOf(xs []float64) armStats {
+	s := analysis.Summarize(xs)
+	sd := float64(s.SD)
+	return armStats{mean: float64(s.Mean), variance: sd * sd, cv: float64(s.CV)}
+}
+
+// pool averages per-experiment spreads, skipping undefined ones.
+func pool(xs []armStats) ArmVariance {
+	var m, v, cv []float64
+	for _, x := range xs {
+		if !math.IsNaN(x.mean) {
+			m = append(m, x.mean)
+		}
+		if !math.IsNaN(x.variance) {
+			v = append(v, x.variance)
+		}
+		if !math.IsNaN(x.cv) {
+			cv = append(cv, x.cv)
+		}
+	}
+	f := func(xs []float64) analysis.Float {
+		if len(xs) == 0 {
+			return analysis.Float(math.NaN())
+		}
+		return analysis.Float(mean(xs))
+	}
+	out := ArmVariance{Mean: f(m), Variance: f(v), CV: f(cv), SD: analysis.Float(math.NaN())}
+	if out.Variance.Defined() {
+		out.SD = analysis.Float(math.Sqrt(float64(out.Variance)))
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func buildLabel(b lab.Build, key string) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return key
+}
