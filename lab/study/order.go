@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -108,28 +107,7 @@ func OrderStudy(ctx context.Context, cfg OrderConfig, progress func(Progress)) (
 	}
 	opt := analysisOptions(exp, cfg.Test)
 	opt.Correction = analysis.CorrectionHolm // conclusions as `perflab run` would draw them
-	data := make([]*runData, len(specs))
-	tr := tracker{start: time.Now(), total: len(specs)}
-	var metric string
-	err := execute(ctx, cfg.Devices, specs, func(i int, d *runData) {
-		data[i] = d
-		p := Progress{Study: "order", Phase: specs[i].phase, Index: specs[i].index, Total: len(specs)}
-		p.Elapsed, p.ETA = tr.step()
-		p.Done = tr.done
-		if d.err != nil {
-			p.Outcome, p.Error = "failed", d.err.Error()
-		} else {
-			if metric == "" {
-				var seen []string
-				d.metrics(map[string]metricInfo{}, &seen)
-				metric, _ = pickMetric("", exp, seen)
-			}
-			p.Outcome = verdictOf(d, metric, opt)
-		}
-		if progress != nil {
-			progress(p)
-		}
-	})
+	data, err := collect(ctx, "order", cfg.Devices, specs, exp, "", opt, progress)
 	if err != nil {
 		return nil, err
 	}

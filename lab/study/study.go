@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -307,4 +308,34 @@ func pickMetric(want string, exp *lab.Experiment, seen []string) (string, error)
 		return "", errors.New("no trial reported any metric")
 	}
 	return seen[0], nil
+}
+
+// collect executes the specs and returns their data in spec order,
+// reporting each finished run to progress with its verdict on the study's
+// metric.
+func collect(ctx context.Context, name string, devs Devices, specs []runSpec, exp *lab.Experiment, metric string,
+	opt analysis.Options, progress func(Progress)) ([]*runData, error) {
+	data := make([]*runData, len(specs))
+	tr := tracker{start: time.Now(), total: len(specs)}
+	picked := ""
+	err := execute(ctx, devs, specs, func(i int, d *runData) {
+		data[i] = d
+		p := Progress{Study: name, Phase: specs[i].phase, Index: specs[i].index, Total: len(specs)}
+		p.Elapsed, p.ETA = tr.step()
+		p.Done = tr.done
+		if d.err != nil {
+			p.Outcome, p.Error = "failed", d.err.Error()
+		} else {
+			if picked == "" {
+				var seen []string
+				d.metrics(map[string]metricInfo{}, &seen)
+				picked, _ = pickMetric(metric, exp, seen)
+			}
+			p.Outcome = verdictOf(d, picked, opt)
+		}
+		if progress != nil {
+			progress(p)
+		}
+	})
+	return data, err
 }

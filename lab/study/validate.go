@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -183,28 +182,7 @@ func Validate(ctx context.Context, cfg ValidateConfig, progress func(Progress)) 
 
 	// Each run is analysed as it finishes; the data is kept for the
 	// cross-experiment statistics.
-	data := make([]*runData, len(specs))
-	tr := tracker{start: time.Now(), total: len(specs)}
-	var metric string
-	err := execute(ctx, cfg.Devices, specs, func(i int, d *runData) {
-		data[i] = d
-		p := Progress{Study: "validate", Phase: specs[i].phase, Index: specs[i].index, Total: len(specs)}
-		p.Elapsed, p.ETA = tr.step()
-		p.Done = tr.done
-		if d.err != nil {
-			p.Outcome, p.Error = "failed", d.err.Error()
-		} else {
-			if metric == "" {
-				var seen []string
-				d.metrics(map[string]metricInfo{}, &seen)
-				metric, _ = pickMetric(cfg.Metric, exp, seen)
-			}
-			p.Outcome = verdictOf(d, metric, opt)
-		}
-		if progress != nil {
-			progress(p)
-		}
-	})
+	data, err := collect(ctx, "validate", cfg.Devices, specs, exp, cfg.Metric, opt, progress)
 	if err != nil {
 		return nil, err
 	}
