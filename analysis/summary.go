@@ -63,7 +63,7 @@ func scaleOf(samples ...[]float64) float64 {
 		return 1
 	}
 	_, exp := math.Frexp(maxAbs)
-	return math.Ldexp(1, exp)
+	return math.Ldexp(1, exp-1) // maxAbs/scale is in [1, 2)
 }
 
 // meanSD returns the mean and the n−1 standard deviation of xs (NaN when
