@@ -1,0 +1,342 @@
+package local
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// setup returns a set-up local device for an experiment whose control and
+// treatment both run script with sh -c.
+func setup(t *testing.T, script string, mod func(*lab.Experiment)) *Device {
+	t.Helper()
+	exp := &lab.Experiment{Device: "local", Trials: 1, Order: lab.OrderFixed, Builds: map[string]lab.Build{
+		lab.ArmControl:   {Command: []string{"sh", "-c", script}, Dir: t.TempDir()},
+		lab.ArmTreatment: {Command: []string{"sh", "-c", script}, Dir: t.TempDir()},
+	}}
+	if mod != nil {
+		mod(exp)
+	}
+	d := New()
+	if _, err := d.Setup(context.Background(), exp); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func trial(d *Device, c lab.Controls) lab.TrialResult {
+	d.mu.Lock()
+	exp := d.exp
+	d.mu.Unlock()
+	b := exp.Builds[lab.ArmControl]
+	return d.RunTrial(context.Background(), lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b, Controls: c, Metrics: exp.Metrics})
+}
+
+func metric(t *testing.T, r lab.TrialResult, name string) float64 {
+	t.Helper()
+	if r.Status != lab.StatusOK {
+		t.Fatalf("trial %s: %s", r.Status, r.Reason)
+	}
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m.Value
+		}
+	}
+	t.Fatalf("no metric %s in %+v", name, r.Metrics)
+	return 0
+}
+
+func TestProcessMetrics(t *testing.T) {
+	// About 30 ms of user CPU and a 20 MB buffer.
+	d := setup(t, `i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; head -c 20000000 /dev/zero | tail -c 1 >/dev/null`, nil)
+	r := trial(d, lab.Controls{})
+	wall, user := metric(t, r, MetricWall), metric(t, r, MetricUser)
+	if wall <= 0 || user <= 0 || user > wall*float64(runtime.NumCPU())+5 {
+		t.Errorf("wall %v ms, user %v ms", wall, user)
+	}
+	metric(t, r, MetricSys)
+	if rss := metric(t, r, MetricMaxRSS); rss < 1000 {
+		t.Errorf("max_rss_kb %v, want at least a MB", rss)
+	}
+	for _, m := range r.Metrics {
+		if m.Better != "lower" || m.Unit == "" {
+			t.Errorf("metric %+v lacks unit or direction", m)
+		}
+	}
+}
+
+func TestReportedMetricsStdoutAndTCP(t *testing.T) {
+	script := `echo "some log"; echo "PERFLAB_METRIC startup_ms=12.5 unit=ms"
+python3 -c '
+import os, socket
+h, p = os.environ["PERFLAB_METRICS_ADDR"].rsplit(":", 1)
+s = socket.create_connection((h, int(p)))
+s.sendall(b"PERFLAB_METRIC fps=58.5 unit=fps better=higher\n")
+s.close()
+'
+printf "PERFLAB_METRIC last=3"`
+	d := setup(t, script, nil)
+	for i := 0; i < 3; i++ { // the listener serves trial after trial
+		r := trial(d, lab.Controls{})
+		if v := metric(t, r, "startup_ms"); v != 12.5 {
+			t.Errorf("startup_ms %v", v)
+		}
+		if v := metric(t, r, "fps"); v != 58.5 {
+			t.Errorf("fps %v", v)
+		}
+		if v := metric(t, r, "last"); v != 3 {
+			t.Errorf("last line without newline: %v", v)
+		}
+		for _, m := range r.Metrics {
+			if m.Name == "fps" && (m.Better != "higher" || m.Unit != "fps") {
+				t.Errorf("fps metric %+v", m)
+			}
+		}
+	}
+}
+
+func TestRequestedMetricsFilterAndRequire(t *testing.T) {
+	d := setup(t, `echo PERFLAB_METRIC a=1; echo PERFLAB_METRIC b=2`, func(e *lab.Experiment) { e.Metrics = []string{"b", "wall_ms"} })
+	r := trial(d, lab.Controls{})
+	if len(r.Metrics) != 2 || r.Metrics[0].Name != "b" || r.Metrics[1].Name != "wall_ms" {
+		t.Errorf("metrics %+v, want b then wall_ms only", r.Metrics)
+	}
+	d = setup(t, `echo PERFLAB_METRIC a=1`, func(e *lab.Experiment) { e.Metrics = []string{"b"} })
+	if r := trial(d, lab.Controls{}); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, "requested metric b was not reported") {
+		t.Errorf("missing metric: %+v", r)
+	}
+}
+
+func TestFailedTrials(t *testing.T) {
+	tests := []struct {
+		name, script string
+		timeout      float64
+		status, want string
+	}{
+		{"exit code", `echo oops >&2; exit 3`, 0, lab.StatusFailed, "exit status 3: oops"},
+		{"malformed stdout", `echo "PERFLAB_METRIC x=fast"`, 0, lab.StatusFailed, `malformed metric line 1 on stdout: metric x: value "fast" is not a finite number`},
+		{"malformed tcp", `python3 -c 'import os,socket; h,p=os.environ["PERFLAB_METRICS_ADDR"].rsplit(":",1); s=socket.create_connection((h,int(p))); s.sendall(b"hello\n")'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 1: not a PERFLAB_METRIC line"},
+		{"reported twice", `echo PERFLAB_METRIC x=1; echo PERFLAB_METRIC x=2`, 0, lab.StatusFailed, "metric x reported twice"},
+		{"reserved name", `echo PERFLAB_METRIC wall_ms=1`, 0, lab.StatusFailed, "name reserved"},
+		{"timeout", `sleep 5 & sleep 5; wait`, 0.3, lab.StatusTimeout, "exceeded trial_timeout of 0.3s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := setup(t, tt.script, func(e *lab.Experiment) { e.TrialTimeout = tt.timeout })
+			start := time.Now()
+			r := trial(d, lab.Controls{})
+			if r.Status != tt.status || !strings.Contains(r.Reason, tt.want) {
+				t.Errorf("got %s %q, want %s %q", r.Status, r.Reason, tt.status, tt.want)
+			}
+			if tt.timeout > 0 && time.Since(start) > 3*time.Second {
+				t.Errorf("timeout took %v: children not killed", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestCancelKillsProcessGroup(t *testing.T) {
+	d := setup(t, `sleep 30 & sleep 30; wait`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	b := d.exp.Builds[lab.ArmControl]
+	r := d.RunTrial(ctx, lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
+	if r.Status != lab.StatusFailed || r.Reason != "cancelled" || time.Since(start) > 5*time.Second {
+		t.Errorf("got %+v after %v", r, time.Since(start))
+	}
+}
+
+func TestPrepareCleanupAndEnv(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	d := setup(t, `echo "run $PERFLAB_ARM $PERFLAB_TRIAL $MYVAR" >> `+log, func(e *lab.Experiment) {
+		b := e.Builds[lab.ArmControl]
+		b.Env = map[string]string{"MYVAR": "x1"}
+		e.Builds[lab.ArmControl] = b
+	})
+	c := lab.Controls{Prepare: []string{"echo prepare >> " + log}, Cleanup: []string{"echo cleanup >> " + log}}
+	if r := trial(d, c); r.Status != lab.StatusOK {
+		t.Fatal(r.Reason)
+	}
+	got, _ := os.ReadFile(log)
+	if string(got) != "prepare\nrun control 0 x1\ncleanup\n" {
+		t.Errorf("log %q", got)
+	}
+	c.Prepare = []string{"echo no >&2; false"}
+	if r := trial(d, c); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, `prepare[0] "echo no >&2; false": exit status 1: no`) {
+		t.Errorf("failing prepare: %+v", r)
+	}
+	c.Prepare, c.Cleanup = nil, []string{"exit 4"}
+	if r := trial(d, c); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, "cleanup[0]") {
+		t.Errorf("failing cleanup: %+v", r)
+	}
+}
+
+func TestStateDirRestoredBeforeEachTrial(t *testing.T) {
+	state := t.TempDir()
+	os.WriteFile(filepath.Join(state, "db"), []byte("v1"), 0o600)
+	os.Mkdir(filepath.Join(state, "sub"), 0o755)
+	os.Symlink("db", filepath.Join(state, "link"))
+	// Each trial appends to db, adds a file and reports db's size.
+	script := `cd "$STATE" && echo more >> db && touch "new$PERFLAB_TRIAL" && echo PERFLAB_METRIC size=$(wc -c < db) && echo PERFLAB_METRIC files=$(ls | wc -l)`
+	d := setup(t, script, func(e *lab.Experiment) {
+		for k, b := range e.Builds {
+			b.Env = map[string]string{"STATE": state}
+			e.Builds[k] = b
+		}
+		e.Controls.StateDir = state
+	})
+	c := lab.Controls{StateDir: state}
+	for i := 0; i < 3; i++ {
+		r := trial(d, c)
+		if size, files := metric(t, r, "size"), metric(t, r, "files"); size != 7 || files != 4 {
+			t.Errorf("trial %d saw db of %v bytes and %v files: state not restored", i, size, files)
+		}
+	}
+	d.Close()
+	got, _ := os.ReadFile(filepath.Join(state, "db"))
+	entries, _ := os.ReadDir(state)
+	if string(got) != "v1" || len(entries) != 3 {
+		t.Errorf("after Close: db %q, %d entries; want the original state back", got, len(entries))
+	}
+	if l, err := os.Readlink(filepath.Join(state, "link")); err != nil || l != "db" {
+		t.Errorf("symlink not kept: %q %v", l, err)
+	}
+	if st, _ := os.Stat(filepath.Join(state, "db")); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode not kept: %v", st.Mode())
+	}
+}
+
+func TestASLROffAndPinCPU(t *testing.T) {
+	// personality 0x0040000 is ADDR_NO_RANDOMIZE.
+	script := `echo PERFLAB_METRIC personality=$((0x$(cat /proc/self/personality)))
+echo PERFLAB_METRIC cpus=$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}' | tr -d -c '0-9' )`
+	d := setup(t, script, nil)
+	off, pin := false, 0
+	r := trial(d, lab.Controls{ASLR: &off, PinCPU: &pin})
+	if p := int(metric(t, r, "personality")); p&0x0040000 == 0 {
+		t.Errorf("personality %#x: ASLR still on", p)
+	}
+	if c := metric(t, r, "cpus"); c != 0 {
+		t.Errorf("allowed CPUs %v, want only CPU 0", c)
+	}
+	r = trial(d, lab.Controls{})
+	if p := int(metric(t, r, "personality")); p&0x0040000 != 0 {
+		t.Errorf("personality %#x: ASLR off without asking", p)
+	}
+	big := runtime.NumCPU() + 3
+	if r := trial(d, lab.Controls{PinCPU: &big}); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, "does not exist") {
+		t.Errorf("pinning to a missing CPU: %+v", r)
+	}
+}
+
+func TestCachegrindMetric(t *testing.T) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind not installed (test.sh installs it)")
+	}
+	small := setup(t, "true", func(e *lab.Experiment) { e.Controls.Cachegrind = true })
+	d := setup(t, `i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done`, func(e *lab.Experiment) { e.Metrics = []string{"cachegrind"} })
+	a, b := metric(t, trial(small, lab.Controls{Cachegrind: true}), MetricCachegrind), metric(t, trial(d, lab.Controls{}), MetricCachegrind)
+	if a <= 0 || b <= a*2 {
+		t.Errorf("cachegrind cost: true %v, a shell loop %v", a, b)
+	}
+	b2 := metric(t, trial(d, lab.Controls{}), MetricCachegrind)
+	if diff := (b2 - b) / b; diff > 0.02 || diff < -0.02 {
+		t.Errorf("cachegrind not stable across trials: %v vs %v", b, b2)
+	}
+	// wall_ms under valgrind would be meaningless: refused with a reason.
+	exp := &lab.Experiment{Builds: d.exp.Builds, Metrics: []string{"wall_ms", "cachegrind"}}
+	if _, err := New().Setup(context.Background(), exp); err == nil || !strings.Contains(err.Error(), "wall_ms cannot be measured in the same trial as cachegrind") {
+		t.Errorf("Setup: %v", err)
+	}
+}
+
+func TestCachegrindCost(t *testing.T) {
+	// The summary of /bin/true under the fixed cache sizes.
+	c := cachegrindCounts{"Ir": 129975, "I1mr": 1091, "ILmr": 1072, "Dr": 29817, "D1mr": 1226, "DLmr": 1019, "Dw": 10266, "D1mw": 343, "DLmw": 311}
+	ram := 1072.0 + 1019 + 311
+	ll := 1091.0 + 1226 + 343 - ram
+	l1 := 129975.0 + 29817 + 10266 - (1091 + 1226 + 343)
+	if got, want := c.Cost(), l1+5*ll+35*ram; got != want {
+		t.Errorf("cost %v, want %v", got, want)
+	}
+}
+
+func TestInstructionsMetric(t *testing.T) {
+	d := New()
+	exp := &lab.Experiment{Builds: map[string]lab.Build{
+		lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}},
+	}, Metrics: []string{"instructions"}}
+	_, err := d.Setup(context.Background(), exp)
+	defer d.Close()
+	if !d.perf.ok {
+		// This host cannot count: the error must say so and point elsewhere.
+		if err == nil || !strings.Contains(err.Error(), "instructions") || !strings.Contains(err.Error(), "cachegrind") {
+			t.Fatalf("Setup on a host without counters: %v", err)
+		}
+		if !strings.Contains(strings.Join(d.Info().Notes, "\n"), "instructions: ") {
+			t.Errorf("Info notes do not explain instructions: %v", d.Info().Notes)
+		}
+		t.Logf("perf unavailable here, as reported: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.RunTrial(context.Background(), lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: exp.Builds[lab.ArmControl], Metrics: exp.Metrics})
+	if n := metric(t, r, MetricInstructions); n < 1000 {
+		t.Errorf("instructions %v", n)
+	}
+}
+
+func TestReadPerfInstructions(t *testing.T) {
+	dir := t.TempDir()
+	tests := map[string]string{
+		"# started on x\n\n123456,,instructions:u,100,100.00,,\n": "",
+		"<not supported>,,instructions:u,0,100.00,,\n":             "<not supported>",
+		"<not counted>,,instructions:u,0,0.00,,\n":                 "<not counted>",
+		"": "no instructions line",
+	}
+	for in, want := range tests {
+		p := filepath.Join(dir, "p.csv")
+		os.WriteFile(p, []byte(in), 0o644)
+		n, err := readPerfInstructions(p)
+		if want == "" {
+			if err != nil || n != 123456 {
+				t.Errorf("%q: %v %v", in, n, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestSetupErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		exp  lab.Experiment
+		want string
+	}{
+		{"no command", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {}, lab.ArmTreatment: {Command: []string{"true"}}}}, "builds.control.command: empty"},
+		{"not found", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"no-such-cmd-xyz"}}, lab.ArmTreatment: {Command: []string{"true"}}}}, `"no-such-cmd-xyz" not found in PATH`},
+		{"phone control", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}}}, Controls: lab.Controls{ClockReset: true}}, "controls.clock_reset: the local device cannot do this"},
+		{"state dir missing", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}}}, Controls: lab.Controls{StateDir: "/no/such/dir"}}, "controls.state_dir"},
+	}
+	for _, tt := range tests {
+		d := New()
+		_, err := d.Setup(context.Background(), &tt.exp)
+		d.Close()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
