@@ -302,8 +302,8 @@ func TestReadPerfInstructions(t *testing.T) {
 	dir := t.TempDir()
 	tests := map[string]string{
 		"# started on x\n\n123456,,instructions:u,100,100.00,,\n": "",
-		"<not supported>,,instructions:u,0,100.00,,\n":             "<not supported>",
-		"<not counted>,,instructions:u,0,0.00,,\n":                 "<not counted>",
+		"<not supported>,,instructions:u,0,100.00,,\n":            "<not supported>",
+		"<not counted>,,instructions:u,0,0.00,,\n":                "<not counted>",
 		"": "no instructions line",
 	}
 	for in, want := range tests {
