@@ -62,6 +62,7 @@ type Device struct {
 	tmp       string
 	srv       *metricServer
 	env       map[string][]string // base environment per build key
+	proxy     *proxyState         // record/replay proxy, when controls.proxy is on
 }
 
 // New returns the local device. Probing perf and valgrind happens here so
@@ -80,7 +81,7 @@ func describe(perf perfStatus) lab.DeviceInfo {
 		Backend: "local",
 		Model:   cpuModel(),
 		State:   "device",
-		Caps:    []string{lab.CapPrepare, lab.CapStateDir},
+		Caps:    []string{lab.CapPrepare, lab.CapStateDir, lab.CapProxy},
 		Props: map[string]string{
 			"host":    host,
 			"cpus":    strconv.Itoa(runtime.NumCPU()),
@@ -174,6 +175,10 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	} else {
 		detail["metrics"] = strings.Join(metrics, ",")
 	}
+	if err := d.setupProxy(exp, detail); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if exp.Controls.StateDir != "" {
 		snap, err := d.snapshot(exp.Controls.StateDir)
 		if err != nil {
@@ -240,7 +245,6 @@ func (d *Device) checkControls(c lab.Controls) error {
 	for name, on := range map[string]bool{
 		"restore_snapshot": c.RestoreSnapshot, "kill_app": c.KillApp, "dismiss_dialogs": c.DismissDialogs,
 		"clock_reset": c.ClockReset, "tmpfs": c.Tmpfs, "drop_caches": c.DropCaches,
-		"proxy": c.Proxy != "" && c.Proxy != "off",
 	} {
 		if on {
 			unsupported = append(unsupported, name)
@@ -257,7 +261,7 @@ func (d *Device) checkControls(c lab.Controls) error {
 func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var firstErr error
+	firstErr := d.closeProxyLocked()
 	if d.srv != nil {
 		d.srv.close()
 		d.srv = nil

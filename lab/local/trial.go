@@ -22,9 +22,10 @@ import (
 // may hold its output pipes open.
 const commandWaitDelay = 2 * time.Second
 
-// RunTrial restores state_dir, runs the prepare commands, the build's
-// command and the cleanup commands, and measures the command.
-func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+// runTrial restores state_dir, runs the prepare commands, the build's
+// command and the cleanup commands, and measures the command. RunTrial
+// (proxy.go) wraps it with the record/replay proxy.
+func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
 	d.mu.Lock()
 	exp, metrics, tmp, srv, env := d.exp, d.metrics, d.tmp, d.srv, d.env[req.BuildKey]
 	d.mu.Unlock()
