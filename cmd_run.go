@@ -161,6 +161,7 @@ func (h *headlessRun) run(ctx context.Context, exp *lab.Experiment, source, out 
 		}
 		out = filepath.Join(dir, hdr.ID+".jsonl")
 	}
+	useSessionProxyFile(exp, out)
 	create := sessions.Create
 	if force {
 		create = sessions.CreateOverwrite
