@@ -1,0 +1,958 @@
+package shell
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotExist reports a path the phone does not model; Phone
+// implementations wrap it.
+var _ = ErrNotExist
+
+type builtin func(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+func builtins() map[string]builtin {
+	return map[string]builtin{
+		"echo": cmdEcho, "cat": cmdCat, "getprop": cmdGetprop, "setprop": cmdSetprop,
+		"stop": cmdStopStart, "start": cmdStopStart, "chmod": cmdChmod, "rm": cmdRm, "cp": cmdCp,
+		"mv": cmdMv, "mkdir": cmdMkdir, "ls": cmdLs, "touch": cmdTouch, "mount": cmdMount,
+		"umount": cmdUmount, "date": cmdDate, "am": cmdAm, "pm": cmdPm, "input": cmdInput,
+		"dumpsys": cmdDumpsys, "sync": cmdTrue, "true": cmdTrue, "false": cmdFalse, "su": cmdSu,
+		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
+		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
+		"[": cmdTest, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+	}
+}
+
+// exec runs one command: a builtin, or a file on the device.
+func (e *env) exec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	name := args[0]
+	if strings.Contains(name, "/") {
+		return e.execFile(name, args[1:], stdout, stderr)
+	}
+	if name == "su" && e.sh.NoSu() {
+		fmt.Fprintf(stderr, "/system/bin/sh: su: inaccessible or not found\n")
+		return 127
+	}
+	if b, ok := builtins()[path.Base(name)]; ok {
+		return b(e, args, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "/system/bin/sh: %s: inaccessible or not found\n", name)
+	return 127
+}
+
+// NoSu reports whether su is missing (property ro.perflab.no_su=1).
+func (sh *Shell) NoSu() bool { return sh.Prop("ro.perflab.no_su") == "1" }
+
+// ELF machine numbers.
+const (
+	emARM     = 40
+	emAArch64 = 183
+	em386     = 3
+	emX8664   = 62
+)
+
+// ELFABI returns the Android ABI an ELF executable is built for.
+func ELFABI(data []byte) (abi string, bits int, err error) {
+	if len(data) < 20 || string(data[:4]) != "\x7fELF" {
+		return "", 0, errors.New("not an ELF file")
+	}
+	bits = 32
+	if data[4] == 2 {
+		bits = 64
+	}
+	if data[5] != 1 {
+		return "", bits, errors.New("big-endian ELF")
+	}
+	switch binary.LittleEndian.Uint16(data[18:20]) {
+	case emAArch64:
+		return "arm64-v8a", bits, nil
+	case emARM:
+		return "armeabi-v7a", bits, nil
+	case emX8664:
+		return "x86_64", bits, nil
+	case em386:
+		return "x86", bits, nil
+	}
+	return "unknown", bits, nil
+}
+
+// ProbeMarker is a string every build of perflab-probe contains (its
+// package path), which is how the simulated phone recognises the probe.
+const ProbeMarker = "lab/probe/cmd/perflab-probe"
+
+func (e *env) execFile(name string, args []string, stdout, stderr io.Writer) int {
+	p := Clean(e.cwd, name)
+	info, err := e.sh.FS.Stat(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: inaccessible or not found\n", name)
+		return 127
+	}
+	if info.Mode&ModeDir != 0 || info.Mode&0o111 == 0 {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: can't execute: Permission denied\n", name)
+		return 126
+	}
+	data, err := e.sh.FS.ReadFile(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: %v\n", name, err)
+		return 126
+	}
+	if strings.HasPrefix(string(data), "#!") {
+		// A shell script: run its lines.
+		body := string(data)
+		if i := strings.IndexByte(body, '\n'); i >= 0 {
+			body = body[i+1:]
+		}
+		sub := e.sub(e.uid, stdout, stderr)
+		for i, a := range args {
+			sub.vars[strconv.Itoa(i+1)] = a
+		}
+		return sub.runLine(body)
+	}
+	abi, bits, err := ELFABI(data)
+	if err != nil {
+		magic := uint16(0)
+		if len(data) >= 2 {
+			magic = binary.BigEndian.Uint16(data)
+		}
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: not executable: magic %04X\n", name, magic)
+		return 126
+	}
+	supported := false
+	for _, a := range e.sh.Phone.ABIs() {
+		if a == abi {
+			supported = true
+		}
+	}
+	if !supported {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: not executable: %d-bit ELF file\n", name, bits)
+		return 126
+	}
+	if !strings.Contains(string(data), ProbeMarker) {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: the simulated phone runs only the perflab probe\n", name)
+		return 126
+	}
+	if err := e.sh.Phone.Probe(e.ctx, args, stdout); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path.Base(name), err)
+		return 1
+	}
+	return 0
+}
+
+// sub returns a nested shell (sh -c, su -c) sharing the device state.
+func (e *env) sub(uid int, stdout, stderr io.Writer) *env {
+	vars := make(map[string]string, len(e.vars))
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	return &env{sh: e.sh, ctx: e.ctx, uid: uid, cwd: e.cwd, vars: vars, stdin: e.stdin, stdout: stdout, stderr: stderr}
+}
+
+func cmdTrue(*env, []string, io.Reader, io.Writer, io.Writer) int  { return 0 }
+func cmdFalse(*env, []string, io.Reader, io.Writer, io.Writer) int { return 1 }
+
+func cmdExit(e *env, args []string, _ io.Reader, _, _ io.Writer) int {
+	if len(args) > 1 {
+		n, _ := strconv.Atoi(args[1])
+		return n
+	}
+	return e.status
+}
+
+func cmdEcho(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	args = args[1:]
+	newline, escapes := true, false
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "neE") == "" {
+		for _, c := range args[0][1:] {
+			switch c {
+			case 'n':
+				newline = false
+			case 'e':
+				escapes = true
+			case 'E':
+				escapes = false
+			}
+		}
+		args = args[1:]
+	}
+	s := strings.Join(args, " ")
+	if escapes {
+		s = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(s)
+	}
+	if newline {
+		s += "\n"
+	}
+	io.WriteString(stdout, s)
+	return 0
+}
+
+func cmdCat(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 {
+		io.Copy(stdout, stdin)
+		return 0
+	}
+	status := 0
+	for _, a := range args[1:] {
+		if a == "-" {
+			io.Copy(stdout, stdin)
+			continue
+		}
+		data, err := e.readPath(a)
+		if err != nil {
+			fmt.Fprintf(stderr, "cat: %s: %v\n", a, err)
+			status = 1
+			continue
+		}
+		stdout.Write(data)
+	}
+	return status
+}
+
+func cmdHead(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	n := 10
+	var files []string
+	for i := 1; i < len(args); i++ {
+		switch {
+		case args[i] == "-n" && i+1 < len(args):
+			n, _ = strconv.Atoi(args[i+1])
+			i++
+		case strings.HasPrefix(args[i], "-") && len(args[i]) > 1:
+			n, _ = strconv.Atoi(args[i][1:])
+		default:
+			files = append(files, args[i])
+		}
+	}
+	var r io.Reader = stdin
+	if len(files) > 0 {
+		data, err := e.readPath(files[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "head: %s: %v\n", files[0], err)
+			return 1
+		}
+		r = strings.NewReader(string(data))
+	}
+	sc := bufio.NewScanner(r)
+	for i := 0; i < n && sc.Scan(); i++ {
+		fmt.Fprintln(stdout, sc.Text())
+	}
+	return 0
+}
+
+func cmdWc(e *env, args []string, stdin io.Reader, stdout, _ io.Writer) int {
+	data, _ := io.ReadAll(stdin)
+	if len(args) > 1 && args[1] == "-l" {
+		fmt.Fprintln(stdout, strings.Count(string(data), "\n"))
+		return 0
+	}
+	fmt.Fprintf(stdout, "%d %d %d\n", strings.Count(string(data), "\n"), len(strings.Fields(string(data))), len(data))
+	return 0
+}
+
+func cmdGrep(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	quiet, invert, fold := false, false, false
+	var rest []string
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") && len(a) > 1 && len(rest) == 0 {
+			for _, c := range a[1:] {
+				switch c {
+				case 'q':
+					quiet = true
+				case 'v':
+					invert = true
+				case 'i':
+					fold = true
+				case 'E', 'F':
+				default:
+					fmt.Fprintf(stderr, "grep: unknown option -%c\n", c)
+					return 2
+				}
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(stderr, "grep: no pattern")
+		return 2
+	}
+	pat := rest[0]
+	var r io.Reader = stdin
+	if len(rest) > 1 {
+		data, err := e.readPath(rest[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "grep: %s: %v\n", rest[1], err)
+			return 2
+		}
+		r = strings.NewReader(string(data))
+	}
+	if fold {
+		pat = strings.ToLower(pat)
+	}
+	found := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		l := line
+		if fold {
+			l = strings.ToLower(l)
+		}
+		if strings.Contains(l, pat) != invert {
+			found = true
+			if !quiet {
+				fmt.Fprintln(stdout, line)
+			}
+		}
+	}
+	if found {
+		return 0
+	}
+	return 1
+}
+
+func cmdGetprop(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	if len(args) == 1 {
+		props := e.sh.props()
+		keys := make([]string, 0, len(props))
+		for k := range props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(stdout, "[%s]: [%s]\n", k, props[k])
+		}
+		return 0
+	}
+	v := e.sh.Prop(args[1])
+	if v == "" && len(args) > 2 {
+		v = args[2]
+	}
+	fmt.Fprintln(stdout, v)
+	return 0
+}
+
+func cmdSetprop(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	if len(args) != 3 {
+		fmt.Fprintln(stderr, "usage: setprop NAME VALUE")
+		return 1
+	}
+	name := args[1]
+	if strings.HasPrefix(name, "ro.") && e.sh.Prop(name) != "" ||
+		e.uid != 0 && !strings.HasPrefix(name, "debug.") && !strings.HasPrefix(name, "log.") {
+		fmt.Fprintf(stderr, "Failed to set property '%s' to '%s'.\nSee dmesg for error reason.\n", name, args[2])
+		return 1
+	}
+	if err := e.sh.Phone.SetProp(name, args[2]); err != nil {
+		fmt.Fprintf(stderr, "Failed to set property '%s' to '%s': %v\n", name, args[2], err)
+		return 1
+	}
+	return 0
+}
+
+func cmdStopStart(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	if e.uid != 0 {
+		fmt.Fprintln(stderr, args[0]+": must be root")
+		return 1
+	}
+	run := args[0] == "start"
+	names := args[1:]
+	if len(names) == 0 {
+		names = []string{"zygote"}
+	}
+	for _, n := range names {
+		if err := e.sh.Phone.SetService(n, run); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", args[0], err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func parseMode(s string, old uint32) (uint32, bool) {
+	if n, err := strconv.ParseUint(s, 8, 32); err == nil {
+		return uint32(n), true
+	}
+	// Symbolic: [ugoa]*[+-=][rwx]+
+	who := strings.TrimRight(s, "+-=rwx")
+	i := len(who)
+	if i >= len(s) {
+		return 0, false
+	}
+	op, perms := s[i], s[i+1:]
+	var bits uint32
+	for _, c := range perms {
+		switch c {
+		case 'r':
+			bits |= 0o444
+		case 'w':
+			bits |= 0o222
+		case 'x':
+			bits |= 0o111
+		default:
+			return 0, false
+		}
+	}
+	var mask uint32 = 0o777
+	if who != "" && who != "a" {
+		mask = 0
+		for _, c := range who {
+			switch c {
+			case 'u':
+				mask |= 0o700
+			case 'g':
+				mask |= 0o070
+			case 'o':
+				mask |= 0o007
+			default:
+				return 0, false
+			}
+		}
+	}
+	bits &= mask
+	switch op {
+	case '+':
+		return old | bits, true
+	case '-':
+		return old &^ bits, true
+	default:
+		return old&^mask | bits, true
+	}
+}
+
+func cmdChmod(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	args = args[1:]
+	if len(args) > 0 && args[0] == "-R" {
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		fmt.Fprintln(stderr, "chmod: needs 2 arguments")
+		return 1
+	}
+	status := 0
+	for _, f := range args[1:] {
+		p := Clean(e.cwd, f)
+		if isKernelPath(p) {
+			// sysfs permissions are the kernel's; accept as root.
+			if e.uid != 0 {
+				fmt.Fprintf(stderr, "chmod: %s: Operation not permitted\n", f)
+				status = 1
+			}
+			continue
+		}
+		info, err := e.sh.FS.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "chmod: %s: %v\n", f, err)
+			status = 1
+			continue
+		}
+		m, ok := parseMode(args[0], info.Mode&0o7777)
+		if !ok {
+			fmt.Fprintf(stderr, "chmod: bad mode '%s'\n", args[0])
+			return 1
+		}
+		if err := e.sh.FS.Chmod(p, m, e.uid); err != nil {
+			fmt.Fprintf(stderr, "chmod: %s: %v\n", f, err)
+			status = 1
+		}
+	}
+	return status
+}
+
+// flags splits leading single-letter options from operands.
+func flags(args []string) (map[rune]bool, []string) {
+	f := map[rune]bool{}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		for _, c := range a[1:] {
+			f[c] = true
+		}
+	}
+	return f, args[i:]
+}
+
+func cmdRm(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	f, paths := flags(args[1:])
+	status := 0
+	for _, p := range paths {
+		err := e.sh.FS.Remove(Clean(e.cwd, p), f['r'] || f['R'], e.uid)
+		if err != nil && !(f['f'] && errors.Is(err, ErrNotExist)) {
+			fmt.Fprintf(stderr, "rm: %s: %v\n", p, err)
+			status = 1
+		}
+	}
+	return status
+}
+
+func cmdCp(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	f, ops := flags(args[1:])
+	if len(ops) < 2 {
+		fmt.Fprintln(stderr, "cp: needs 2 arguments")
+		return 1
+	}
+	dst := Clean(e.cwd, ops[len(ops)-1])
+	status := 0
+	for _, s := range ops[:len(ops)-1] {
+		if err := e.sh.FS.Copy(Clean(e.cwd, s), dst, f['a'] || f['r'] || f['R'], e.uid); err != nil {
+			fmt.Fprintf(stderr, "cp: %v\n", err)
+			status = 1
+		}
+	}
+	return status
+}
+
+func cmdMv(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	_, ops := flags(args[1:])
+	if len(ops) != 2 {
+		fmt.Fprintln(stderr, "mv: needs 2 arguments")
+		return 1
+	}
+	if err := e.sh.FS.Rename(Clean(e.cwd, ops[0]), Clean(e.cwd, ops[1]), e.uid); err != nil {
+		fmt.Fprintf(stderr, "mv: %s: %v\n", ops[0], err)
+		return 1
+	}
+	return 0
+}
+
+func cmdMkdir(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	args = args[1:]
+	parents := false
+	var mode uint32 = 0o777
+	var dirs []string
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-p":
+			parents = true
+		case args[i] == "-m" && i+1 < len(args):
+			m, _ := strconv.ParseUint(args[i+1], 8, 32)
+			mode = uint32(m)
+			i++
+		default:
+			dirs = append(dirs, args[i])
+		}
+	}
+	status := 0
+	for _, d := range dirs {
+		p := Clean(e.cwd, d)
+		var err error
+		if parents {
+			err = e.sh.FS.MkdirAll(p, mode, e.uid)
+		} else {
+			err = e.sh.FS.Mkdir(p, mode, e.uid)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mkdir: '%s': %v\n", d, err)
+			status = 1
+		}
+	}
+	return status
+}
+
+func cmdTouch(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	for _, a := range args[1:] {
+		p := Clean(e.cwd, a)
+		if err := e.sh.FS.WriteFile(p, nil, 0o644, e.uid, true); err != nil {
+			fmt.Fprintf(stderr, "touch: '%s': %v\n", a, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func modeString(m uint32) string {
+	b := []byte("-rwxrwxrwx")
+	if m&ModeDir != 0 {
+		b[0] = 'd'
+	}
+	for i := 0; i < 9; i++ {
+		if m&(1<<(8-i)) == 0 {
+			b[i+1] = '-'
+		}
+	}
+	return string(b)
+}
+
+func cmdLs(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	f, paths := flags(args[1:])
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	status := 0
+	show := func(i Info) {
+		if f['l'] {
+			fmt.Fprintf(stdout, "%s 1 root root %8d %s %s\n", modeString(i.Mode), i.Size, i.Mtime.Format("2006-01-02 15:04"), i.Name)
+		} else {
+			fmt.Fprintln(stdout, i.Name)
+		}
+	}
+	for _, a := range paths {
+		p := Clean(e.cwd, a)
+		info, err := e.sh.FS.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "ls: %s: %v\n", a, err)
+			status = 1
+			continue
+		}
+		if info.Mode&ModeDir == 0 || f['d'] {
+			info.Name = a
+			show(info)
+			continue
+		}
+		ents, _ := e.sh.FS.ReadDir(p)
+		for _, i := range ents {
+			if strings.HasPrefix(i.Name, ".") && !f['a'] {
+				continue
+			}
+			show(i)
+		}
+	}
+	return status
+}
+
+func cmdMount(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 {
+		for _, m := range e.sh.FS.Mounts() {
+			fmt.Fprintf(stdout, "%s on %s type %s (%s)\n", m.Source, m.Target, m.Type, m.Options)
+		}
+		return 0
+	}
+	var typ, opts string
+	var ops []string
+	for i := 1; i < len(args); i++ {
+		switch {
+		case args[i] == "-t" && i+1 < len(args):
+			typ = args[i+1]
+			i++
+		case args[i] == "-o" && i+1 < len(args):
+			opts = args[i+1]
+			i++
+		default:
+			ops = append(ops, args[i])
+		}
+	}
+	if e.uid != 0 {
+		fmt.Fprintln(stderr, "mount: need root")
+		return 1
+	}
+	if typ != "tmpfs" || len(ops) != 2 {
+		fmt.Fprintln(stderr, "mount: the simulated phone mounts only tmpfs: mount -t tmpfs [-o OPTS] SOURCE DIR")
+		return 1
+	}
+	if err := e.sh.FS.MountTmpfs(ops[0], Clean(e.cwd, ops[1]), opts); err != nil {
+		fmt.Fprintf(stderr, "mount: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdUmount(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	if e.uid != 0 {
+		fmt.Fprintln(stderr, "umount: need root")
+		return 1
+	}
+	_, ops := flags(args[1:])
+	if len(ops) != 1 {
+		fmt.Fprintln(stderr, "usage: umount DIR")
+		return 1
+	}
+	if err := e.sh.FS.Unmount(Clean(e.cwd, ops[0])); err != nil {
+		fmt.Fprintf(stderr, "umount: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// cmdDate prints or (as root) sets the clock. Setting accepts toybox's
+// MMDDhhmm[[CC]YY][.ss] and @UNIXTIME.
+func cmdDate(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	now := e.sh.Phone.Now()
+	utc := false
+	format := ""
+	var set string
+	for _, a := range args[1:] {
+		switch {
+		case a == "-u":
+			utc = true
+		case strings.HasPrefix(a, "+"):
+			format = a[1:]
+		case a == "-s":
+		default:
+			set = a
+		}
+	}
+	if utc {
+		now = now.UTC()
+	}
+	if set != "" {
+		if e.uid != 0 {
+			fmt.Fprintln(stderr, "date: cannot set date: Operation not permitted")
+			return 1
+		}
+		t, err := parseDateSet(set, now)
+		if err != nil {
+			fmt.Fprintf(stderr, "date: bad date '%s'\n", set)
+			return 1
+		}
+		e.sh.Phone.SetClock(t)
+		now = t
+	}
+	if format == "" {
+		fmt.Fprintln(stdout, now.Format("Mon Jan  2 15:04:05 MST 2006"))
+		return 0
+	}
+	fmt.Fprintln(stdout, strftime(format, now))
+	return 0
+}
+
+func parseDateSet(s string, now time.Time) (time.Time, error) {
+	if strings.HasPrefix(s, "@") {
+		f, err := strconv.ParseFloat(s[1:], 64)
+		if err != nil {
+			return time.Time{}, err
+		}
+		sec := int64(f)
+		return time.Unix(sec, int64((f-float64(sec))*1e9)).In(now.Location()), nil
+	}
+	base, secs, _ := strings.Cut(s, ".")
+	if len(base) != 8 && len(base) != 10 && len(base) != 12 {
+		return time.Time{}, errors.New("bad length")
+	}
+	num := func(x string) int { n, _ := strconv.Atoi(x); return n }
+	year := now.Year()
+	if len(base) == 10 {
+		year = 2000 + num(base[8:10])
+	} else if len(base) == 12 {
+		year = num(base[8:12])
+	}
+	t := time.Date(year, time.Month(num(base[0:2])), num(base[2:4]), num(base[4:6]), num(base[6:8]), num(secs), 0, now.Location())
+	return t, nil
+}
+
+func strftime(f string, t time.Time) string {
+	r := strings.NewReplacer("%s", strconv.FormatInt(t.Unix(), 10), "%Y", t.Format("2006"), "%m", t.Format("01"),
+		"%d", t.Format("02"), "%H", t.Format("15"), "%M", t.Format("04"), "%S", t.Format("05"),
+		"%N", fmt.Sprintf("%09d", t.Nanosecond()), "%Z", t.Format("MST"), "%%", "%")
+	return r.Replace(f)
+}
+
+func cmdSu(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	rest := args[1:]
+	var cmd string
+	for len(rest) > 0 {
+		switch a := rest[0]; {
+		case a == "-c" && len(rest) > 1:
+			cmd = strings.Join(rest[1:], " ")
+			rest = nil
+		case a == "0" || a == "root" || a == "-" || a == "-l":
+			rest = rest[1:]
+		default:
+			cmd = strings.Join(quoteAll(rest), " ")
+			rest = nil
+		}
+	}
+	sub := e.sub(0, stdout, stderr)
+	if cmd == "" {
+		// su with commands on stdin.
+		data, _ := io.ReadAll(e.stdin)
+		return sub.runLine(string(data))
+	}
+	return sub.runLine(cmd)
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = Quote(a)
+	}
+	return out
+}
+
+func cmdSh(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) >= 3 && args[1] == "-c" {
+		sub := e.sub(e.uid, stdout, stderr)
+		return sub.runLine(args[2])
+	}
+	if len(args) >= 2 {
+		data, err := e.readPath(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "sh: %s: %v\n", args[1], err)
+			return 127
+		}
+		return e.sub(e.uid, stdout, stderr).runLine(string(data))
+	}
+	data, _ := io.ReadAll(stdin)
+	return e.sub(e.uid, stdout, stderr).runLine(string(data))
+}
+
+func cmdID(e *env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	if e.uid == 0 {
+		fmt.Fprintln(stdout, "uid=0(root) gid=0(root) groups=0(root) context=u:r:su:s0")
+	} else {
+		fmt.Fprintln(stdout, "uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),1028(sdcard_r),3001(net_bt_admin),3002(net_bt),3003(inet),3006(net_bw_stats),3009(readproc),3011(uhid) context=u:r:shell:s0")
+	}
+	return 0
+}
+
+func cmdWhoami(e *env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	if e.uid == 0 {
+		fmt.Fprintln(stdout, "root")
+	} else {
+		fmt.Fprintln(stdout, "shell")
+	}
+	return 0
+}
+
+func cmdSleep(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: sleep SECONDS")
+		return 1
+	}
+	f, err := strconv.ParseFloat(args[1], 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "sleep: invalid number '%s'\n", args[1])
+		return 1
+	}
+	t := time.NewTimer(time.Duration(f * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0
+	case <-e.ctx.Done():
+		return 130
+	}
+}
+
+func cmdUname(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	arch := "aarch64"
+	if abis := e.sh.Phone.ABIs(); len(abis) > 0 && abis[0] == "armeabi-v7a" {
+		arch = "armv7l"
+	}
+	if len(args) > 1 && args[1] == "-m" {
+		fmt.Fprintln(stdout, arch)
+	} else if len(args) > 1 && args[1] == "-a" {
+		fmt.Fprintf(stdout, "Linux localhost 4.19.157-perflab-sim #1 SMP PREEMPT %s\n", arch)
+	} else {
+		fmt.Fprintln(stdout, "Linux")
+	}
+	return 0
+}
+
+func cmdPidof(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	found := false
+	for _, a := range args[1:] {
+		if e.sh.Phone.Running(a) {
+			fmt.Fprintln(stdout, 10000+len(a)*37)
+			found = true
+		}
+	}
+	if found {
+		return 0
+	}
+	return 1
+}
+
+func cmdCd(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	dir := "/"
+	if len(args) > 1 {
+		dir = Clean(e.cwd, args[1])
+	}
+	info, err := e.sh.FS.Stat(dir)
+	if err != nil || info.Mode&ModeDir == 0 {
+		fmt.Fprintf(stderr, "/system/bin/sh: cd: %s: No such file or directory\n", args[1])
+		return 2
+	}
+	e.cwd = dir
+	return 0
+}
+
+func cmdExport(e *env, args []string, _ io.Reader, _, _ io.Writer) int {
+	for _, a := range args[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			e.vars[k] = v
+		}
+	}
+	return 0
+}
+
+func cmdTest(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	a := args[1:]
+	if args[0] == "[" {
+		if len(a) == 0 || a[len(a)-1] != "]" {
+			fmt.Fprintln(stderr, "[: missing ]")
+			return 2
+		}
+		a = a[:len(a)-1]
+	}
+	b := func(v bool) int {
+		if v {
+			return 0
+		}
+		return 1
+	}
+	switch len(a) {
+	case 0:
+		return 1
+	case 1:
+		return b(a[0] != "")
+	case 2:
+		p := Clean(e.cwd, a[1])
+		info, err := e.sh.FS.Stat(p)
+		switch a[0] {
+		case "-e":
+			return b(err == nil)
+		case "-f":
+			return b(err == nil && info.Mode&ModeDir == 0)
+		case "-d":
+			return b(err == nil && info.Mode&ModeDir != 0)
+		case "-n":
+			return b(a[1] != "")
+		case "-z":
+			return b(a[1] == "")
+		case "!":
+			return b(a[1] == "")
+		}
+	case 3:
+		x, y := a[0], a[2]
+		xi, _ := strconv.Atoi(x)
+		yi, _ := strconv.Atoi(y)
+		switch a[1] {
+		case "=", "==":
+			return b(x == y)
+		case "!=":
+			return b(x != y)
+		case "-eq":
+			return b(xi == yi)
+		case "-ne":
+			return b(xi != yi)
+		case "-lt":
+			return b(xi < yi)
+		case "-gt":
+			return b(xi > yi)
+		case "-le":
+			return b(xi <= yi)
+		case "-ge":
+			return b(xi >= yi)
+		}
+	}
+	fmt.Fprintf(stderr, "test: unsupported expression: %s\n", strings.Join(a, " "))
+	return 2
+}
+
+func cmdGetenforce(_ *env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, "Enforcing")
+	return 0
+}

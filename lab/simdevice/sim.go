@@ -1,0 +1,254 @@
+package simdevice
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/sim"
+	"github.com/perflab/perflab/lab/simdevice/shell"
+)
+
+// MetricsPortExtra is the intent extra (an int) naming the device port a
+// launched app connects to, through adb reverse, to report its own metrics
+// as PERFLAB_METRIC lines.
+const MetricsPortExtra = "perflab.metrics_port"
+
+// Options configure a simulated device.
+type Options struct {
+	Preset   string // sim preset, e.g. "pixel"
+	Seed     int64
+	Root     bool // adbd runs as root (otherwise su -c is needed)
+	Realtime bool // launches and probes take wall-clock time
+	// Unauthorized: the device never accepts the host's key (adb lists it
+	// as "unauthorized").
+	Unauthorized bool
+	Logf         func(format string, args ...any)
+}
+
+// Sim is a simulated phone served over the adb protocol.
+type Sim struct {
+	Phone  *sim.Phone
+	Shell  *shell.Shell
+	Server *Server
+	opt    Options
+}
+
+// New builds a simulated phone and its adb server (not yet listening).
+func New(opt Options) (*Sim, error) {
+	if opt.Preset == "" {
+		opt.Preset = "pixel"
+	}
+	ph, err := sim.New(opt.Preset, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{Phone: ph, opt: opt}
+	a := &adapter{Phone: ph, s: s}
+	s.Shell = shell.New(a)
+	s.Shell.Root = opt.Root
+	s.Server = NewServer(device{s}, Config{
+		Product:      ph.Prop("ro.product.name"),
+		Model:        strings.ReplaceAll(ph.Prop("ro.product.model"), " ", "_"),
+		Name:         ph.Prop("ro.product.device"),
+		Unauthorized: opt.Unauthorized,
+		Logf:         opt.Logf,
+	})
+	return s, nil
+}
+
+// device adapts a Sim to the server's Device.
+type device struct{ s *Sim }
+
+func (d device) Shell(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return d.s.Shell.Run(ctx, cmd, stdin, stdout, stderr)
+}
+
+func (d device) Stat(p string) (FileInfo, bool) {
+	fi, err := d.s.Phone.Stat(p)
+	if err != nil {
+		return FileInfo{}, false
+	}
+	return toFileInfo(fi), true
+}
+
+func toFileInfo(fi sim.FileInfo) FileInfo {
+	m := uint32(fi.Mode.Perm())
+	if fi.Dir {
+		m |= ModeDir
+	} else {
+		m |= ModeReg
+	}
+	return FileInfo{Name: fi.Name, Mode: m, Size: fi.Size, Mtime: fi.ModTime}
+}
+
+func (d device) ReadFile(p string) ([]byte, error) { return d.s.Phone.ReadFile(p) }
+
+func (d device) ReadDir(p string) ([]FileInfo, error) {
+	ents, err := d.s.Phone.ReadDir(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileInfo, len(ents))
+	for i, e := range ents {
+		out[i] = toFileInfo(e)
+	}
+	return out, nil
+}
+
+// WriteFile stores a pushed file with adbd's (the shell user's) rights.
+func (d device) WriteFile(p string, data []byte, mode uint32, mtime time.Time) error {
+	if !d.s.Shell.Root && !strings.HasPrefix(p, "/data/local/tmp/") && !strings.HasPrefix(p, "/sdcard/") {
+		return fmt.Errorf("remote couldn't create file: Permission denied")
+	}
+	if err := d.s.Phone.WriteFile(p, data); err != nil {
+		return fmt.Errorf("remote couldn't create file: %v", err)
+	}
+	return d.s.Phone.Chmod(p, fs.FileMode(mode&0o777))
+}
+
+// adapter completes *sim.Phone into the shell's Phone.
+type adapter struct {
+	*sim.Phone
+	s  *Sim
+	mu sync.Mutex
+}
+
+func (a *adapter) ABIs() []string {
+	abi := a.Preset().ABI
+	if abi == "arm64-v8a" {
+		return []string{"arm64-v8a", "armeabi-v7a", "armeabi"}
+	}
+	return []string{abi}
+}
+
+// SimAPKPrefix starts the simulated APK files the sim installs.
+const SimAPKPrefix = "PK\x03\x04 perflab sim apk "
+
+// InstallAPK installs a simulated APK (what the sim writes as base.apk).
+func (a *adapter) InstallAPK(apk []byte) (string, error) {
+	line, _, _ := strings.Cut(string(apk), "\n")
+	pkg, ok := strings.CutPrefix(line, SimAPKPrefix)
+	if !ok {
+		return "", fmt.Errorf("the simulated phone installs only simulated apps' APKs (%s*)", sim.PackagePrefix)
+	}
+	return pkg, a.Install(strings.TrimSpace(pkg))
+}
+
+func (a *adapter) Uninstall(pkg string) error {
+	return fmt.Errorf("simulated packages cannot be uninstalled")
+}
+
+func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.LaunchResult, error) {
+	if req.Activity != sim.MainActivity && req.Activity != req.Package+sim.MainActivity {
+		return shell.LaunchResult{}, fmt.Errorf("Activity class {%s/%s} does not exist", req.Package, req.Activity)
+	}
+	l, err := a.Phone.Launch(req.Package)
+	if err != nil {
+		return shell.LaunchResult{}, err
+	}
+	if a.s.opt.Realtime {
+		if err := sleep(ctx, l.Wait); err != nil {
+			return shell.LaunchResult{}, err
+		}
+	}
+	if v, ok := req.Extras[MetricsPortExtra]; ok {
+		// The app reports its own metrics to the host through adb reverse.
+		port, err := strconv.Atoi(v)
+		if err != nil {
+			return shell.LaunchResult{}, fmt.Errorf("extra %s=%q is not a port", MetricsPortExtra, v)
+		}
+		if err := a.report(ctx, port, l.Metrics); err != nil {
+			// The app logs and carries on, as a real app would.
+			if a.s.opt.Logf != nil {
+				a.s.opt.Logf("simdevice: %s could not report metrics: %v", req.Package, err)
+			}
+		}
+	}
+	return shell.LaunchResult{Activity: l.Activity, State: l.State, TotalTime: l.Total, WaitTime: l.Wait}, nil
+}
+
+func (a *adapter) report(ctx context.Context, port int, ms []lab.Metric) error {
+	c, err := a.s.Server.DialReverse(ctx, port)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%s %s=%s", lab.MetricPrefix, m.Name, strconv.FormatFloat(m.Value, 'g', -1, 64))
+		if m.Unit != "" {
+			fmt.Fprintf(&b, " unit=%s", m.Unit)
+		}
+		if m.Better != "" {
+			fmt.Fprintf(&b, " better=%s", m.Better)
+		}
+		b.WriteByte('\n')
+	}
+	_, err = io.WriteString(c, b.String())
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Probe models the perflab-probe program: it parses the same flags and
+// prints one JSON sample per interval (lab.ProbeSample).
+func (a *adapter) Probe(ctx context.Context, args []string, out io.Writer) error {
+	fl := flag.NewFlagSet("perflab-probe", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	dur := fl.Duration("duration", 10*time.Second, "")
+	interval := fl.Duration("interval", time.Second, "")
+	fl.Int("size", 256, "")
+	fl.Int("threads", 0, "")
+	fl.Bool("json", true, "")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	samples := make(chan lab.ProbeSample)
+	errc := make(chan error, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		errc <- a.RunProbe(ctx, *dur, *interval, a.s.opt.Realtime, samples)
+		close(samples)
+	}()
+	for smp := range samples {
+		if _, err := fmt.Fprintln(out, probeLine(smp)); err != nil {
+			cancel()
+		}
+	}
+	return <-errc
+}
+
+func probeLine(s lab.ProbeSample) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"t":%s,"mflops":%s`, strconv.FormatFloat(s.T, 'f', -1, 64), strconv.FormatFloat(s.MFLOPS, 'f', -1, 64))
+	if len(s.FreqKHz) > 0 {
+		b.WriteString(`,"freq_khz":[`)
+		for i, f := range s.FreqKHz {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(f))
+		}
+		b.WriteByte(']')
+	}
+	fmt.Fprintf(&b, `,"temp_c":%s}`, strconv.FormatFloat(s.TempC, 'f', -1, 64))
+	return b.String()
+}
