@@ -34,6 +34,7 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{name: "local", open: openLocal, list: listLocal},
+		{name: "sim", open: openSim, list: listSim},
 	}
 }
 
