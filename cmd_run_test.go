@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// perflabBinary builds the perflab binary once for the tests that run it
+// as a real process.
+var perflabBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "perflab-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "perflab")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func runPerflab(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("perflab %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// loop is a shell command doing n iterations of pure CPU work.
+func loop(n int) []string {
+	return []string{"sh", "-c", fmt.Sprintf("i=0; while [ $i -lt %d ]; do i=$((i+1)); done", n)}
+}
+
+func writeExperiment(t *testing.T, exp map[string]any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(exp, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "exp.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type reportJSON struct {
+	Metrics []struct {
+		Name           string
+		Verdict        string
+		DeltaPctMedian *float64 `json:"delta_pct_median"`
+		A, B           struct{ N int }
+	}
+	Session struct {
+		ID     string
+		Device struct{ ID string }
+		Plan   struct{ Trials int }
+		Counts struct {
+			Total    int
+			ByStatus map[string]int `json:"by_status"`
+			Counted  map[string]int
+		}
+		End      *struct{ Reason string }
+		Problems []struct {
+			Line  int
+			Error string
+		}
+	}
+}
+
+func decodeReport(t *testing.T, out string) reportJSON {
+	t.Helper()
+	var r reportJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, out)
+	}
+	return r
+}
+
+func TestRunAAIsNoChange(t *testing.T) {
+	exp := writeExperiment(t, map[string]any{
+		"device": "local",
+		"builds": map[string]any{"control": map[string]any{"command": loop(20000)}, "treatment": map[string]any{"command": loop(20000)}},
+		"trials": 20, "warmup": 1, "order": "random", "seed": 7, "metrics": []string{"user_ms", "wall_ms"},
+		// A strict alpha keeps this test's false-alarm rate at 0.1%.
+		"alpha": 0.001,
+	})
+	session := filepath.Join(t.TempDir(), "aa.jsonl")
+	stdout, stderr, code := runPerflab(t, "run", exp, "--headless", "--out", session)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "no change") || !strings.Contains(stderr, "session: "+session) || !strings.Contains(stderr, "ETA") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	out, _, code := runPerflab(t, "report", session, "--json")
+	r := decodeReport(t, out)
+	if code != 0 || len(r.Metrics) != 2 {
+		t.Errorf("report exit %d: %+v", code, r)
+	}
+	for _, m := range r.Metrics {
+		if m.Verdict != "no change" || m.A.N != 20 || m.B.N != 20 {
+			t.Errorf("%s: %s with n %d/%d", m.Name, m.Verdict, m.A.N, m.B.N)
+		}
+	}
+	if r.Session.ID == "" || r.Session.Device.ID != "local" || r.Session.Plan.Trials != 20 || r.Session.Counts.Total != 42 ||
+		r.Session.Counts.ByStatus["ok"] != 42 || r.Session.End == nil || r.Session.End.Reason != "completed" {
+		t.Errorf("session object %+v", r.Session)
+	}
+}
+
+// TestRunDetectsRegression runs a treatment doing 20% more CPU work than
+// the control, measured as CPU time (user_ms), which other load on a busy
+// test machine disturbs far less than wall time.
+func TestRunDetectsRegression(t *testing.T) {
+	check := func(control, treatment int, wantCode int, wantVerdict string, sign float64) {
+		t.Helper()
+		exp := writeExperiment(t, map[string]any{
+			"builds": map[string]any{"control": map[string]any{"command": loop(control)}, "treatment": map[string]any{"command": loop(treatment)}},
+			"trials": 30, "warmup": 1, "order": "alternate", "metrics": []string{"user_ms"}, "alpha": 0.05,
+		})
+		session := filepath.Join(t.TempDir(), "reg.jsonl")
+		stdout, stderr, code := runPerflab(t, "run", "--headless", exp, "--out", session)
+		if code != wantCode || !strings.Contains(stdout, wantVerdict) {
+			t.Fatalf("exit %d, want %d and %q\n%s\n%s", code, wantCode, wantVerdict, stdout, stderr)
+		}
+		out, _, code := runPerflab(t, "report", session, "--json")
+		r := decodeReport(t, out)
+		if code != wantCode || len(r.Metrics) != 1 {
+			t.Fatalf("report exit %d: %+v", code, r)
+		}
+		for _, m := range r.Metrics {
+			if m.DeltaPctMedian == nil {
+				t.Fatalf("%s: no delta", m.Name)
+			}
+			d := *m.DeltaPctMedian * sign
+			if m.Verdict != wantVerdict || d < 5 || d > 60 {
+				t.Errorf("%s: %s, Δ %.1f%%; want %s near 20%%", m.Name, m.Verdict, *m.DeltaPctMedian, wantVerdict)
+			}
+		}
+	}
+	check(30000, 36000, 3, "regression", 1)
+	// Swapped builds: an improvement, and exit 0.
+	check(36000, 30000, 0, "improvement", -1)
+}
+
+// TestKill9KeepsCompletedTrials kills a real perflab run with SIGKILL and
+// checks that report loads every trial it had finished.
+func TestKill9KeepsCompletedTrials(t *testing.T) {
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done.log")
+	exp := writeExperiment(t, map[string]any{
+		"builds": map[string]any{
+			"control":   map[string]any{"command": []string{"sh", "-c", "sleep 0.01; echo $PERFLAB_TRIAL >> " + done}},
+			"treatment": map[string]any{"command": []string{"sh", "-c", "sleep 0.01; echo $PERFLAB_TRIAL >> " + done}},
+		},
+		"trials": 1000, "warmup": 0, "order": "random", "seed": 3,
+	})
+	session := filepath.Join(dir, "killed.jsonl")
+	cmd := exec.Command(bin, "run", exp, "--headless", "--out", session, "--quiet")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(done)
+		if bytes.Count(b, []byte("\n")) >= 25 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	time.Sleep(50 * time.Millisecond) // let the orphaned trial command finish its log line
+
+	// Trials in the file, counted independently of the reader.
+	f, err := os.Open(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"type":"trial"`) {
+			written++
+		}
+	}
+	f.Close()
+	b, _ := os.ReadFile(done)
+	ran := bytes.Count(b, []byte("\n"))
+
+	out, stderr, code := runPerflab(t, "report", session, "--json")
+	if code == 1 {
+		t.Fatalf("report failed: %s", stderr)
+	}
+	r := decodeReport(t, out)
+	got := r.Session.Counts.Total
+	// Every trial whose command finished was recorded, except at most the
+	// one in flight when the process died.
+	if got != written || got < 25 || got < ran-1 {
+		t.Errorf("report loaded %d trials; %d in the file; %d commands finished", got, written, ran)
+	}
+	if r.Session.End != nil {
+		t.Errorf("a killed run has an end event: %+v", r.Session.End)
+	}
+	if len(r.Session.Problems) > 1 {
+		t.Errorf("problems %+v", r.Session.Problems)
+	}
+	tout, _, _ := runPerflab(t, "report", session)
+	if !strings.Contains(tout, "run did not finish") || !strings.Contains(tout, "wall_ms") {
+		t.Errorf("table report:\n%s", tout)
+	}
+}
+
+func TestReportCorruptLineAndFormats(t *testing.T) {
+	exp := writeExperiment(t, map[string]any{
+		"builds": map[string]any{"control": map[string]any{"command": []string{"true"}}, "treatment": map[string]any{"command": []string{"true"}}},
+		"trials": 5, "warmup": 0, "order": "alternate", "seed": 1,
+	})
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	if _, stderr, code := runPerflab(t, "run", exp, "--headless", "--out", session, "--quiet"); code == 1 {
+		t.Fatal(stderr)
+	}
+	data, _ := os.ReadFile(session)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines[6] = "{\"type\":\"trial\",\"t\":0.1,\"trial\":{\"ind\n" // line 7, mid-trial garbage
+	os.WriteFile(session, []byte(strings.Join(lines, "")), 0o644)
+
+	stdout, stderr, code := runPerflab(t, "report", session)
+	if code == 1 || !strings.Contains(stderr, session+":7: corrupt line skipped") || !strings.Contains(stdout, "9 counted") && !strings.Contains(stdout, "4 counted") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	csvOut, _, _ := runPerflab(t, "report", session, "--csv")
+	if n := strings.Count(csvOut, "\n"); n != 1+9*4 { // header + 9 trials × 4 metrics
+		t.Errorf("csv has %d lines:\n%s", n, csvOut)
+	}
+	bench, _, _ := runPerflab(t, "report", session, "--benchstat")
+	if !strings.Contains(bench, "arm: control\nBenchmarkSession/device=local 1 ") {
+		t.Errorf("benchstat export:\n%s", bench)
+	}
+	replay, _, code := runPerflab(t, "replay", session, "--headless", "--speed", "0")
+	if code != 0 || strings.Count(replay, " trial ") != 9 || !strings.Contains(replay, "end completed") {
+		t.Errorf("replay exit %d:\n%s", code, replay)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"builds":{"control":{"command":["true"]},"treatment":{"command":["true"]}},"controls":{"pin_cpu":"0"}}`), 0o644)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--help"}, 0, "Usage: perflab run EXPERIMENT.json"},
+		{[]string{"report", "--help"}, 0, "--benchstat"},
+		{[]string{"replay", "--help"}, 0, "--speed"},
+		{[]string{"run", "--headless"}, 2, "want exactly one experiment file"},
+		{[]string{"run", "/no/such.json", "--headless"}, 1, "no such file"},
+		{[]string{"run", bad, "--headless"}, 1, bad + `: controls.pin_cpu: string "0", want a whole number`},
+		{[]string{"run", bad, "--headless", "--device", "nowhere:1"}, 1, "controls.pin_cpu"},
+		{[]string{"report", "/no/such.jsonl"}, 1, "no such file"},
+		{[]string{"report", bad}, 1, "line 1: not a perflab session"},
+		{[]string{"report", bad, "--json", "--csv"}, 2, "choose one of"},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runPerflab(t, tt.args...)
+		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("perflab %v: exit %d, want %d with %q\n%s%s", tt.args, code, tt.code, tt.want, stdout, stderr)
+		}
+	}
+}
+
+func TestRunDefaultSessionPath(t *testing.T) {
+	exp := writeExperiment(t, map[string]any{
+		"builds": map[string]any{"control": map[string]any{"command": []string{"true"}}, "treatment": map[string]any{"command": []string{"true"}}},
+		"trials": 2, "warmup": 0,
+	})
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	cmd := exec.Command(bin, "run", exp, "--headless")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
+	out, err := cmd.CombinedOutput()
+	if err != nil && cmd.ProcessState.ExitCode() == 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(data, "perflab", "sessions", "*.jsonl"))
+	if len(files) != 1 || !strings.Contains(string(out), "session: "+files[0]) || !strings.Contains(string(out), "session saved: "+files[0]) {
+		t.Errorf("sessions %v\n%s", files, out)
+	}
+}
