@@ -204,7 +204,7 @@ func TestVerdicts(t *testing.T) {
 		VerdictUndetermined, "smallest possible Mann–Whitney p is 0.1")
 	check("3 vs 3 welch", MetricInput{Name: "ms", Samples: [][]float64{{1, 2, 3}, {10, 11, 12}}}, welch, VerdictRegression, "")
 	check("identical constants", MetricInput{Name: "ms", Samples: [][]float64{{5, 5, 5, 5}, {5, 5, 5, 5}}}, def,
-		VerdictUndetermined, "same constant value")
+		VerdictUndetermined, "A and B are the same constant (5)")
 	check("different constants", MetricInput{Name: "instructions", Samples: [][]float64{
 		{100, 100, 100, 100, 100, 100}, {110, 110, 110, 110, 110, 110}}}, def, VerdictRegression, "")
 	drift := make([]float64, 20)

@@ -301,8 +301,23 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 			enough = false
 		}
 	}
+	// Constant samples make several statistics undefined at once; say so
+	// once instead of once per statistic.
+	constA := len(a) >= 2 && m.A.SD == 0
+	constB := len(b) >= 2 && m.B.SD == 0
+	sameConst := constA && constB && m.A.Mean == m.B.Mean
+	switch {
+	case sameConst:
+		w.add("", fmt.Sprintf("A and B are the same constant (%g): no difference observed, but no test is possible", float64(m.A.Mean)))
+	case constA && constB:
+		w.add("", fmt.Sprintf("A and B are constant (%g and %g)", float64(m.A.Mean), float64(m.B.Mean)))
+	case constA:
+		w.add("", fmt.Sprintf("A is constant (every value is %g)", float64(m.A.Mean)))
+	case constB:
+		w.add("", fmt.Sprintf("B is constant (every value is %g)", float64(m.B.Mean)))
+	}
 	quiet := func(prefix string, msgs []string) {
-		if enough {
+		if enough && !sameConst {
 			w.add(prefix, msgs...)
 		}
 	}
@@ -329,11 +344,11 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 		metricSeed(opt.Seed, in.Name, in.Unit))
 	quiet("", ws)
 	m.Trend.A, ws = SpearmanTrend(a)
-	if len(a) >= 3 {
+	if len(a) >= 3 && !constA {
 		w.add("A: ", ws...)
 	}
 	m.Trend.B, ws = SpearmanTrend(b)
-	if len(b) >= 3 {
+	if len(b) >= 3 && !constB {
 		w.add("B: ", ws...)
 	}
 	for _, arm := range []struct {
@@ -353,9 +368,7 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 		m.Verdict = VerdictUndetermined
 	} else if p := primaryP(m, opt.Test); !p.Defined() {
 		m.Verdict = VerdictUndetermined
-		if m.A.SD == 0 && m.B.SD == 0 && m.A.Mean == m.B.Mean {
-			w.add("", "A and B hold the same constant value: no difference observed, but no test is possible")
-		} else {
+		if !sameConst {
 			w.add("", fmt.Sprintf("the %s p-value is undefined", opt.Test))
 		}
 	} else if opt.Test == TestMannWhitney {

@@ -91,8 +91,14 @@ func tableHeading(r Report) string {
 	if r.PrimaryTest == TestWelch {
 		test = "Welch t"
 	}
-	method := fmt.Sprintf("%s test, %s correction across %d metric", test, r.Correction, len(r.Metrics))
-	if len(r.Metrics) != 1 {
+	tested := 0
+	for _, m := range r.Metrics {
+		if m.PAdjusted.Defined() {
+			tested++
+		}
+	}
+	method := fmt.Sprintf("%s test, %s correction across %d tested metric", test, r.Correction, tested)
+	if tested != 1 {
 		method += "s"
 	}
 	method += fmt.Sprintf(", alpha %g; Δ and CI: median B vs A (bootstrap, %d resamples)",
