@@ -177,7 +177,7 @@ func fmtNum(f Float) string {
 	}
 	for _, p := range siPrefixes {
 		s := math.Pow(10, float64(p.exp))
-		if a >= s {
+		if a >= s && a < 1000*s {
 			return fmt.Sprintf("%.4g", x/s) + p.prefix
 		}
 	}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// compareRun runs `perflab compare` with args and stdin, returning exit
+// status, stdout and stderr.
+func compareRun(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runCompare(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// compareJSON runs `perflab compare --json` and decodes the report.
+func compareJSON(t *testing.T, args ...string) analysis.Report {
+	t.Helper()
+	code, out, errs := compareRun(t, "", append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "NaN") {
+		t.Fatalf("JSON holds NaN:\n%s", out)
+	}
+	var r analysis.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func metricByName(t *testing.T, r analysis.Report, name, unit string) analysis.MetricResult {
+	t.Helper()
+	for _, m := range r.Metrics {
+		if m.Name == name && m.Unit == unit {
+			return m
+		}
+	}
+	t.Fatalf("no metric %s %s in %+v", name, unit, r.Metrics)
+	return analysis.MetricResult{}
+}
+
+func TestCompareExamples(t *testing.T) {
+	r := compareJSON(t, "examples/compare/bench-quiet.txt", "examples/compare/bench-loaded.txt")
+	if len(r.Metrics) != 9 || r.PrimaryTest != "mann-whitney" || r.Correction != "holm" {
+		t.Fatalf("report %d metrics, %s, %s", len(r.Metrics), r.PrimaryTest, r.Correction)
+	}
+	// The run beside a CPU hog is much slower at the parallel analysis...
+	if m := metricByName(t, r, "Compare10Metrics-2", "ns/op"); m.Verdict != analysis.VerdictRegression {
+		t.Errorf("Compare10Metrics ns/op: %s, want regression", m.Verdict)
+	}
+	// ...and allocates exactly the same: constant, untestable.
+	if m := metricByName(t, r, "Compare10Metrics-2", "allocs/op"); m.Verdict != analysis.VerdictUndetermined || m.A.Median != 539 {
+		t.Errorf("allocs/op: %s, median %v", m.Verdict, float64(m.A.Median))
+	}
+
+	r = compareJSON(t, "examples/compare/hyperfine-gzip.json")
+	if len(r.Inputs) != 2 || r.Inputs[1] != "examples/compare/hyperfine-gzip.json: gzip -6" {
+		t.Errorf("inputs %q", r.Inputs)
+	}
+	if m := r.Metrics[0]; m.Verdict != analysis.VerdictRegression || m.Unit != "s" || m.A.N != 20 {
+		t.Errorf("gzip: %s %s n=%d", m.Verdict, m.Unit, m.A.N)
+	}
+
+	code, out, _ := compareRun(t, "", "examples/compare/startup-a.txt", "--name", "startup", "examples/compare/startup-b.txt", "--unit", "ms")
+	if code != 0 || !strings.Contains(out, "startup  ms") || !strings.Contains(out, "A: examples/compare/startup-a.txt") {
+		t.Errorf("exit %d, table:\n%s", code, out)
+	}
+}
+
+// TestCompareRealGoBench runs the project's own benchmarks twice and
+// compares the outputs.
+func TestCompareRealGoBench(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	dir := t.TempDir()
+	var files []string
+	for _, name := range []string{"a.txt", "b.txt"} {
+		cmd := exec.Command(gobin, "test", "-run", "XXX", "-bench", "HodgesLehmann", "-benchtime", "5x", "-count", "4", "-benchmem", "./analysis/")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go test -bench: %v\n%s", err, out)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	r := compareJSON(t, files...)
+	var units []string
+	for _, m := range r.Metrics {
+		if !strings.HasPrefix(m.Name, "HodgesLehmann") || m.A.N != 4 || m.B.N != 4 {
+			t.Errorf("metric %s %s n=%d/%d", m.Name, m.Unit, m.A.N, m.B.N)
+		}
+		units = append(units, m.Unit)
+	}
+	if strings.Join(units, ",") != "ns/op,B/op,allocs/op" {
+		t.Errorf("units %q", units)
+	}
+	// Four timings per arm, normally all distinct: the exact Mann–Whitney
+	// p-value applies (ties, possible with whole nanoseconds, forbid it).
+	if m := r.Metrics[0]; !m.MannWhitney.Exact && !strings.Contains(strings.Join(m.Warnings, " "), "constant") {
+		t.Logf("ns/op used the asymptotic test (tied timings?): %+v", m.MannWhitney)
+	}
+	code, out, _ := compareRun(t, "", files...)
+	if code != 0 || !strings.Contains(out, "HodgesLehmann") || !strings.Contains(out, "ns/op") {
+		t.Errorf("exit %d, table:\n%s", code, out)
+	}
+}
+
+// TestCompareRealHyperfine exports a real hyperfine run of two commands
+// and compares them.
+func TestCompareRealHyperfine(t *testing.T) {
+	hf, err := exec.LookPath("hyperfine")
+	if err != nil {
+		t.Skip("hyperfine not installed (./test.sh installs it)")
+	}
+	path := filepath.Join(t.TempDir(), "h.json")
+	cmd := exec.Command(hf, "-N", "--runs", "6", "--export-json", path, "true", "sleep 0.02")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hyperfine: %v\n%s", err, out)
+	}
+	r := compareJSON(t, path)
+	m := r.Metrics[0]
+	if m.Name != "true vs sleep 0.02" || m.A.N != 6 || m.B.N != 6 {
+		t.Fatalf("metric %q n=%d/%d", m.Name, m.A.N, m.B.N)
+	}
+	// Sleeping 20 ms is slower than doing nothing in every run.
+	if m.Verdict != analysis.VerdictRegression || m.MannWhitney.U != 0 || !m.MannWhitney.Exact {
+		t.Errorf("verdict %s, U %v, exact %v", m.Verdict, float64(m.MannWhitney.U), m.MannWhitney.Exact)
+	}
+	if float64(m.B.Median) < 0.02 {
+		t.Errorf("B median %v s, want at least 0.02", float64(m.B.Median))
+	}
+}
+
+func TestCompareInputsAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.txt", "10\n11\n12\n13\n14\n15\n16\n17\n")
+	b := write("b.txt", "20\n21\n22\n23\n24\n25\n26\n27\n")
+	bad := write("bad.txt", "1\n2\nthree\n")
+	one := write("one.txt", "5\n")
+	benchA := write("old.bench", "BenchmarkX 1 10 ns/op\nBenchmarkX 1 11 ns/op\nBenchmarkOnlyOld 1 5 ns/op\n")
+	benchB := write("new.bench", "BenchmarkX 1 20 ns/op\nBenchmarkX 1 21 ns/op\n")
+
+	cases := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{"table", "", []string{a, b}, 0, []string{"regression", "value", "+"}, nil},
+		{"regression still exits 0", "", []string{a, b, "--test", "welch"}, 0, []string{"Welch t test"}, nil},
+		{"higher is better", "", []string{"--higher-is-better", a, b}, 0, []string{"improvement"}, nil},
+		{"stdin", "20\n21\n22\n23\n24\n25\n26\n27\n", []string{a, "-"}, 0, []string{"B: <stdin>", "regression"}, nil},
+		{"flags after --", "", []string{"--json", "--", a, b}, 0, []string{`"verdict": "regression"`}, nil},
+		{"one value", "", []string{one, b}, 0, []string{"undetermined", "A has only 1 value"}, nil},
+		{"missing metric listed", "", []string{benchA, benchB}, 0, []string{"OnlyOld ns/op is missing from B"}, nil},
+		{"three inputs", "", []string{a, b, a}, 0, []string{"p all", "C: "}, nil},
+		{"bad line", "", []string{a, bad}, 1, nil, []string{"bad.txt:3: cannot parse \"three\""}},
+		{"no such file", "", []string{a, filepath.Join(dir, "nope.txt")}, 1, nil, []string{"nope.txt"}},
+		{"stdin twice", "1\n", []string{"-", "-"}, 1, nil, []string{"only once"}},
+		{"one input", "", []string{a}, 2, nil, []string{"need at least two inputs"}},
+		{"bad alpha", "", []string{a, b, "--alpha", "2"}, 2, nil, []string{"--alpha must be between 0 and 1"}},
+		{"bad test", "", []string{a, b, "--test", "t"}, 2, nil, []string{"--test must be mann-whitney or welch"}},
+		{"unknown flag", "", []string{a, b, "--frobnicate"}, 2, nil, []string{"flag provided but not defined"}},
+		{"higher-is-better on go bench", "", []string{benchA, benchB, "--higher-is-better"}, 1, nil, []string{"apply to plain numbers only"}},
+		{"help", "", []string{"--help"}, 0, nil, []string{"Usage: perflab compare", "Examples:", "Exit status: 0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := compareRun(t, c.stdin, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+			for _, s := range c.stdout {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.stderr {
+				if !strings.Contains(errs, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errs)
+				}
+			}
+		})
+	}
+}
+
+func TestCompareSeedReproducible(t *testing.T) {
+	args := []string{"examples/compare/startup-a.txt", "examples/compare/startup-b.txt", "--seed", "7", "--resamples", "2000"}
+	r1, r2 := compareJSON(t, args...), compareJSON(t, args...)
+	b1, b2 := r1.Metrics[0].Bootstrap, r2.Metrics[0].Bootstrap
+	if b1.Low != b2.Low || b1.High != b2.High || b1.Resamples != 2000 {
+		t.Errorf("same seed, different intervals: %+v vs %+v", b1, b2)
+	}
+	r3 := compareJSON(t, append(args[:2:2], "--seed", "8")...)
+	if r3.Metrics[0].Bootstrap.Low == b1.Low && r3.Metrics[0].Bootstrap.High == b1.High {
+		t.Error("different seeds gave identical intervals")
+	}
+}
