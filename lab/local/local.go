@@ -29,8 +29,11 @@ const (
 	MetricCachegrind   = "cachegrind"
 )
 
-// DefaultMetrics are measured when an experiment names none.
-var defaultMetrics = []string{MetricWall, MetricUser, MetricSys, MetricMaxRSS}
+// defaultMetrics are measured when an experiment names none. max_rss_kb is
+// measured only on request, through GNU time: Linux charges a child the
+// peak RSS of the process that started it (exec keeps the vfork parent's
+// high-water mark), so perflab's own wait4 would report perflab's size.
+var defaultMetrics = []string{MetricWall, MetricUser, MetricSys}
 
 func builtin(name string) bool {
 	switch name {
@@ -54,6 +57,7 @@ func processMetric(name string) bool {
 type Device struct {
 	info lab.DeviceInfo
 	perf perfStatus
+	time string // GNU time, for max_rss_kb; "" when missing
 
 	mu        sync.Mutex
 	exp       *lab.Experiment
@@ -70,11 +74,12 @@ type Device struct {
 func New() *Device {
 	d := &Device{snapshots: map[string]string{}}
 	d.perf = probePerf()
-	d.info = describe(d.perf)
+	d.time = findGNUTime()
+	d.info = describe(d.perf, d.time)
 	return d
 }
 
-func describe(perf perfStatus) lab.DeviceInfo {
+func describe(perf perfStatus, gnuTime string) lab.DeviceInfo {
 	host, _ := os.Hostname()
 	info := lab.DeviceInfo{
 		ID:      "local",
@@ -87,7 +92,7 @@ func describe(perf perfStatus) lab.DeviceInfo {
 			"cpus":    strconv.Itoa(runtime.NumCPU()),
 			"os":      runtime.GOOS + "/" + runtime.GOARCH,
 			"kernel":  readTrim("/proc/sys/kernel/osrelease"),
-			"metrics": strings.Join(append(append([]string{}, defaultMetrics...), MetricInstructions, MetricCachegrind), ","),
+			"metrics": strings.Join(append(append([]string{}, defaultMetrics...), MetricMaxRSS, MetricInstructions, MetricCachegrind), ","),
 		},
 	}
 	if _, err := exec.LookPath("setarch"); err == nil {
@@ -105,6 +110,12 @@ func describe(perf perfStatus) lab.DeviceInfo {
 	} else {
 		info.Props["instructions"] = "unavailable"
 		info.Notes = append(info.Notes, "instructions: "+perf.why)
+	}
+	if gnuTime != "" {
+		info.Props["max_rss_kb"] = gnuTime
+	} else {
+		info.Props["max_rss_kb"] = "unavailable"
+		info.Notes = append(info.Notes, "max_rss_kb: "+noGNUTime)
 	}
 	if p, err := exec.LookPath("valgrind"); err == nil {
 		info.Props["cachegrind"] = p
@@ -210,6 +221,8 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 		switch {
 		case m == MetricInstructions && !d.perf.ok:
 			return nil, fmt.Errorf("metrics[%d]: instructions: %s", i, d.perf.why)
+		case m == MetricMaxRSS && d.time == "":
+			return nil, fmt.Errorf("metrics[%d]: max_rss_kb: %s", i, noGNUTime)
 		case m == MetricCachegrind:
 			if _, err := exec.LookPath("valgrind"); err != nil {
 				return nil, fmt.Errorf("metrics: cachegrind needs valgrind, which is not installed (apt-get install valgrind)")
@@ -277,6 +290,20 @@ func (d *Device) Close() error {
 		d.tmp = ""
 	}
 	return firstErr
+}
+
+// noGNUTime explains why max_rss_kb needs GNU time.
+const noGNUTime = "needs GNU time (apt-get install time): Linux charges a child the peak RSS of the process that started it, so only a small launcher can measure it"
+
+// findGNUTime returns the path of GNU time, or "".
+func findGNUTime() string {
+	for _, p := range []string{"/usr/bin/time", "/bin/time"} {
+		out, err := exec.Command(p, "--version").CombinedOutput()
+		if err == nil && strings.Contains(string(out), "GNU") {
+			return p
+		}
+	}
+	return ""
 }
 
 func buildEnv(b lab.Build, addr string) []string {

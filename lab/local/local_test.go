@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,21 +56,43 @@ func metric(t *testing.T, r lab.TrialResult, name string) float64 {
 }
 
 func TestProcessMetrics(t *testing.T) {
-	// About 30 ms of user CPU and a 20 MB buffer.
-	d := setup(t, `i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; head -c 20000000 /dev/zero | tail -c 1 >/dev/null`, nil)
+	// About 30 ms of user CPU.
+	d := setup(t, `i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done`, nil)
 	r := trial(d, lab.Controls{})
 	wall, user := metric(t, r, MetricWall), metric(t, r, MetricUser)
 	if wall <= 0 || user <= 0 || user > wall*float64(runtime.NumCPU())+5 {
 		t.Errorf("wall %v ms, user %v ms", wall, user)
 	}
 	metric(t, r, MetricSys)
-	if rss := metric(t, r, MetricMaxRSS); rss < 1000 {
-		t.Errorf("max_rss_kb %v, want at least a MB", rss)
+	if len(r.Metrics) != 3 {
+		t.Errorf("default metrics %+v, want wall, user, sys", r.Metrics)
 	}
 	for _, m := range r.Metrics {
 		if m.Better != "lower" || m.Unit == "" {
 			t.Errorf("metric %+v lacks unit or direction", m)
 		}
+	}
+}
+
+// TestMaxRSS checks that max_rss_kb is the command's own peak, not
+// perflab's (which the kernel would charge to every child it starts).
+func TestMaxRSS(t *testing.T) {
+	if findGNUTime() == "" {
+		t.Skip("GNU time not installed (apt-get install time)")
+	}
+	rss := func(script string) float64 {
+		d := setup(t, script, func(e *lab.Experiment) { e.Metrics = []string{MetricMaxRSS, MetricWall} })
+		return metric(t, trial(d, lab.Controls{}), MetricMaxRSS)
+	}
+	small := rss("true")
+	big := rss(`python3 -c 'b = bytearray(80_000_000); b[::4096] = b"x" * len(b[::4096])'`)
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	if small > 8000 || small >= float64(self.Maxrss) {
+		t.Errorf("max_rss_kb of true: %v kB (this test process peaked at %d kB)", small, self.Maxrss)
+	}
+	if big < 80000 || big > 200000 {
+		t.Errorf("max_rss_kb of an 80 MB allocation: %v kB", big)
 	}
 }
 

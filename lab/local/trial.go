@@ -87,7 +87,12 @@ func fail(reason string) lab.TrialResult {
 func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, env []string) lab.TrialResult {
 	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
 	argv := append([]string{}, req.Build.Command...)
-	var perfOut, cgDir string
+	var perfOut, cgDir, rssOut string
+	if want(MetricMaxRSS) && !want(MetricCachegrind) {
+		rssOut = filepath.Join(tmp, fmt.Sprintf("rss-%d", req.Index))
+		defer os.Remove(rssOut)
+		argv = append([]string{d.time, "-f", "%M", "-o", rssOut, "--"}, argv...)
+	}
 	switch {
 	case want(MetricCachegrind):
 		cgDir = filepath.Join(tmp, fmt.Sprintf("cg-%d", req.Index))
@@ -164,8 +169,14 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 			add(MetricWall, float64(wall.Nanoseconds())/1e6, "ms")
 			add(MetricUser, float64(time.Duration(ru.Utime.Nano()).Nanoseconds())/1e6, "ms")
 			add(MetricSys, float64(time.Duration(ru.Stime.Nano()).Nanoseconds())/1e6, "ms")
-			add(MetricMaxRSS, float64(ru.Maxrss), "kB")
 		}
+	}
+	if rssOut != "" {
+		kb, err := readGNUTimeRSS(rssOut)
+		if err != nil {
+			return fail("max_rss_kb: " + err.Error())
+		}
+		ms = append(ms, lab.Metric{Name: MetricMaxRSS, Value: kb, Unit: "kB", Better: "lower"})
 	}
 	if perfOut != "" {
 		n, err := readPerfInstructions(perfOut)
@@ -224,6 +235,24 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		ms = []lab.Metric{}
 	}
 	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+}
+
+// readGNUTimeRSS reads the "%M" (peak RSS in kB) that GNU time wrote; a
+// "Command exited with non-zero status" line may come first.
+func readGNUTimeRSS(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("GNU time wrote nothing: %v", err)
+	}
+	lines := strings.Fields(strings.TrimSpace(string(b)))
+	if len(lines) == 0 {
+		return 0, fmt.Errorf("GNU time wrote nothing")
+	}
+	v, err := strconv.ParseFloat(lines[len(lines)-1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("unreadable GNU time output %q", strings.TrimSpace(string(b)))
+	}
+	return v, nil
 }
 
 func indexOf(xs []string, x string) int {
