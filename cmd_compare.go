@@ -37,6 +37,14 @@ without ties); percentile bootstrap CI of the median difference; Spearman
 trend of values vs trial order; Holm/Bonferroni correction across metrics;
 minimum detectable effect. Undefined statistics print as n/a (JSON null).
 
+Verdict: B differs from A when the primary test's p-value (--test),
+corrected across metrics (--correction), is below --alpha; the sign of the
+Hodges–Lehmann shift (Mann–Whitney) or of the mean difference (Welch) and
+the metric's direction decide regression or improvement. A metric whose
+samples are too small for the test ever to reach --alpha is undetermined.
+In --json, kruskal_wallis_all is given per metric, and at the top level
+when there is a single metric.
+
 Flags:
 `
 
@@ -70,7 +78,7 @@ type compareFlags struct {
 
 // parseCompareArgs parses flags, which may come before, between or after
 // the inputs; "--" ends the flags.
-func parseCompareArgs(args []string, stderr io.Writer) (*compareFlags, error) {
+func parseCompareArgs(args []string, stdout, stderr io.Writer) (*compareFlags, error) {
 	c := &compareFlags{opt: analysis.DefaultOptions()}
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -83,14 +91,16 @@ func parseCompareArgs(args []string, stderr io.Writer) (*compareFlags, error) {
 	fs.BoolVar(&c.higherBetter, "higher-is-better", false, "plain numbers: higher values are better (default: lower)")
 	fs.StringVar(&c.name, "name", "", "plain numbers: metric name (default \"value\")")
 	fs.StringVar(&c.unit, "unit", "", "plain numbers: unit shown in the table")
-	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, compareUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, compareExamples)
-	}
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON (schema in analysis.Report; undefined statistics are null)")
+	fs.Usage = func() {} // errors get a hint instead, --help the full text
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, compareUsage)
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
+				fmt.Fprint(stdout, compareExamples)
+			}
 			return nil, err
 		}
 		rest := fs.Args()
@@ -113,7 +123,7 @@ func parseCompareArgs(args []string, stderr io.Writer) (*compareFlags, error) {
 
 // runCompare is cmdCompare with its standard input as a parameter.
 func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c, err := parseCompareArgs(args, stderr)
+	c, err := parseCompareArgs(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -186,7 +186,7 @@ func TestCompareInputsAndErrors(t *testing.T) {
 		{"bad test", "", []string{a, b, "--test", "t"}, 2, nil, []string{"--test must be mann-whitney or welch"}},
 		{"unknown flag", "", []string{a, b, "--frobnicate"}, 2, nil, []string{"flag provided but not defined"}},
 		{"higher-is-better on go bench", "", []string{benchA, benchB, "--higher-is-better"}, 1, nil, []string{"apply to plain numbers only"}},
-		{"help", "", []string{"--help"}, 0, nil, []string{"Usage: perflab compare", "Examples:", "Exit status: 0"}},
+		{"help", "", []string{"--help"}, 0, []string{"Usage: perflab compare", "-resamples", "Examples:", "Exit status: 0"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

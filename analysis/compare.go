@@ -21,6 +21,10 @@ import (
 // trend is reported as a warning.
 const minTrendWarnN = 8
 
+// MaxResamples bounds Options.Resamples: each resample keeps two float64s
+// per metric in memory.
+const MaxResamples = 10_000_000
+
 // Primary tests that decide the verdict.
 const (
 	TestMannWhitney = "mann-whitney"
@@ -103,8 +107,8 @@ func (o Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--test must be mann-whitney or welch, got %q", o.Test))
 	}
-	if o.Resamples < 2 {
-		errs = append(errs, fmt.Errorf("--resamples must be at least 2, got %d", o.Resamples))
+	if o.Resamples < 2 || o.Resamples > MaxResamples {
+		errs = append(errs, fmt.Errorf("--resamples must be between 2 and %d, got %d", MaxResamples, o.Resamples))
 	}
 	return errors.Join(errs...)
 }
@@ -159,6 +163,7 @@ type Report struct {
 	Confidence  float64        `json:"confidence"`
 	Correction  string         `json:"correction"`
 	PrimaryTest string         `json:"primary_test"`
+	Seed        uint64         `json:"seed"` // bootstrap seed, to reproduce the intervals
 	Inputs      []string       `json:"inputs,omitempty"`
 	Metrics     []MetricResult `json:"metrics"`
 	// KruskalWallisAll tests all inputs together. With several metrics it
@@ -183,7 +188,7 @@ func Compare(metrics []MetricInput, opt Options) Report {
 		opt = d
 	}
 	r := Report{Alpha: opt.Alpha, Confidence: opt.Confidence, Correction: opt.Correction,
-		PrimaryTest: opt.Test, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
+		PrimaryTest: opt.Test, Seed: opt.Seed, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
 		KruskalWallisAll: KruskalWallis{H: undefined(), P: undefined()}, Warnings: rwarn}
 
 	var wg sync.WaitGroup
