@@ -1,0 +1,137 @@
+package probe
+
+import (
+	"context"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// TestRunMeasuresRealMFLOPS runs the probe on this machine and checks its
+// numbers against an independent timing of the same multiplication.
+func TestRunMeasuresRealMFLOPS(t *testing.T) {
+	const n = 128
+	a := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			a.Set(i, j, float64(i*j%7)-3)
+		}
+	}
+	var c mat.Dense
+	begin := time.Now()
+	muls := 0
+	for time.Since(begin) < 300*time.Millisecond {
+		c.Mul(a, a)
+		muls++
+	}
+	direct := float64(muls) * FlopsPerMul(n) / time.Since(begin).Seconds() / 1e6
+
+	out := make(chan lab.ProbeSample, 10)
+	if err := Run(context.Background(), Options{Duration: 900 * time.Millisecond, Interval: 300 * time.Millisecond, Size: n}, out); err != nil {
+		t.Fatal(err)
+	}
+	close(out)
+	var got []lab.ProbeSample
+	for s := range out {
+		got = append(got, s)
+	}
+	if len(got) != 3 {
+		t.Fatalf("want 3 samples in 0.9 s at 0.3 s, got %d: %+v", len(got), got)
+	}
+	for i, s := range got {
+		if s.MFLOPS < direct/4 || s.MFLOPS > direct*4 {
+			t.Errorf("sample %d: %.0f MFLOPS, independent timing says %.0f", i, s.MFLOPS, direct)
+		}
+		if want := 0.3 * float64(i+1); s.T < want-0.01 || s.T > want+0.25 {
+			t.Errorf("sample %d at t=%.3f, want about %.1f", i, s.T, want)
+		}
+	}
+	t.Logf("this machine: %.0f MFLOPS by the probe, %.0f timed directly (%s)", got[1].MFLOPS, direct, Describe(n))
+}
+
+func TestRunStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel()
+	out := make(chan lab.ProbeSample, 100)
+	err := Run(ctx, Options{Interval: 100 * time.Millisecond, Size: 64}, out)
+	if err != context.DeadlineExceeded {
+		t.Errorf("err = %v, want deadline exceeded", err)
+	}
+	if len(out) < 1 {
+		t.Error("no samples before cancel")
+	}
+}
+
+func TestSysfsReadsPoliciesAndZones(t *testing.T) {
+	root := t.TempDir()
+	put := func(p, v string) {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(v+"\n"), 0o644)
+	}
+	put("/sys/devices/system/cpu/cpufreq/policy4/scaling_cur_freq", "2803200")
+	put("/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "1766400")
+	put("/sys/class/thermal/thermal_zone0/temp", "41500")
+	put("/sys/class/thermal/thermal_zone1/temp", "38000")
+	s := Sysfs{Root: root}
+	if f := s.CurrentKHz(); len(f) != 2 || f[0] != 1766400 || f[1] != 2803200 {
+		t.Errorf("CurrentKHz = %v", f)
+	}
+	if c := s.TempC(); c != 41.5 {
+		t.Errorf("TempC = %v", c)
+	}
+	if f := (Sysfs{Root: t.TempDir()}).CurrentKHz(); f != nil {
+		t.Errorf("no cpufreq: %v", f)
+	}
+}
+
+func TestReadSamples(t *testing.T) {
+	out := make(chan lab.ProbeSample, 10)
+	err := ReadSamples(context.Background(), strings.NewReader("{\"t\":1,\"mflops\":10.5,\"freq_khz\":[300000]}\n\n{\"t\":2,\"mflops\":11}\n"), out)
+	if err != nil || len(out) != 2 {
+		t.Fatalf("err %v, %d samples", err, len(out))
+	}
+	if s := <-out; s.MFLOPS != 10.5 || s.FreqKHz[0] != 300000 {
+		t.Errorf("first sample %+v", s)
+	}
+	err = ReadSamples(context.Background(), strings.NewReader("{\"t\":1,\"mflops\":1}\n/system/bin/sh: perflab-probe: not found\n"), out)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad line: %v", err)
+	}
+}
+
+// TestCrossBuildsForPhones builds the standalone program for Android's
+// arm64 and checks the result is a static AArch64 ELF.
+func TestCrossBuildsForPhones(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain on PATH")
+	}
+	out := filepath.Join(t.TempDir(), "perflab-probe")
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, "./cmd/perflab-probe")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cross-build: %v\n%s", err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_AARCH64 {
+		t.Errorf("machine %v, want AArch64", f.Machine)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("binary is dynamically linked; phones need a static one")
+		}
+	}
+}
