@@ -263,6 +263,7 @@ func TestOrderStreamAndErrors(t *testing.T) {
 
 func TestValidateStreamCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	n := 0
 	var last Update
 	for u := range ValidateStream(ctx, ValidateConfig{Experiment: feedExperiment(10, controlsOn()), Devices: simDevices("pixel"), AA: 500}) {
