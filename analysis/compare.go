@@ -207,8 +207,8 @@ func Compare(metrics []MetricInput, opt Options) Report {
 	ps := make([]Float, len(r.Metrics))
 	for i, m := range r.Metrics {
 		ps[i] = primaryP(m, opt.Test)
-		if m.Verdict == VerdictUndetermined {
-			ps[i] = undefined() // not part of the family of tests
+		if m.A.N < 2 || m.B.N < 2 {
+			ps[i] = undefined() // not comparable: not part of the family of tests
 		}
 	}
 	adj := Adjust(ps, opt.Correction)
