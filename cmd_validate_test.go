@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// studyCmd runs a perflab command line in process.
+func studyCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = dispatch(context.Background(), args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+// lastLine decodes the last line of out as a JSON object.
+func lastLine(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, out)
+	}
+	return m
+}
+
+func keys(m any) []string {
+	var k []string
+	for x := range m.(map[string]any) {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func TestValidateCommandJSON(t *testing.T) {
+	out, errOut, code := studyCmd(t, "validate", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--aa", "40", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	m := lastLine(t, out)
+	for name, want := range map[string][]string{
+		"":            {"aa", "effect", "trial_trend", "variance"},
+		"aa":          {"ci_high", "ci_low", "experiments", "false_positives", "rate"},
+		"effect":      {"detected", "effect_pct", "experiments", "rate"},
+		"trial_trend": {"p", "rho"},
+	} {
+		obj := any(m)
+		if name != "" {
+			obj = m[name]
+		}
+		if got := keys(obj); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q keys %v, want %v", name, got, want)
+		}
+	}
+	aa := m["aa"].(map[string]any)
+	eff := m["effect"].(map[string]any)
+	if aa["experiments"].(float64) != 40 || eff["experiments"].(float64) != 40 || eff["effect_pct"].(float64) != 1 {
+		t.Errorf("counts: aa %v effect %v", aa, eff)
+	}
+	if r := eff["rate"].(float64); r < 0.8 {
+		t.Errorf("+1%% detected at rate %v on sim with every control on", r)
+	}
+	v := m["variance"].(map[string]any)
+	if v["metric"] != "startup_ms" || v["control"].(map[string]any)["sd"] == nil {
+		t.Errorf("variance %v", v)
+	}
+	if !strings.Contains(errOut, "40 A/A + 40 effect experiments") {
+		t.Errorf("no plan line on stderr:\n%s", errOut)
+	}
+}
+
+func TestValidateCommandWarnsOnBrokenSetup(t *testing.T) {
+	// Fixed order with the app state carried over: A/A experiments "find"
+	// regressions far more often than α, and validate says so.
+	exp := filepath.Join(t.TempDir(), "fixed.json")
+	b, _ := os.ReadFile("examples/sim-order-carryover.json")
+	os.WriteFile(exp, bytes.Replace(b, []byte(`"order": "random"`), []byte(`"order": "fixed"`), 1), 0o644)
+	out, _, code := studyCmd(t, "validate", "sim:pixel", "--experiment", exp, "--aa", "30", "--effect", "0", "--quiet")
+	if code != exitRegression {
+		t.Fatalf("exit %d, want %d\n%s", code, exitRegression, out)
+	}
+	for _, want := range []string{"EXCLUDES α", "warning: the A/A false-positive rate", "TREND: not IID", "Effect  ", "not run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestOrderCommand(t *testing.T) {
+	out, errOut, code := studyCmd(t, "order", "sim:pixel", "--experiment", "examples/sim-order-carryover.json", "--json")
+	if code != exitRegression {
+		t.Fatalf("carry-over: exit %d\n%s\n%s", code, out, errOut)
+	}
+	m := lastLine(t, out)
+	if got := keys(m); !reflect.DeepEqual(got, []string{"alpha", "alpha_bonferroni", "order_matters", "tests"}) {
+		t.Errorf("keys %v", got)
+	}
+	if m["order_matters"] != true || m["alpha"].(float64) != 0.05 || m["alpha_bonferroni"].(float64) != 0.025 {
+		t.Errorf("carry-over: %v", m)
+	}
+	tests := m["tests"].([]any)
+	if len(tests) != 2 {
+		t.Fatalf("tests %v", tests)
+	}
+	for _, x := range tests {
+		if got := keys(x); !reflect.DeepEqual(got, []string{"delta_pct", "name", "p", "red_flag"}) {
+			t.Errorf("test keys %v", got)
+		}
+		if x.(map[string]any)["red_flag"] != true {
+			t.Errorf("carry-over test without a red flag: %v", x)
+		}
+	}
+	out, _, code = studyCmd(t, "order", "--experiment", "examples/sim-order-clean.json", "sim:pixel", "--runs", "8", "--quiet")
+	if code != exitOK || !strings.Contains(out, "Order likely does not matter") || !strings.Contains(out, "8 repetitions") {
+		t.Fatalf("clean: exit %d\n%s", code, out)
+	}
+}
+
+func TestStudyCommandErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"validate", "sim:pixel"}, exitUsage, "--experiment EXP.json is required"},
+		{[]string{"validate", "sim:pixel", "--experiment", "nope.json"}, exitUsage, "nope.json"},
+		{[]string{"validate", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--effect", "lots"}, exitUsage, `--effect "lots"`},
+		{[]string{"validate", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--aa", "-3"}, exitUsage, "positive number"},
+		{[]string{"validate", "sim:nokia3310", "--experiment", "examples/sim-order-clean.json", "--aa", "2"}, exitError, "nokia3310"},
+		{[]string{"validate", "a", "b", "--experiment", "examples/sim-order-clean.json"}, exitUsage, "want one DEVICE"},
+		{[]string{"order", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--runs", "1"}, exitUsage, "at least 2"},
+		{[]string{"order", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--alpha", "2"}, exitUsage, "--alpha"},
+	} {
+		_, errOut, code := studyCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	for _, cmd := range []string{"validate", "order"} {
+		_, errOut, code := studyCmd(t, cmd, "--help")
+		if code != exitOK || !strings.Contains(errOut, "Examples:") || !strings.Contains(errOut, "perflab "+cmd+" sim:pixel") {
+			t.Errorf("%s --help: exit %d\n%s", cmd, code, errOut)
+		}
+	}
+}
