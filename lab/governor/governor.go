@@ -49,6 +49,8 @@ const (
 type Layout struct {
 	Clusters    []Cluster
 	GPU         string // kgsl directory, "" when absent
+	GPUFreqsHz  []int64
+	GPUGovs     []string
 	ThermalCore bool
 	InputBoost  bool
 	MPDecision  bool
@@ -187,6 +189,19 @@ func Discover(ctx context.Context, f Files, svc Services) (Layout, error) {
 	}
 	if _, err := f.ReadFile(ctx, KGSLPath+"/devfreq/governor"); err == nil {
 		l.GPU = KGSLPath
+		s, err := f.ReadFile(ctx, KGSLPath+"/devfreq/available_frequencies")
+		if err != nil {
+			s, _ = f.ReadFile(ctx, KGSLPath+"/gpu_available_frequencies")
+		}
+		for _, w := range strings.Fields(s) {
+			if v, err := strconv.ParseInt(w, 10, 64); err == nil {
+				l.GPUFreqsHz = append(l.GPUFreqsHz, v)
+			}
+		}
+		sort.Slice(l.GPUFreqsHz, func(i, j int) bool { return l.GPUFreqsHz[i] < l.GPUFreqsHz[j] })
+		if s, err := f.ReadFile(ctx, KGSLPath+"/devfreq/available_governors"); err == nil {
+			l.GPUGovs = strings.Fields(s)
+		}
 	}
 	if _, err := f.ReadFile(ctx, ThermalCorePath); err == nil {
 		l.ThermalCore = true
@@ -306,15 +321,23 @@ func Apply(ctx context.Context, f Files, svc Services, l Layout, p lab.GovernorP
 		}
 	}
 	for _, cs := range p.Clusters {
+		wrote := false
 		for _, cpu := range cs.CPUs {
-			// Bring the core online so its cpufreq files accept writes.
+			// Bring the core online so its cpufreq files accept writes. A
+			// hot-plug daemon may keep it offline; the cluster's shared
+			// policy is then set through its online CPUs.
 			if cpu != 0 {
 				if s, err := f.ReadFile(ctx, cpuDir(cpu)+"/online"); err == nil && strings.TrimSpace(s) == "0" {
-					if err := w(cpuDir(cpu)+"/online", "1"); err != nil {
-						return nil, err
-					}
+					_ = f.WriteFile(ctx, cpuDir(cpu)+"/online", "1")
 				}
 			}
+			if _, err := f.ReadFile(ctx, cpufreqFile(cpu, "scaling_governor")); errors.Is(err, fs.ErrNotExist) {
+				if cpu == cs.CPUs[len(cs.CPUs)-1] && !wrote {
+					return nil, fmt.Errorf("no CPU of %v is online to take the setting: %w", cs.CPUs, err)
+				}
+				continue
+			}
+			wrote = true
 			if cs.Governor != "" {
 				if err := w(cpufreqFile(cpu, "scaling_governor"), cs.Governor); err != nil {
 					return nil, err

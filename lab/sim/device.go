@@ -391,6 +391,33 @@ func (d *Device) restore(ctx context.Context) ([]string, error) {
 	return m, err
 }
 
+// GovernorLayout discovers the phone's clusters, frequency tables and
+// controls, for `perflab tune`.
+func (d *Device) GovernorLayout(ctx context.Context) (governor.Layout, error) {
+	f := Files{d.ph}
+	return governor.Discover(ctx, f, f)
+}
+
+// BuiltinProfile resolves the preset's named profiles ("recommended",
+// "stock", "max").
+func (d *Device) BuiltinProfile(name string) (lab.GovernorProfile, bool) { return d.preset.Builtin(name) }
+
+// Idle lets the phone sit idle for d of device time (cooling down between
+// checks), pacing at wall-clock speed when the device is realtime.
+func (d *Device) Idle(ctx context.Context, dur time.Duration) error {
+	d.ph.Advance(dur)
+	if d.opt.Realtime {
+		t := time.NewTimer(dur)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return ctx.Err()
+}
+
 // Files adapts a Phone to governor.Files and governor.Services.
 type Files struct{ Phone *Phone }
 

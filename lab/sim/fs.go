@@ -65,10 +65,13 @@ func (n *node) size() int64 {
 
 // vfile is a kernel file (sysfs, procfs): reads and writes call the model.
 type vfile struct {
-	read  func() string
-	write func(string) error // nil: read-only
-	mode  fs.FileMode
+	read   func() string
+	write  func(string) error // nil: read-only
+	mode   fs.FileMode
+	exists func() bool // nil: always; false hides the file (an offline CPU's cpufreq)
 }
+
+func (v *vfile) present() bool { return v.exists == nil || v.exists() }
 
 func pathErr(op, p string, err error) error { return &fs.PathError{Op: op, Path: p, Err: err} }
 

@@ -529,7 +529,7 @@ func (ph *Phone) ReadFile(name string) ([]byte, error) {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	p := ph.resolve(name)
-	if v, ok := ph.sys[p]; ok {
+	if v, ok := ph.sys[p]; ok && v.present() {
 		return []byte(v.read()), nil
 	}
 	if isKernelPath(p) {
@@ -555,7 +555,7 @@ func (ph *Phone) WriteFile(name string, data []byte) error {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	p := ph.resolve(name)
-	if v, ok := ph.sys[p]; ok {
+	if v, ok := ph.sys[p]; ok && v.present() {
 		if v.write == nil {
 			return pathErr("write", name, fs.ErrPermission)
 		}
@@ -626,7 +626,7 @@ func (ph *Phone) Stat(name string) (FileInfo, error) {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	p := ph.resolve(name)
-	if v, ok := ph.sys[p]; ok {
+	if v, ok := ph.sys[p]; ok && v.present() {
 		return FileInfo{Name: path.Base(p), Size: 4096, Mode: v.mode, ModTime: ph.now()}, nil
 	}
 	if isKernelPath(p) {
@@ -665,7 +665,7 @@ func (ph *Phone) ReadDir(name string) ([]FileInfo, error) {
 			}
 		}
 		for k, v := range ph.sys {
-			if strings.HasPrefix(k, pre) {
+			if strings.HasPrefix(k, pre) && v.present() {
 				add(k, true, v.mode)
 			}
 		}

@@ -59,21 +59,7 @@ func (ph *Phone) initSys() {
 				r := read
 				w := write
 				p := fd + "/" + name
-				ph.sys[p] = &vfile{mode: map[bool]fs.FileMode{true: rw, false: ro}[write != nil],
-					read: func() string {
-						if !onl() {
-							return ""
-						}
-						return r()
-					}}
-				if w != nil {
-					ph.sys[p].write = func(v string) error {
-						if !onl() {
-							return fmt.Errorf("cpu%d is offline: %w", cpu, fs.ErrNotExist)
-						}
-						return w(v)
-					}
-				}
+				ph.sys[p] = &vfile{mode: map[bool]fs.FileMode{true: rw, false: ro}[write != nil], read: r, write: w, exists: onl}
 			}
 			reg("scaling_governor", func() string { return c.governor + "\n" }, func(v string) error {
 				for _, g := range c.spec.Governors {
