@@ -400,7 +400,9 @@ func (d *Device) GovernorLayout(ctx context.Context) (governor.Layout, error) {
 
 // BuiltinProfile resolves the preset's named profiles ("recommended",
 // "stock", "max").
-func (d *Device) BuiltinProfile(name string) (lab.GovernorProfile, bool) { return d.preset.Builtin(name) }
+func (d *Device) BuiltinProfile(name string) (lab.GovernorProfile, bool) {
+	return d.preset.Builtin(name)
+}
 
 // Idle lets the phone sit idle for d of device time (cooling down between
 // checks), pacing at wall-clock speed when the device is realtime.
