@@ -142,7 +142,7 @@ func orderStatMedian(xs []float64, rng *rand.Rand, src rand.Source, _ []float64)
 	k := float64(n / 2)
 	u1 := distuv.Beta{Alpha: k, Beta: float64(n) - k + 1, Src: src}.Rand()
 	// Minimum of the n−k uniforms above u1: u1 + (1−u1)·Beta(1, n−k).
-	v := 1 - rng.Float64() // (0, 1]
+	v := 1 - rng.Float64()                                    // (0, 1]
 	u2 := u1 + (1-u1)*-math.Expm1(math.Log(v)/(float64(n)-k)) // 1 − v^(1/(n−k))
 	return mid(xs[idx(u1)], xs[idx(u2)])
 }
