@@ -18,6 +18,15 @@ import (
 // notes, never silently dropped.
 func Align(files []*File) ([]analysis.MetricInput, []string) {
 	var notes []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, n := range f.Notes {
+			if !seen[n] {
+				seen[n] = true
+				notes = append(notes, n)
+			}
+		}
+	}
 	single := len(files) > 1
 	for _, f := range files {
 		if len(f.Metrics) != 1 {
@@ -117,7 +126,7 @@ func differ(files []*File) bool {
 func SplitCommands(f *File) []*File {
 	var out []*File
 	for _, m := range f.Metrics {
-		out = append(out, &File{Name: f.Name + ": " + m.Name, Format: f.Format, Metrics: []Metric{m}})
+		out = append(out, &File{Name: f.Name + ": " + m.Name, Format: f.Format, Metrics: []Metric{m}, Notes: f.Notes})
 	}
 	return out
 }

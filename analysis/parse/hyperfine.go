@@ -11,8 +11,9 @@ import (
 // reads. Pointers let null values be reported instead of read as 0.
 type hyperfineExport struct {
 	Results *[]struct {
-		Command *string     `json:"command"`
-		Times   *[]*float64 `json:"times"`
+		Command   *string     `json:"command"`
+		Times     *[]*float64 `json:"times"`
+		ExitCodes []*int      `json:"exit_codes"`
 	} `json:"results"`
 }
 
@@ -27,6 +28,7 @@ func Hyperfine(name string, data []byte) (*File, error) {
 		return nil, &Error{File: name, Field: "results", Msg: "missing: not a hyperfine --export-json file"}
 	}
 	var c collector
+	var notes []string
 	for i, r := range *ex.Results {
 		field := fmt.Sprintf("results[%d]", i)
 		if r.Command == nil {
@@ -36,6 +38,16 @@ func Hyperfine(name string, data []byte) (*File, error) {
 			return nil, &Error{File: name, Field: field + ".times", Msg: "missing (hyperfine 1.6 or later exports per-run times)"}
 		}
 		c.declare(*r.Command, "s", "lower")
+		failed := 0
+		for _, code := range r.ExitCodes {
+			if code == nil || *code != 0 {
+				failed++
+			}
+		}
+		if failed > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %q: %d of %d runs exited non-zero (kept, as hyperfine -i did)",
+				name, *r.Command, failed, len(r.ExitCodes)))
+		}
 		for j, t := range *r.Times {
 			if t == nil {
 				return nil, &Error{File: name, Field: fmt.Sprintf("%s.times[%d]", field, j), Msg: "null instead of a number"}
@@ -43,7 +55,7 @@ func Hyperfine(name string, data []byte) (*File, error) {
 			c.add(*r.Command, "s", "lower", *t)
 		}
 	}
-	return &File{Name: name, Format: FormatHyperfine, Metrics: c.metrics}, nil
+	return &File{Name: name, Format: FormatHyperfine, Metrics: c.metrics, Notes: notes}, nil
 }
 
 // jsonError locates a JSON decoding error by line.

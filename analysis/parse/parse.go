@@ -32,6 +32,7 @@ type File struct {
 	Name    string // as given by the caller, for messages
 	Format  string
 	Metrics []Metric // in order of first appearance
+	Notes   []string // things worth a warning that are no error
 }
 
 // Error is a parse error located in a file.

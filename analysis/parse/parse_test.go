@@ -164,6 +164,17 @@ func TestHyperfine(t *testing.T) {
 		t.Errorf("SplitCommands: %d parts, second %q", len(parts), parts[1].Name)
 	}
 
+	if len(f.Notes) != 0 {
+		t.Errorf("notes on a clean export: %q", f.Notes)
+	}
+	f, err = Hyperfine("h.json", []byte(`{"results":[{"command":"x","times":[1,2,3],"exit_codes":[0,1,0]}]}`))
+	if err != nil || len(f.Notes) != 1 || !strings.Contains(f.Notes[0], `"x": 1 of 3 runs exited non-zero`) {
+		t.Errorf("failed runs: %v %q", err, f.Notes)
+	}
+	if _, notes := Align([]*File{f, f}); len(notes) != 1 {
+		t.Errorf("Align notes %q, want the failed-run note once", notes)
+	}
+
 	bad := []struct {
 		name, in, errText string
 		line              int
