@@ -1,13 +1,14 @@
 package sessions
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/perflab/perflab/lab"
 )
@@ -16,12 +17,11 @@ import (
 // truncated by a crash) are skipped and listed in Problems with their line
 // numbers; only an unreadable header is an error.
 func Load(path string) (*Session, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	s, err := Read(f)
+	s, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -31,52 +31,95 @@ func Load(path string) (*Session, error) {
 
 // Read reads a session from r; see Load.
 func Read(r io.Reader) (*Session, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return parse(data)
+}
+
+// parse splits data into lines and decodes the events in parallel chunks.
+func parse(data []byte) (*Session, error) {
+	if len(data) == 0 {
+		return nil, errors.New("empty file, not a perflab session")
+	}
+	first, rest, _ := bytes.Cut(data, []byte{'\n'})
 	s := &Session{}
-	lineNo := 0
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if err == io.EOF {
-				break
+	if err := readHeader(bytes.TrimSpace(first), &s.Header); err != nil {
+		return nil, fmt.Errorf("line 1: %w", err)
+	}
+	var lines [][]byte
+	for len(rest) > 0 {
+		var line []byte
+		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+			line, rest = rest[:k+1], rest[k+1:]
+		} else {
+			line, rest = rest, nil
+		}
+		lines = append(lines, line)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/2000)
+	type part struct {
+		events   []lab.Event
+		problems []LineError
+	}
+	parts := make([]part, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := interner{}
+			pt := &parts[w]
+			pt.events = make([]lab.Event, 0, hi-lo)
+			for k := lo; k < hi; k++ {
+				e, prob, ok := decodeLine(lines[k], k+2, &in)
+				switch {
+				case prob != nil:
+					pt.problems = append(pt.problems, *prob)
+				case ok:
+					pt.events = append(pt.events, e)
+				}
 			}
-			return s, err
-		}
-		lineNo++
-		complete := len(line) > 0 && line[len(line)-1] == '\n'
-		line = bytes.TrimSpace(line)
-		if lineNo == 1 {
-			if err := readHeader(line, &s.Header); err != nil {
-				return nil, fmt.Errorf("line 1: %w", err)
-			}
-			continue
-		}
-		if len(line) == 0 {
-			continue
-		}
-		var e lab.Event
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, pt := range parts {
+		n += len(pt.events)
+	}
+	s.Events = make([]lab.Event, 0, n)
+	for _, pt := range parts {
+		s.Events = append(s.Events, pt.events...)
+		s.Problems = append(s.Problems, pt.problems...)
+	}
+	return s, nil
+}
+
+// decodeLine decodes one event line (lineNo is 1-based). Blank lines give
+// neither an event nor a problem.
+func decodeLine(raw []byte, lineNo int, in *interner) (lab.Event, *LineError, bool) {
+	complete := len(raw) > 0 && raw[len(raw)-1] == '\n'
+	line := bytes.TrimSpace(raw)
+	var e lab.Event
+	if len(line) == 0 {
+		return e, nil, false
+	}
+	if !decodeTrialFast(line, &e, in) {
+		e = lab.Event{}
 		if derr := json.Unmarshal(line, &e); derr != nil {
 			msg := "corrupt line skipped: " + derr.Error()
 			if !complete {
 				msg = "truncated last line skipped (the run was probably interrupted): " + derr.Error()
 			}
-			s.Problems = append(s.Problems, LineError{Line: lineNo, Err: msg})
-		} else if perr := checkEvent(&e); perr != nil {
-			s.Problems = append(s.Problems, LineError{Line: lineNo, Err: "invalid event skipped: " + perr.Error()})
-		} else {
-			s.Events = append(s.Events, e)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return s, err
+			return e, &LineError{Line: lineNo, Err: msg}, false
 		}
 	}
-	if lineNo == 0 {
-		return nil, errors.New("empty file, not a perflab session")
+	if perr := checkEvent(&e); perr != nil {
+		return e, &LineError{Line: lineNo, Err: "invalid event skipped: " + perr.Error()}, false
 	}
-	return s, nil
+	return e, nil, true
 }
 
 func readHeader(line []byte, h *Header) error {
