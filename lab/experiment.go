@@ -33,6 +33,9 @@ type ProxyOptions struct {
 	// Target is the origin for requests that arrive with a relative URL
 	// (apps pointed straight at the proxy through adb reverse).
 	Target string `json:"target,omitempty"`
+	// HTTPS is "intercept" (default: decrypt with the proxy's own CA, so
+	// HTTPS is recorded and replayed) or "tunnel" (pass through, unrecorded).
+	HTTPS string `json:"https,omitempty"`
 }
 
 // Build is one version of the software under test. Which fields apply

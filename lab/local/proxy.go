@@ -36,6 +36,13 @@ func (d *Device) startProxyLocked(exp *lab.Experiment, mode string) (*proxyState
 	cfg := proxy.Config{Mode: mode}
 	if o := exp.Proxy; o != nil {
 		cfg.File, cfg.IgnoreHeaders, cfg.IgnoreQuery, cfg.Timing, cfg.Target = o.File, o.IgnoreHeaders, o.IgnoreQuery, o.Timing, o.Target
+		switch o.HTTPS {
+		case "", "intercept":
+		case "tunnel":
+			cfg.TunnelHTTPS = true
+		default:
+			return nil, fmt.Errorf("proxy.https: %q, want intercept or tunnel", o.HTTPS)
+		}
 	}
 	if cfg.File == "" {
 		cfg.File = filepath.Join(d.tmp, "run.proxy.jsonl")
@@ -75,6 +82,7 @@ func (d *Device) setupProxy(exp *lab.Experiment, detail map[string]string) error
 	detail["proxy"] = ps.px.URL()
 	detail["proxy_file"] = ps.px.File()
 	detail["proxy_exchanges"] = strconv.Itoa(ps.px.Exchanges())
+	detail["proxy_https"] = ps.px.HTTPSMode()
 	if n := len(ps.px.Problems()); n > 0 {
 		detail["proxy_problems"] = fmt.Sprintf("%d unreadable lines skipped, first: %v", n, ps.px.Problems()[0])
 	}

@@ -67,6 +67,11 @@ type Config struct {
 	// Transport reaches upstream servers in record and off modes. The
 	// default dials directly and never goes through another proxy.
 	Transport http.RoundTripper
+	// TunnelHTTPS passes HTTPS (CONNECT) through undecrypted: nothing is
+	// recorded and replay refuses it. By default the proxy decrypts HTTPS
+	// with certificates from its own authority (see CAFile), so HTTPS is
+	// recorded and replayed like HTTP.
+	TunnelHTTPS bool
 }
 
 // TrialStats counts what the proxy did during one trial.
@@ -121,6 +126,7 @@ type Proxy struct {
 	ln    net.Listener
 	srv   *http.Server
 	rp    *httputil.ReverseProxy
+	ca    *authority // nil when HTTPS is tunnelled
 	timer func(ctx context.Context, d time.Duration) error
 
 	mu       sync.Mutex
@@ -225,8 +231,16 @@ func Start(cfg Config) (*Proxy, error) {
 		FlushInterval: -1,
 		ErrorHandler:  p.upstreamError,
 	}
+	if !cfg.TunnelHTTPS {
+		ca, err := newAuthority()
+		if err != nil {
+			return nil, fmt.Errorf("proxy: certificate authority for HTTPS: %w", err)
+		}
+		p.ca = ca
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		p.ca.close()
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p.ln = ln
@@ -282,15 +296,21 @@ func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
 // Env returns the environment entries that send a command's HTTP and HTTPS
 // traffic through the proxy, upper- and lower-case as tools differ, with
-// NO_PROXY cleared so nothing bypasses it. Go programs never proxy requests
-// to loopback hosts whatever the environment says.
+// NO_PROXY cleared so nothing bypasses it. When the proxy decrypts HTTPS,
+// the CA variables of OpenSSL and Go (SSL_CERT_FILE), curl, Python requests
+// and Node point at its authority. Go programs never proxy requests to
+// loopback hosts whatever the environment says.
 func (p *Proxy) Env() []string {
 	u := p.URL()
-	return []string{
+	env := []string{
 		"HTTP_PROXY=" + u, "http_proxy=" + u,
 		"HTTPS_PROXY=" + u, "https_proxy=" + u,
 		"NO_PROXY=", "no_proxy=",
 	}
+	if f := p.CAFile(); f != "" {
+		env = append(env, "SSL_CERT_FILE="+f, "CURL_CA_BUNDLE="+f, "REQUESTS_CA_BUNDLE="+f, "NODE_EXTRA_CA_CERTS="+f)
+	}
+	return env
 }
 
 // Mode returns the current mode.
@@ -389,6 +409,7 @@ func (p *Proxy) Close() error {
 		}
 		p.w = nil
 	}
+	p.ca.close()
 	return err
 }
 
@@ -676,11 +697,16 @@ func (p *Proxy) store(x *Exchange) error {
 	return nil
 }
 
-// connect handles CONNECT (HTTPS through the proxy). Encrypted traffic
-// cannot be recorded: outside replay it is tunnelled and noted on the trial;
-// in replay it is refused and counted as unmatched, because the trial would
-// otherwise reach the real network.
+// connect handles CONNECT (HTTPS through the proxy). By default the
+// connection is decrypted and its requests handled like plain ones. With
+// TunnelHTTPS encrypted traffic cannot be recorded: outside replay it is
+// tunnelled and noted on the trial; in replay it is refused and counted as
+// unmatched, because the trial would otherwise reach the real network.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	if p.ca != nil {
+		p.intercept(w, r)
+		return
+	}
 	p.mu.Lock()
 	mode := p.mode
 	p.trial.stats.Requests++

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -298,13 +299,16 @@ func TestLocalCommandThroughEnv(t *testing.T) {
 	}
 }
 
-func TestHTTPSConnect(t *testing.T) {
+func TestHTTPSTunnel(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "secret")
 	}))
 	defer tlsSrv.Close()
 	file := filepath.Join(t.TempDir(), "tls.proxy.jsonl")
-	rec := start(t, Config{File: file, Mode: ModeRecord})
+	rec := start(t, Config{File: file, Mode: ModeRecord, TunnelHTTPS: true})
+	if rec.CAFile() != "" || rec.CACertPEM() != nil {
+		t.Fatal("tunnelling proxy has a CA")
+	}
 	rec.BeginTrial(0, "control")
 	if r := do(t, client(t, rec), "GET", tlsSrv.URL+"/", "", nil); r.body != "secret" {
 		t.Fatalf("tunnel: %q", r.body)
@@ -322,6 +326,84 @@ func TestHTTPSConnect(t *testing.T) {
 	if st, _ := rec.EndTrial(); st.Unmatched != 1 || st.Err() == nil {
 		t.Fatalf("replay CONNECT stats %+v", st)
 	}
+}
+
+// tlsClient trusts only the proxy's authority, as a command given Env does.
+func tlsClient(t *testing.T, p *Proxy) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(p.CACertPEM()) {
+		t.Fatal("bad CA PEM")
+	}
+	u, _ := url.Parse(p.URL())
+	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+func TestHTTPSRecordReplay(t *testing.T) {
+	var hits atomic.Int64
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "secure %s %s", r.URL.Path, b)
+	}))
+	defer tlsSrv.Close()
+	file := filepath.Join(t.TempDir(), "https.proxy.jsonl")
+	// The proxy trusts the origin's test certificate upstream.
+	rec := start(t, Config{File: file, Mode: ModeRecord, Transport: tlsSrv.Client().Transport})
+	if _, err := os.Stat(rec.CAFile()); err != nil {
+		t.Fatalf("CA file: %v", err)
+	}
+	rec.BeginTrial(0, "control")
+	c := tlsClient(t, rec)
+	if r := do(t, c, "POST", tlsSrv.URL+"/login", "user=a", nil); r.status != 200 || r.body != "secure /login user=a" {
+		t.Fatalf("record over TLS: %d %q", r.status, r.body)
+	}
+	if st, _ := rec.EndTrial(); st.Recorded != 1 || st.Err() != nil {
+		t.Fatalf("record stats %+v", st)
+	}
+	// A client that does not trust the authority fails, and the trial knows.
+	rec.BeginTrial(1, "control")
+	if _, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(mustURL(rec.URL()))}}).Get(tlsSrv.URL + "/x"); err == nil {
+		t.Fatal("untrusting client got through")
+	}
+	if st, _ := rec.EndTrial(); st.Failed != 1 || !strings.Contains(st.Errors[0], "trust the proxy's CA") {
+		t.Fatalf("untrusting client stats %+v", st)
+	}
+	caFile := rec.CAFile()
+	rec.Close()
+	if _, err := os.Stat(caFile); !os.IsNotExist(err) {
+		t.Errorf("CA file left behind: %v", err)
+	}
+	tlsSrv.Close()
+	n := hits.Load()
+
+	rep := start(t, Config{File: file, Mode: ModeReplay, Timing: TimingNone})
+	c = tlsClient(t, rep)
+	rep.BeginTrial(2, "control")
+	if r := do(t, c, "POST", tlsSrv.URL+"/login", "user=a", nil); r.status != 200 || r.body != "secure /login user=a" {
+		t.Fatalf("replay over TLS: %d %q", r.status, r.body)
+	}
+	if r := do(t, c, "POST", tlsSrv.URL+"/login", "user=b", nil); r.status != http.StatusBadGateway {
+		t.Fatalf("unmatched over TLS: %d %q", r.status, r.body)
+	}
+	st, _ := rep.EndTrial()
+	if st.Replayed != 1 || st.Unmatched != 1 || hits.Load() != n {
+		t.Fatalf("replay stats %+v, origin hits %d", st, hits.Load()-n)
+	}
+	x, _ := Load(file)
+	if !strings.HasPrefix(x.Exchanges[0].URL, "https://127.0.0.1:") {
+		t.Errorf("recorded URL %q", x.Exchanges[0].URL)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
 
 func TestTargetOriginForRelativeRequests(t *testing.T) {
@@ -413,5 +495,28 @@ func TestNormURL(t *testing.T) {
 		if got := m.normURL(tc.in); got != tc.want {
 			t.Errorf("normURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestCurlHTTPSThroughEnv(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls ok")
+	}))
+	defer tlsSrv.Close()
+	file := filepath.Join(t.TempDir(), "curl-tls.proxy.jsonl")
+	p := start(t, Config{File: file, Mode: ModeRecord, Transport: tlsSrv.Client().Transport})
+	p.BeginTrial(0, "control")
+	cmd := exec.Command(curl, "-s", "-S", tlsSrv.URL+"/page")
+	cmd.Env = append(os.Environ(), p.Env()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "tls ok" {
+		t.Fatalf("curl over HTTPS_PROXY: %v: %s", err, out)
+	}
+	if st, _ := p.EndTrial(); st.Recorded != 1 {
+		t.Fatalf("curl's HTTPS request was not recorded: %+v", st)
 	}
 }
