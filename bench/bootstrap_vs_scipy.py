@@ -3,7 +3,7 @@
 scipy.stats.bootstrap on the same data: n = 1,000 per arm, 10,000
 resamples, percentile method, 95% confidence.
 
-Run from the repository root (needs Go and python3-scipy):
+Run it (needs Go and python3-scipy) from anywhere:
 
     /usr/bin/python3 bench/bootstrap_vs_scipy.py [--n 1000] [--resamples 10000] [--repeat 5]
 
@@ -51,7 +51,8 @@ def main():
         np.savetxt(fa, a, fmt="%.17g")
         np.savetxt(fb, b, fmt="%.17g")
         exe = os.path.join(tmp, "bootstrapbench")
-        subprocess.run(["go", "build", "-o", exe, "./bench/bootstrapbench"], check=True)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        subprocess.run(["go", "build", "-o", exe, "./bench/bootstrapbench"], check=True, cwd=root)
         out = subprocess.run([exe, "-resamples", str(args.resamples), "-repeat", "20", "-classic", fa, fb],
                              check=True, capture_output=True, text=True).stdout
     go = json.loads(out)
