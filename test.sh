@@ -9,7 +9,7 @@ need=()
 for pair in adb:adb valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
-python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)
+/usr/bin/python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}"
 	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
