@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/proxy"
 )
 
 // Metric names measured by the local device itself. Any other name is a
@@ -66,7 +67,7 @@ type Device struct {
 	tmp       string
 	srv       *metricServer
 	env       map[string][]string // base environment per build key
-	proxy     *proxyState         // record/replay proxy, when controls.proxy is on
+	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 }
 
 // New returns the local device. Probing perf and valgrind happens here so
