@@ -159,6 +159,9 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 		r = append(r, fmt.Sprintf("frequency fell %d time(s) while loaded (thermal throttling), first at t=%.0fs: cluster %d %d → %d MHz",
 			n, e.T, e.Cluster, e.FromKHz/1000, e.ToKHz/1000))
 	}
+	if r == nil {
+		r = []string{}
+	}
 	s.Reasons = r
 	if len(r) == 0 {
 		s.Verdict = "stable"

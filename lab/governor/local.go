@@ -71,8 +71,8 @@ func NewLocal() *Local { return &Local{Files: OS{}} }
 func (g *Local) Layout(ctx context.Context) (Layout, error) {
 	l, err := Discover(ctx, g.Files, nil)
 	if errors.Is(err, ErrNoCPUFreq) {
-		return l, fmt.Errorf("cpufreq not present in this container or VM (no %s/cpu0/cpufreq): "+
-			"frequencies cannot be read or locked on this host: %w", CPURoot, err)
+		return l, fmt.Errorf("%w in this container or VM (no %s/cpu0/cpufreq): frequencies cannot be read or locked on this host",
+			ErrNoCPUFreq, CPURoot)
 	}
 	return l, err
 }

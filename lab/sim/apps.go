@@ -402,6 +402,9 @@ func (ph *Phone) Launch(pkg string) (Launch, error) {
 		ph.dialogs = append(ph.dialogs, "Application Error: "+pkg)
 	}
 	written := s.WriteKB*1024 + float64(grow)
+	if expired {
+		written += 24 * 1024 // the refreshed cache entries
+	}
 	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 	_ = start
 	return Launch{
