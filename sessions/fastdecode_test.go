@@ -46,7 +46,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
 	var fast lab.Event
-	in := interner{}
+	var in interner
 	if !decodeTrialFast(line, &fast, &in) {
 		return false
 	}

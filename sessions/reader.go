@@ -70,7 +70,7 @@ func parse(data []byte) (*Session, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := interner{}
+			var in interner
 			pt := &parts[w]
 			pt.events = make([]lab.Event, 0, hi-lo)
 			for k := lo; k < hi; k++ {
