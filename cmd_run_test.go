@@ -320,3 +320,39 @@ func TestRunDefaultSessionPath(t *testing.T) {
 		t.Errorf("sessions %v\n%s", files, out)
 	}
 }
+
+// TestInterruptEndsRunCleanly sends SIGINT (Ctrl-C) to a running perflab:
+// the trial in flight is stopped, the session ends with a "cancelled" end
+// event, and the exit status is 1.
+func TestInterruptEndsRunCleanly(t *testing.T) {
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := writeExperiment(t, map[string]any{
+		"builds": map[string]any{"control": map[string]any{"command": []string{"sleep", "0.05"}}, "treatment": map[string]any{"command": []string{"sleep", "0.05"}}},
+		"trials": 1000, "warmup": 0,
+	})
+	session := filepath.Join(t.TempDir(), "int.jsonl")
+	cmd := exec.Command(bin, "run", exp, "--headless", "--out", session)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	start := time.Now()
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || time.Since(start) > 3*time.Second {
+		t.Errorf("exit %d after %v\n%s", code, time.Since(start), stderr.String())
+	}
+	out, _, _ := runPerflab(t, "report", session, "--json")
+	r := decodeReport(t, out)
+	if r.Session.End == nil || r.Session.End.Reason != "cancelled" || r.Session.Counts.Total < 3 {
+		t.Errorf("session after Ctrl-C: end %+v, %d trials", r.Session.End, r.Session.Counts.Total)
+	}
+	if !strings.Contains(stderr.String(), "cancelled") || !strings.Contains(stderr.String(), "session saved: "+session) {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
