@@ -210,7 +210,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	prog := newStudyProgress(stderr, sf.quiet)
 	v, err := study.Validate(ctx, cfg, prog.add)
 	prog.done()
-	if err != nil {
+	if v == nil {
 		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitError
 	}
@@ -221,6 +221,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	} else {
 		writeValidation(stdout, v)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab validate: interrupted; the result covers the experiments that finished:", err)
+		return exitError
 	}
 	if validationFailed(v) {
 		return exitRegression
@@ -415,7 +419,7 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	prog := newStudyProgress(stderr, sf.quiet)
 	o, err := study.OrderStudy(ctx, study.OrderConfig{Experiment: exp, Devices: devs, Runs: *runs, Alpha: *alpha}, prog.add)
 	prog.done()
-	if err != nil {
+	if o == nil {
 		fmt.Fprintln(stderr, "perflab order:", err)
 		return exitError
 	}
@@ -426,6 +430,10 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	} else {
 		writeOrder(stdout, o)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab order: interrupted; the result covers the repetitions that finished:", err)
+		return exitError
 	}
 	if o.OrderMatters {
 		return exitRegression

@@ -38,6 +38,7 @@ type Order struct {
 	Conclusions []OrderConclusion `json:"conclusions"`
 	Failed      int               `json:"failed"` // runs that did not complete
 	Warnings    []string          `json:"warnings"`
+	Partial     bool              `json:"partial,omitempty"` // cancelled: covers the repetitions that finished
 }
 
 // OrderTest compares one build's metric between fixed-order and
@@ -74,7 +75,8 @@ const DefaultOrderRuns = 10
 // run (the runner's Setup, or a fresh device, being the reset procedure
 // between them), then compares each build's metric between the two orders
 // with Kruskal–Wallis and Bonferroni's correction. progress, if not nil,
-// is called after every run.
+// is called after every run. When ctx is cancelled it returns the result of
+// the repetitions that finished (marked Partial) together with ctx's error.
 func OrderStudy(ctx context.Context, cfg OrderConfig, progress func(Progress)) (*Order, error) {
 	exp := cfg.Experiment
 	if exp == nil || cfg.Devices.Open == nil {
@@ -109,6 +111,14 @@ func OrderStudy(ctx context.Context, cfg OrderConfig, progress func(Progress)) (
 	opt.Correction = analysis.CorrectionHolm // conclusions as `perflab run` would draw them
 	data, err := collect(ctx, "order", cfg.Devices, specs, exp, "", opt, progress)
 	if err != nil {
+		if done := finishedRuns(data); done > 0 && ctx.Err() != nil {
+			o, serr := summarizeOrder(cfg, alpha, opt, specs, data)
+			if serr == nil {
+				o.Partial = true
+				o.Warnings = append(o.Warnings, fmt.Sprintf("cancelled: the result covers the %d of %d repetitions that finished", o.Runs, cfg.Runs))
+				return o, err
+			}
+		}
 		return nil, err
 	}
 	return summarizeOrder(cfg, alpha, opt, specs, data)
@@ -132,6 +142,9 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 	byMode := map[string][]*runData{}
 	for i := 0; i+1 < len(specs); i += 2 {
 		f, r := data[i], data[i+1]
+		if !finished(f) || !finished(r) {
+			continue // cancelled before the repetition finished
+		}
 		for _, d := range []*runData{f, r} {
 			if d.err != nil {
 				o.Failed++

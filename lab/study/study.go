@@ -339,3 +339,20 @@ func collect(ctx context.Context, name string, devs Devices, specs []runSpec, ex
 	})
 	return data, err
 }
+
+// finished reports whether a run ran to its end (completed or failed on
+// its own), as opposed to not started or cut short by cancellation.
+func finished(d *runData) bool {
+	return d != nil && !errors.Is(d.err, context.Canceled)
+}
+
+// finishedRuns counts the finished runs.
+func finishedRuns(data []*runData) int {
+	n := 0
+	for _, d := range data {
+		if finished(d) {
+			n++
+		}
+	}
+	return n
+}

@@ -275,10 +275,13 @@ func TestValidateStreamCancel(t *testing.T) {
 		}
 		last = u
 	}
-	if last.Err == nil || last.Validation != nil {
+	if last.Err == nil || last.Validation == nil || !last.Validation.Partial {
 		t.Fatalf("cancelled stream ended with %+v", last)
 	}
-	if n >= 500 {
-		t.Fatalf("cancel did not stop the study (%d runs)", n)
+	if n >= 500 || last.Validation.AA.Experiments < 3 || last.Validation.AA.Experiments >= 500 {
+		t.Fatalf("cancel: %d runs reported, %d in the partial result", n, last.Validation.AA.Experiments)
+	}
+	if w := last.Validation.Warnings; len(w) == 0 || !strings.Contains(w[len(w)-1], "cancelled") {
+		t.Errorf("partial result without a warning: %q", w)
 	}
 }

@@ -51,6 +51,7 @@ type Validation struct {
 	// OtherMetrics gives the A/A false-positive rate of every other metric.
 	OtherMetrics []MetricRate `json:"other_metrics,omitempty"`
 	Warnings     []string     `json:"warnings"`
+	Partial      bool         `json:"partial,omitempty"` // cancelled: covers the experiments that finished
 }
 
 // RateResult is the A/A false-positive rate with its Clopper–Pearson CI.
@@ -132,7 +133,8 @@ func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
 }
 
 // Validate runs the validation study. progress, if not nil, is called after
-// every experiment.
+// every experiment. When ctx is cancelled it returns the result of the
+// experiments that finished (marked Partial) together with ctx's error.
 func Validate(ctx context.Context, cfg ValidateConfig, progress func(Progress)) (*Validation, error) {
 	exp := cfg.Experiment
 	if exp == nil || cfg.Devices.Open == nil {
@@ -184,6 +186,14 @@ func Validate(ctx context.Context, cfg ValidateConfig, progress func(Progress)) 
 	// cross-experiment statistics.
 	data, err := collect(ctx, "validate", cfg.Devices, specs, exp, cfg.Metric, opt, progress)
 	if err != nil {
+		if done := finishedRuns(data); done > 0 && ctx.Err() != nil {
+			v, serr := summarizeValidation(cfg, opt, specs, data)
+			if serr == nil {
+				v.Partial = true
+				v.Warnings = append(v.Warnings, fmt.Sprintf("cancelled: the result covers the %d of %d experiments that finished", done, len(specs)))
+				return v, err
+			}
+		}
 		return nil, err
 	}
 	return summarizeValidation(cfg, opt, specs, data)
@@ -219,6 +229,9 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	var names []string
 	var firstErr error
 	for _, d := range data {
+		if !finished(d) {
+			continue
+		}
 		if d.err == nil {
 			d.metrics(infos, &names)
 		} else if firstErr == nil {
@@ -255,6 +268,9 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	var byPos [][]float64
 	var observed []float64
 	for i, d := range data {
+		if !finished(d) {
+			continue
+		}
 		phase := specs[i].phase
 		if d.err != nil {
 			if phase == "aa" {
