@@ -215,3 +215,23 @@ func StabilitySamples(s []lab.ProbeSample) []analysis.StabilitySample {
 
 // IsUnsupported reports whether err says a device lacks a capability.
 func IsUnsupported(err error) bool { return errors.Is(err, lab.ErrUnsupported) }
+
+// DescribeLocal adds what the check can do on this host to the local
+// device's description: the probe always runs; governors only where
+// cpufreq is present and writable, otherwise a note says why.
+func DescribeLocal(ctx context.Context, info lab.DeviceInfo) lab.DeviceInfo {
+	if info.Backend != "local" {
+		return info
+	}
+	if !info.Has(lab.CapProbe) {
+		info.Caps = append(info.Caps, lab.CapProbe)
+	}
+	if !info.Has(lab.CapGovernor) {
+		if _, err := governor.NewLocal().ReadProfile(ctx); err != nil {
+			info.Notes = append(info.Notes, "governor: "+err.Error())
+		} else {
+			info.Caps = append(info.Caps, lab.CapGovernor)
+		}
+	}
+	return info
+}
