@@ -259,7 +259,7 @@ func TestReportCorruptLineAndFormats(t *testing.T) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	csvOut, _, _ := runPerflab(t, "report", session, "--csv")
-	if n := strings.Count(csvOut, "\n"); n != 1+9*4 { // header + 9 trials × 4 metrics
+	if n := strings.Count(csvOut, "\n"); n != 1+9*3 { // header + 9 trials × 3 default metrics
 		t.Errorf("csv has %d lines:\n%s", n, csvOut)
 	}
 	bench, _, _ := runPerflab(t, "report", session, "--benchstat")
