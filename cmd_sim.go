@@ -353,8 +353,15 @@ func (v *textCheckView) chart() string {
 		pct = 100 * float64(len(v.xs)) / float64(v.total)
 	}
 	caption := fmt.Sprintf("%s  t=%.0fs %s  %3.0f%%", v.info.ID, v.last.T, sampleLine(v.last), pct)
+	// Show at least ±5% around the mean so a stable run looks flat rather
+	// than magnifying its noise to full height.
+	var mean float64
+	for _, x := range v.xs {
+		mean += x
+	}
+	mean /= float64(len(v.xs))
 	return asciigraph.Plot(xs, asciigraph.Height(12), asciigraph.Width(width), asciigraph.Precision(0),
-		asciigraph.Caption(caption))
+		asciigraph.LowerBound(0.95*mean), asciigraph.UpperBound(1.05*mean), asciigraph.Caption(caption))
 }
 
 func (v *textCheckView) draw(final bool) {

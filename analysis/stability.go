@@ -136,10 +136,11 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 	if mean <= 0 {
 		r = append(r, "no throughput measured")
 	}
+	few := len(samples) < opt.MinSamples // too few to judge drift and steps
 	if cv := s.CV.Or(0); cv > opt.MaxCV {
 		r = append(r, fmt.Sprintf("coefficient of variation %.1f%% above %.1f%%", cv*100, opt.MaxCV*100))
 	}
-	if d := s.DriftPctPerMin; d.Defined() && math.Abs(float64(d)) > opt.MaxDriftPctPerMin {
+	if d := s.DriftPctPerMin; !few && d.Defined() && math.Abs(float64(d)) > opt.MaxDriftPctPerMin {
 		// Only a drift the noise cannot explain (|t| > 3) counts.
 		if se == 0 || math.Abs(slope/se) > 3 {
 			dir := "falls"
@@ -149,7 +150,7 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 			r = append(r, fmt.Sprintf("throughput %s %.2f%% per minute (limit %.2f%%)", dir, math.Abs(float64(d)), opt.MaxDriftPctPerMin))
 		}
 	}
-	if n := len(s.Steps); n > 0 {
+	if n := len(s.Steps); n > 0 && !few {
 		st := s.Steps[0]
 		r = append(r, fmt.Sprintf("%d step change(s) in throughput, first at t=%.0fs: %.0f → %.0f MFLOPS (%+.1f%%)",
 			n, st.T, st.From, st.To, st.ChangePct))
