@@ -170,15 +170,18 @@ func (p *Proxy) intercept(w http.ResponseWriter, r *http.Request) {
 			return p.ca.leaf(name)
 		},
 	})
+	p.begin()
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	err = tlsConn.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
 		msg := fmt.Sprintf("CONNECT %s: TLS handshake with the client failed (does it trust the proxy's CA %s?): %v", r.Host, p.ca.file, err)
 		p.count(func(s *TrialStats) { s.Requests++; s.Failed++; s.addError(msg) })
+		p.end()
 		tlsConn.Close()
 		return
 	}
+	p.end()
 	origin := r.Host
 	if _, port, err := net.SplitHostPort(origin); err == nil && port == "443" {
 		origin = host

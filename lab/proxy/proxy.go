@@ -12,6 +12,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -141,6 +142,8 @@ type Proxy struct {
 	total    TrialStats
 	closed   bool
 	done     chan struct{}
+	inflight int        // requests and TLS handshakes being handled
+	settled  *sync.Cond // signalled when inflight drops to 0 (on mu)
 }
 
 type trialState struct {
@@ -205,6 +208,7 @@ func Start(cfg Config) (*Proxy, error) {
 	}
 	p.trial.index = -1
 	p.trial.occ = map[reqKey]int{}
+	p.settled = sync.NewCond(&p.mu)
 	if cfg.File != "" {
 		rec, err := Load(cfg.File)
 		switch {
@@ -364,11 +368,28 @@ func (p *Proxy) BeginTrial(index int, build string) {
 	p.trial = trialState{index: index, build: build, occ: map[reqKey]int{}}
 }
 
-// EndTrial returns what happened since BeginTrial and syncs new recordings
-// to disk.
+// SettleTimeout bounds how long EndTrial waits for requests still in
+// flight when the trial's command has already finished.
+const SettleTimeout = 2 * time.Second
+
+// EndTrial waits (up to SettleTimeout) for requests still in flight, so
+// they count toward the trial, then returns what happened since BeginTrial
+// and syncs new recordings to disk.
 func (p *Proxy) EndTrial() (TrialStats, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.inflight > 0 {
+		t := time.AfterFunc(SettleTimeout, func() {
+			p.mu.Lock()
+			p.settled.Broadcast()
+			p.mu.Unlock()
+		})
+		deadline := time.Now().Add(SettleTimeout)
+		for p.inflight > 0 && time.Now().Before(deadline) {
+			p.settled.Wait()
+		}
+		t.Stop()
+	}
 	s := p.trial.stats
 	p.trial = trialState{index: -1, occ: map[reqKey]int{}}
 	var err error
@@ -413,6 +434,22 @@ func (p *Proxy) Close() error {
 	return err
 }
 
+// begin and end bracket work EndTrial should wait for.
+func (p *Proxy) begin() {
+	p.mu.Lock()
+	p.inflight++
+	p.mu.Unlock()
+}
+
+func (p *Proxy) end() {
+	p.mu.Lock()
+	p.inflight--
+	if p.inflight == 0 {
+		p.settled.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
 // count applies f to the current trial's and the total stats.
 func (p *Proxy) count(f func(s *TrialStats)) {
 	p.mu.Lock()
@@ -441,6 +478,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.connect(w, r)
 		return
 	}
+	p.begin()
+	defer p.end()
 	target, err := p.targetURL(r)
 	if err != nil {
 		http.Error(w, "perflab proxy: "+err.Error(), http.StatusBadRequest)
@@ -481,7 +520,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r2 := r.WithContext(context.WithValue(r.Context(), ctxKey{}, rc))
-	r2.Body = io.NopCloser(strings.NewReader(string(body)))
+	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
 	p.rp.ServeHTTP(w, r2)
 }
@@ -672,7 +711,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	} else {
 		p.count(func(s *TrialStats) { s.Recorded++ })
 	}
-	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Del("Transfer-Encoding")
 	resp.TransferEncoding = nil
