@@ -63,6 +63,44 @@ func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer, minPos, max
 	return pos, -1
 }
 
+// probeFlags are the flags check and tune share.
+type probeFlags struct {
+	name     string
+	dur      *time.Duration
+	interval *time.Duration
+	realtime *bool
+	seed     *int64
+}
+
+func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
+	return &probeFlags{
+		name:     fs.Name(),
+		dur:      fs.Duration("duration", 0, durHelp),
+		interval: fs.Duration("interval", time.Second, "probe sample interval"),
+		realtime: fs.Bool("realtime", false, "pace simulated devices at wall-clock speed"),
+		seed:     fs.Int64("seed", 1, "seed of simulated devices"),
+	}
+}
+
+// open checks the shared flags and opens the device; the caller closes it.
+// code is non-negative when the command should exit with it.
+func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev lab.Device, window time.Duration, code int) {
+	if *f.interval <= 0 || *f.dur < 0 {
+		fmt.Fprintf(stderr, "perflab %s: --interval must be positive and --duration not negative\n", f.name)
+		return nil, 0, 2
+	}
+	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed})
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
+		return nil, 0, 1
+	}
+	window = *f.dur
+	if window == 0 {
+		window = check.DefaultDuration(dev.Info())
+	}
+	return dev, window, -1
+}
+
 const devicesUsage = `
 Usage: perflab devices [--json]
 
@@ -168,32 +206,21 @@ Examples:
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", stderr, checkUsage)
 	profile := fs.String("profile", "", "governor profile to apply first (name, .json file or inline JSON)")
-	dur := fs.Duration("duration", 0, "check window (default 10m on phones and sim, 1m on local)")
-	interval := fs.Duration("interval", time.Second, "probe sample interval")
+	pf := addProbeFlags(fs, "check window (default 10m on phones and sim, 1m on local)")
 	size := fs.Int("size", 0, "probe matrix order (default 256)")
 	asJSON := fs.Bool("json", false, "JSON lines: one per sample, then the summary")
-	realtime := fs.Bool("realtime", false, "pace simulated devices at wall-clock speed")
 	keep := fs.Bool("keep", false, "leave the profile applied afterwards")
-	seed := fs.Int64("seed", 1, "seed of simulated devices")
 	pos, code := parseCommand(fs, args, stderr, 1, 1)
 	if code >= 0 {
 		return code
 	}
-	if *interval <= 0 || *dur < 0 {
-		fmt.Fprintln(stderr, "perflab check: --interval must be positive and --duration not negative")
-		return 2
-	}
-	dev, err := devices.Open(ctx, pos[0], devices.Options{Realtime: *realtime, Seed: *seed})
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab check:", err)
-		return 1
+	dev, window, code := pf.open(ctx, pos[0], stderr)
+	if code >= 0 {
+		return code
 	}
 	defer dev.Close()
 	info := dev.Info()
-	window := *dur
-	if window == 0 {
-		window = check.DefaultDuration(info)
-	}
+	interval, realtime := pf.interval, pf.realtime
 	prof, err := check.ResolveProfile(dev, *profile)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab check:", err)
@@ -426,32 +453,25 @@ Examples:
 func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("tune", stderr, tuneUsage)
 	asJSON := fs.Bool("json", false, "end with the result as one JSON line (progress to stderr)")
-	dur := fs.Duration("duration", 0, "check window per candidate (default 10m on phones and sim, 1m on local)")
-	interval := fs.Duration("interval", time.Second, "probe sample interval")
+	pf := addProbeFlags(fs, "check window per candidate (default 10m on phones and sim, 1m on local)")
 	steps := fs.Int("steps", 6, "frequencies tried per cluster")
 	cooldown := fs.Duration("cooldown", 0, "idle time before each candidate (default 3m on sim and phones, 30s on local)")
-	realtime := fs.Bool("realtime", false, "pace simulated devices at wall-clock speed")
 	noSave := fs.Bool("no-save", false, "do not save the recommendation")
-	seed := fs.Int64("seed", 1, "seed of simulated devices")
 	pos, code := parseCommand(fs, args, stderr, 1, 1)
 	if code >= 0 {
 		return code
 	}
-	if *steps < 1 || *interval <= 0 || *dur < 0 || *cooldown < 0 {
-		fmt.Fprintln(stderr, "perflab tune: --steps and --interval must be positive, --duration and --cooldown not negative")
+	if *steps < 1 || *cooldown < 0 {
+		fmt.Fprintln(stderr, "perflab tune: --steps must be positive and --cooldown not negative")
 		return 2
 	}
-	dev, err := devices.Open(ctx, pos[0], devices.Options{Realtime: *realtime, Seed: *seed})
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab tune:", err)
-		return 1
+	dev, window, code := pf.open(ctx, pos[0], stderr)
+	if code >= 0 {
+		return code
 	}
 	defer dev.Close()
 	info := dev.Info()
-	window := *dur
-	if window == 0 {
-		window = check.DefaultDuration(info)
-	}
+	interval, realtime := pf.interval, pf.realtime
 	cool := *cooldown
 	if cool == 0 {
 		cool = 3 * time.Minute
