@@ -173,11 +173,11 @@ func (d *Device) syncControls(ctx context.Context, c lab.Controls, first bool) (
 		}
 		if p == nil {
 			if d.saved != nil {
+				stock := *d.saved
 				m, err := d.restore(ctx)
 				if err != nil {
 					return nil, err
 				}
-				stock := *d.saved
 				events = append(events, lab.Event{Type: lab.EventSettings, Settings: &lab.Settings{
 					Profile: &stock, Mismatches: m, Detail: map[string]string{"governor": "restored stock settings"}}})
 			}

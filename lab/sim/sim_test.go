@@ -432,3 +432,50 @@ func TestSetupErrorsNameTheField(t *testing.T) {
 		t.Errorf("unknown governor profile: %v", err)
 	}
 }
+
+func TestControlsSwitchMidRun(t *testing.T) {
+	ctx := context.Background()
+	d, _ := Open("pixel", Options{Seed: 4})
+	b := lab.Build{App: "notes", EffectPct: 2}
+	inline := json.RawMessage(`{"name":"mine","clusters":[{"cpus":[4,5,6,7],"governor":"performance","min_khz":1459200,"max_khz":1459200}],"mpdecision":false}`)
+	exp := &lab.Experiment{Builds: map[string]lab.Build{"control": {App: "notes"}, "treatment": b}, Seed: 4,
+		Controls: lab.Controls{Governor: inline}}
+	ev, err := d.Setup(ctx, exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev) == 0 || ev[0].Settings == nil || ev[0].Settings.Profile == nil || len(ev[0].Settings.Mismatches) != 0 {
+		t.Fatalf("setup events: %+v", ev)
+	}
+	if got := d.Phone().CurrentKHz(); got[1] > 1459200 {
+		t.Errorf("big cluster at %d kHz under a 1459200 lock", got[1])
+	}
+	pkg := PackageName("notes", 2)
+	c := exp.Controls
+	c.Tmpfs, c.Proxy = true, "replay"
+	if r := d.RunTrial(ctx, lab.TrialRequest{Build: b, BuildKey: "treatment", Controls: c}); r.Status != lab.StatusOK {
+		t.Fatal(r.Reason)
+	}
+	if m := d.Phone().Mounts(); len(m) != 2 || d.Phone().Proxy() != "replay" {
+		t.Errorf("tmpfs/proxy not switched on: mounts %v proxy %s", m, d.Phone().Proxy())
+	}
+	if _, err := d.Phone().Stat(DataDir(pkg) + "/databases/notes.db"); err != nil {
+		t.Errorf("tmpfs should start from the snapshot: %v", err)
+	}
+	c.Governor, c.Tmpfs, c.Proxy = json.RawMessage(`"stock"`), false, "off"
+	if r := d.RunTrial(ctx, lab.TrialRequest{Build: b, BuildKey: "treatment", Controls: c}); r.Status != lab.StatusOK {
+		t.Fatal(r.Reason)
+	}
+	prof, _ := d.ReadProfile(ctx)
+	if prof.Clusters[1].Governor != "schedutil" || len(d.Phone().Mounts()) != 0 || d.Phone().Proxy() != "off" {
+		t.Errorf("switching off did not restore: %+v mounts %v", prof.Clusters[1], d.Phone().Mounts())
+	}
+	if r := d.RunTrial(ctx, lab.TrialRequest{Build: lab.Build{}, BuildKey: "x"}); r.Status != lab.StatusFailed || r.Reason == "" {
+		t.Errorf("a build without an app must fail with a reason: %+v", r)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if r := d.RunTrial(cctx, lab.TrialRequest{Build: b}); r.Status != lab.StatusFailed {
+		t.Errorf("cancelled trial: %+v", r)
+	}
+}
