@@ -344,7 +344,7 @@ func writeValidation(w io.Writer, v *study.Validation) {
 		len(v.TrialTrend.Means), trend)
 	tw.Flush()
 	if len(v.TrialTrend.Means) > 1 {
-		fmt.Fprintf(w, "\nmean by trial number (relative to each experiment's mean): %s\n", sparkline(v.TrialTrend.Means))
+		fmt.Fprintf(w, "\nMean by trial number, relative to each experiment's mean (first trial left):\n  %s\n", sparkline(v.TrialTrend.Means))
 	}
 	if len(v.OtherMetrics) > 0 {
 		fmt.Fprintln(w, "\nA/A false-positive rate of the other metrics:")
@@ -360,9 +360,29 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	}
 }
 
-// sparkline draws values as a row of block characters scaled to their range.
+// sparkline draws values as a row of block characters scaled to their
+// range, averaging neighbours so the row stays within 60 characters.
 func sparkline(xs []analysis.Float) string {
 	const blocks = "▁▂▃▄▅▆▇█"
+	const width = 60
+	if len(xs) > width {
+		ys := make([]analysis.Float, width)
+		for i := range ys {
+			lo, hi := i*len(xs)/width, (i+1)*len(xs)/width
+			sum, n := 0.0, 0
+			for _, x := range xs[lo:hi] {
+				if x.Defined() {
+					sum += float64(x)
+					n++
+				}
+			}
+			ys[i] = analysis.Float(math.NaN())
+			if n > 0 {
+				ys[i] = analysis.Float(sum / float64(n))
+			}
+		}
+		xs = ys
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		if x.Defined() {
@@ -382,7 +402,7 @@ func sparkline(xs []analysis.Float) string {
 		}
 		b.WriteRune(r[i])
 	}
-	return fmt.Sprintf("%s  (%.3f–%.3f)", b.String(), lo, hi)
+	return fmt.Sprintf("%s  %.3f–%.3f", b.String(), lo, hi)
 }
 
 // cmdOrder runs the order-dependence test.
