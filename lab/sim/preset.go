@@ -75,7 +75,7 @@ type ThermalSpec struct {
 
 // Presets returns the built-in phone models, by name.
 func Presets() []Preset {
-	return []Preset{nexus5(), pixel()}
+	return []Preset{nexus5(), pixel(), pixel4()}
 }
 
 // PresetNames lists the preset names, sorted.
@@ -164,6 +164,52 @@ func pixel() Preset {
 			TripC: 70, HysteresisC: 4, CoreTripC: 80},
 		InputBoostKHz: 1324800,
 		EMMCReadMBps:  70,
+	}
+}
+
+func pixel4() Preset {
+	return Preset{
+		Name:        "pixel4",
+		Model:       "Pixel 4",
+		Product:     "flame",
+		Description: "2019 tri-cluster octa-core (Snapdragon 855: 4 little + 3 mid + 1 prime, Adreno 640), schedutil",
+		ABI:         "arm64-v8a",
+		SDK:         30,
+		Clusters: []ClusterSpec{{
+			Name: "little", CPUs: []int{0, 1, 2, 3},
+			FreqsKHz: []int{300000, 403200, 499200, 576000, 672000, 768000, 844800, 940800, 1036800,
+				1113600, 1209600, 1305600, 1382400, 1478400, 1555200, 1632000, 1708800, 1785600},
+			Governors:     []string{"schedutil", "userspace", "powersave", "performance"},
+			StockGovernor: "schedutil",
+			FlopsPerCycle: 0.45, IPC: 0.45,
+			PeakWatts: 0.22, VMin: 0.55, VMax: 0.88,
+		}, {
+			Name: "mid", CPUs: []int{4, 5, 6},
+			FreqsKHz: []int{710400, 825600, 940800, 1056000, 1171200, 1286400, 1401600, 1497600, 1612800,
+				1708800, 1804800, 1920000, 2016000, 2131200, 2227200, 2323200, 2419200},
+			Governors:     []string{"schedutil", "userspace", "powersave", "performance"},
+			StockGovernor: "schedutil",
+			FlopsPerCycle: 1.0, IPC: 0.95,
+			PeakWatts: 1.2, VMin: 0.6, VMax: 1.0,
+		}, {
+			Name: "prime", CPUs: []int{7},
+			FreqsKHz: []int{825600, 940800, 1056000, 1171200, 1286400, 1401600, 1497600, 1612800, 1708800,
+				1804800, 1920000, 2016000, 2131200, 2227200, 2323200, 2419200, 2534400, 2649600, 2745600, 2841600},
+			Governors:     []string{"schedutil", "userspace", "powersave", "performance"},
+			StockGovernor: "schedutil",
+			FlopsPerCycle: 1.0, IPC: 1,
+			PeakWatts: 1.8, VMin: 0.6, VMax: 1.1,
+		}},
+		GPU: GPUSpec{
+			Dir:       "/sys/devices/platform/soc/2c00000.qcom,kgsl-3d0/kgsl/kgsl-3d0",
+			FreqsHz:   []int64{257000000, 345000000, 427000000, 499200000, 585000000},
+			Governors: []string{"msm-adreno-tz", "performance", "powersave", "userspace"}, StockGovernor: "msm-adreno-tz",
+			PeakWatts: 0.45,
+		},
+		Thermal: ThermalSpec{AmbientC: 25, ResistanceCPerW: 10.5, TimeConstantS: 70, JunctionCPerW: 3,
+			StaticWatts: 0.3, TripC: 72, HysteresisC: 4, CoreTripC: 82},
+		InputBoostKHz: 1209600,
+		EMMCReadMBps:  80,
 	}
 }
 
