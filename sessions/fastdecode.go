@@ -104,7 +104,7 @@ func (in *interner) metricSlab(n int) []lab.Metric {
 	}
 	start := len(in.metrics)
 	in.metrics = in.metrics[:start+n]
-	return in.metrics[start:start:start+n]
+	return in.metrics[start : start : start+n]
 }
 
 type fastParser struct {

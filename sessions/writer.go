@@ -12,15 +12,23 @@ import (
 )
 
 // Writer appends events to a session file. Every event is written with one
-// write call as soon as it arrives, so killing the process loses nothing
-// written; trial, end, settings, toggle and note events are also synced to
-// disk before Write returns. A Writer is safe for concurrent use.
+// write call as soon as it arrives, so killing perflab loses nothing
+// written. After each trial, end, settings, toggle or note event the file
+// is also synced to disk (fsync), by a background goroutine while the next
+// trial runs, so a power cut loses at most the trial before the one in
+// flight and the sync costs the run no time. Close waits for the last sync.
+// A Writer is safe for concurrent use.
 type Writer struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
 	buf  []byte
 	err  error
+
+	syncReq  chan struct{} // capacity 1: a sync is wanted
+	syncDone chan struct{} // closed when the syncer has stopped
+	syncMu   sync.Mutex
+	syncErr  error
 }
 
 // Create creates a new session file at path (its directory too) and writes
@@ -60,10 +68,16 @@ func create(path string, h Header, mode int) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
-	if err := w.writeLine(line, true); err != nil {
+	if err := w.writeLine(line, false); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	w.syncReq = make(chan struct{}, 1)
+	w.syncDone = make(chan struct{})
+	go w.syncer()
 	return w, nil
 }
 
@@ -93,18 +107,42 @@ func (w *Writer) writeLine(line []byte, sync bool) error {
 	if w.f == nil {
 		return fmt.Errorf("session %s: write after close", w.path)
 	}
+	if err := w.lastSyncErr(); err != nil {
+		w.err = err
+		return err
+	}
 	w.buf = append(append(w.buf[:0], line...), '\n')
 	if _, err := w.f.Write(w.buf); err != nil {
 		w.err = fmt.Errorf("session %s: %w", w.path, err)
 		return w.err
 	}
-	if sync {
-		if err := w.f.Sync(); err != nil {
-			w.err = fmt.Errorf("session %s: sync: %w", w.path, err)
-			return w.err
+	if sync && w.syncReq != nil {
+		select {
+		case w.syncReq <- struct{}{}:
+		default: // a sync is already pending; it will cover this line
 		}
 	}
 	return nil
+}
+
+// syncer fsyncs the file whenever asked, off the writer's path.
+func (w *Writer) syncer() {
+	defer close(w.syncDone)
+	for range w.syncReq {
+		if err := w.f.Sync(); err != nil {
+			w.syncMu.Lock()
+			if w.syncErr == nil {
+				w.syncErr = fmt.Errorf("session %s: sync: %w", w.path, err)
+			}
+			w.syncMu.Unlock()
+		}
+	}
+}
+
+func (w *Writer) lastSyncErr() error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.syncErr
 }
 
 // Close syncs and closes the file.
@@ -114,7 +152,12 @@ func (w *Writer) Close() error {
 	if w.f == nil {
 		return w.err
 	}
+	close(w.syncReq)
+	<-w.syncDone
 	err := w.f.Sync()
+	if serr := w.lastSyncErr(); serr != nil && w.err == nil {
+		w.err = serr
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}

@@ -363,3 +363,21 @@ func TestSetupErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTrialTrue measures the harness cost of one trial of /bin/true.
+func BenchmarkTrialTrue(b *testing.B) {
+	exp := &lab.Experiment{Builds: map[string]lab.Build{
+		lab.ArmControl: {Command: []string{"/bin/true"}}, lab.ArmTreatment: {Command: []string{"/bin/true"}},
+	}}
+	d := New()
+	if _, err := d.Setup(context.Background(), exp); err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	req := lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: exp.Builds[lab.ArmControl]}
+	for b.Loop() {
+		if r := d.RunTrial(context.Background(), req); r.Status != lab.StatusOK {
+			b.Fatal(r.Reason)
+		}
+	}
+}

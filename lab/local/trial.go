@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,17 +128,34 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	cmd.WaitDelay = commandWaitDelay
 	out := &lineCollector{}
 	errTail := &tailBuffer{max: 2048}
-	cmd.Stdout = out
-	cmd.Stderr = errTail
+	// Own pipes read with pooled buffers: os/exec would allocate two 32 KiB
+	// copy buffers per trial, which shows at thousands of short trials.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err.Error())
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fail(err.Error())
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	readers := make(chan struct{}, 2)
+	go drain(outR, out, readers)
+	go drain(errR, errTail, readers)
 
 	conns := srv.begin()
 	start := time.Now()
-	err := cmd.Start()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
 	if err == nil {
 		err = cmd.Wait()
 	}
 	wall := time.Since(start)
 	netLines := conns.finish()
+	waitDrained(readers, outR, errR)
 	out.flush()
 
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
@@ -262,6 +280,47 @@ func indexOf(xs []string, x string) int {
 		}
 	}
 	return len(xs)
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
+// drain copies a command's output pipe into w until the pipe closes.
+func drain(r *os.File, w io.Writer, done chan<- struct{}) {
+	defer func() { done <- struct{}{} }()
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	for {
+		n, err := r.Read(*bp)
+		if n > 0 {
+			w.Write((*bp)[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// waitDrained waits for both output readers; if a leftover child of the
+// command still holds a pipe open, it stops reading after commandWaitDelay.
+func waitDrained(done <-chan struct{}, pipes ...*os.File) {
+	timer := time.NewTimer(commandWaitDelay)
+	defer timer.Stop()
+	for n := 0; n < len(pipes); {
+		select {
+		case <-done:
+			n++
+		case <-timer.C:
+			for _, p := range pipes {
+				p.Close()
+			}
+			for ; n < len(pipes); n++ {
+				<-done
+			}
+		}
+	}
+	for _, p := range pipes {
+		p.Close()
+	}
 }
 
 // runHook runs one prepare or cleanup command with sh -c.
