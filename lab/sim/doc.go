@@ -7,8 +7,8 @@
 //
 //   - Presets ([Presets], [Lookup]): "nexus5" (2013 quad-core Krait,
 //     interactive governor, mpdecision), "pixel" (2018 big.LITTLE,
-//     4 little + 4 big, schedutil) and "pixel4" (2019 tri-cluster, 4 little
-//   - 3 mid + 1 prime). Each has real frequency tables, a kgsl
+//     4 little + 4 big, schedutil) and "pixel4" (2019 tri-cluster: 4 little,
+//     3 mid and 1 prime core). Each has real frequency tables, a kgsl
 //     GPU, msm_thermal core control, cpu_boost input boost and mpdecision.
 //   - Thermal: two nodes (die, package) heated by power that grows as f·V²
 //     plus temperature-dependent leakage. Above Thermal.TripC msm_thermal
