@@ -98,6 +98,11 @@ func LayoutFor(ctx context.Context, dev lab.Device) (governor.Layout, error) {
 	if l, ok := dev.(Layouter); ok {
 		return l.GovernorLayout(ctx)
 	}
+	if f, ok := dev.(governor.Files); ok {
+		// A device exposing its sysfs (adb) is discovered directly.
+		svc, _ := dev.(governor.Services)
+		return governor.Discover(ctx, f, svc)
+	}
 	if dev.Info().Backend == "local" {
 		return governor.NewLocal().Layout(ctx)
 	}
