@@ -130,9 +130,9 @@ func ResolveProfile(dev lab.Device, spec string) (*lab.GovernorProfile, error) {
 	if model == "" {
 		model = dev.Info().ID
 	}
-	p, err := governor.Resolve(raw, model, builtin)
+	p, err := governor.ResolveField("--profile", raw, model, builtin)
 	if err != nil {
-		return nil, fmt.Errorf("--profile: %w", err)
+		return nil, err
 	}
 	return p, nil
 }

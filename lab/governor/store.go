@@ -100,6 +100,11 @@ type Resolver func(name string) (lab.GovernorProfile, bool)
 //   - a path to a JSON file holding a profile or a tune result;
 //   - an inline profile object.
 func Resolve(raw json.RawMessage, model string, builtin Resolver) (*lab.GovernorProfile, error) {
+	return ResolveField("controls.governor", raw, model, builtin)
+}
+
+// ResolveField is Resolve with errors naming field (e.g. "--profile").
+func ResolveField(field string, raw json.RawMessage, model string, builtin Resolver) (*lab.GovernorProfile, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -109,13 +114,13 @@ func Resolve(raw json.RawMessage, model string, builtin Resolver) (*lab.Governor
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
-			return nil, fmt.Errorf("controls.governor: %w", err)
+			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		return &p, nil
 	}
 	var name string
 	if err := json.Unmarshal(raw, &name); err != nil {
-		return nil, fmt.Errorf("controls.governor: want a profile name or object, got %s", raw)
+		return nil, fmt.Errorf("%s: want a profile name or object, got %s", field, raw)
 	}
 	switch name {
 	case "", "stock", "off":
@@ -137,7 +142,7 @@ func Resolve(raw json.RawMessage, model string, builtin Resolver) (*lab.Governor
 				return &p, nil
 			}
 		}
-		return nil, fmt.Errorf("controls.governor %q: no tuned profile for %q (run `perflab tune` on this device first)", name, model)
+		return nil, fmt.Errorf("%s %q: no tuned profile for %q (run `perflab tune` on this device first)", field, name, model)
 	}
 	if builtin != nil {
 		if p, ok := builtin(name); ok {
@@ -147,7 +152,7 @@ func Resolve(raw json.RawMessage, model string, builtin Resolver) (*lab.Governor
 	if strings.HasSuffix(name, ".json") {
 		b, err := os.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("controls.governor: %w", err)
+			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 		var t Tuned
 		if json.Unmarshal(b, &t) == nil && len(t.Recommended.Clusters) > 0 {
@@ -155,9 +160,9 @@ func Resolve(raw json.RawMessage, model string, builtin Resolver) (*lab.Governor
 		}
 		var p lab.GovernorProfile
 		if err := json.Unmarshal(b, &p); err != nil {
-			return nil, fmt.Errorf("controls.governor: %s: %w", name, err)
+			return nil, fmt.Errorf("%s: %s: %w", field, name, err)
 		}
 		return &p, nil
 	}
-	return nil, fmt.Errorf("controls.governor: unknown profile %q (use \"stock\", \"recommended\", a .json file or an inline profile)", name)
+	return nil, fmt.Errorf("%s: unknown profile %q (use \"stock\", \"recommended\", a .json file or an inline profile)", field, name)
 }
