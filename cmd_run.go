@@ -227,13 +227,17 @@ func (h *headlessRun) run(ctx context.Context, exp *lab.Experiment, source, out 
 // printReport analyses a session and prints the table (or JSON); it
 // returns exitRegression when any metric regressed, else exitOK.
 func (h *headlessRun) printReport(s *sessions.Session) int {
-	rep := analysis.Compare(sessions.MetricInputs(s.Events), s.Options())
-	if h.json {
+	inputs := sessions.MetricInputs(s.Events)
+	rep := analysis.Compare(inputs, s.Options())
+	switch {
+	case h.json:
 		if err := writeSessionReport(h.stdout, s, rep); err != nil {
 			fmt.Fprintln(h.stderr, "perflab:", err)
 			return exitError
 		}
-	} else {
+	case len(inputs) == 0:
+		fmt.Fprintln(h.stderr, "no counted trials: nothing to compare")
+	default:
 		fmt.Fprint(h.stdout, analysis.Table(rep))
 	}
 	return verdictCode(rep)
