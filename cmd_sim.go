@@ -27,10 +27,8 @@ import (
 // and 2 (usage).
 const exitUnstable = 3
 
-// usageError marks a command-line mistake (exit status 2).
-type usageError struct{ error }
-
-func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+// newDeviceFlagSet is a flag set whose usage prints the command help.
+func newDeviceFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -41,9 +39,9 @@ func newFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseCommand parses interleaved flags and returns the positionals; code is
+// parseDeviceCommand parses interleaved flags and returns the positionals; code is
 // non-negative when the command should exit at once (help or usage error).
-func parseCommand(fs *flag.FlagSet, args []string, stderr io.Writer, minPos, maxPos int) ([]string, int) {
+func parseDeviceCommand(fs *flag.FlagSet, args []string, stderr io.Writer, minPos, maxPos int) ([]string, int) {
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, 0
@@ -116,9 +114,9 @@ Examples:
 
 // cmdDevices lists devices.
 func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("devices", stderr, devicesUsage)
+	fs := newDeviceFlagSet("devices", stderr, devicesUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of devices")
-	if _, code := parseCommand(fs, args, stderr, 0, 0); code >= 0 {
+	if _, code := parseDeviceCommand(fs, args, stderr, 0, 0); code >= 0 {
 		return code
 	}
 	list, err := devices.List(ctx, devices.Options{})
@@ -204,13 +202,13 @@ Examples:
 
 // cmdCheck runs a stability check.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("check", stderr, checkUsage)
+	fs := newDeviceFlagSet("check", stderr, checkUsage)
 	profile := fs.String("profile", "", "governor profile to apply first (name, .json file or inline JSON)")
 	pf := addProbeFlags(fs, "check window (default 10m on phones and sim, 1m on local)")
 	size := fs.Int("size", 0, "probe matrix order (default 256)")
 	asJSON := fs.Bool("json", false, "JSON lines: one per sample, then the summary")
 	keep := fs.Bool("keep", false, "leave the profile applied afterwards")
-	pos, code := parseCommand(fs, args, stderr, 1, 1)
+	pos, code := parseDeviceCommand(fs, args, stderr, 1, 1)
 	if code >= 0 {
 		return code
 	}
@@ -451,13 +449,13 @@ Examples:
 
 // cmdTune sweeps governor profiles.
 func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("tune", stderr, tuneUsage)
+	fs := newDeviceFlagSet("tune", stderr, tuneUsage)
 	asJSON := fs.Bool("json", false, "end with the result as one JSON line (progress to stderr)")
 	pf := addProbeFlags(fs, "check window per candidate (default 10m on phones and sim, 1m on local)")
 	steps := fs.Int("steps", 6, "frequencies tried per cluster")
 	cooldown := fs.Duration("cooldown", 0, "idle time before each candidate (default 3m on sim and phones, 30s on local)")
 	noSave := fs.Bool("no-save", false, "do not save the recommendation")
-	pos, code := parseCommand(fs, args, stderr, 1, 1)
+	pos, code := parseDeviceCommand(fs, args, stderr, 1, 1)
 	if code >= 0 {
 		return code
 	}
