@@ -55,6 +55,27 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseCommandFlags parses a command's flags and positional arguments.
+// --help prints usage on stdout (exit 0); a bad flag gets a hint on stderr
+// (exit 2). ok is false when the command should return code at once.
+func parseCommandFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case err == nil:
+		return pos, exitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+		return nil, exitOK, false
+	}
+	fmt.Fprintf(stderr, "see: perflab %s --help\n", fs.Name())
+	return nil, exitUsage, false
+}
+
 // sessionsDir is where sessions go when --out is not given:
 // $XDG_DATA_HOME/perflab/sessions, or ~/.local/share/perflab/sessions.
 func sessionsDir() (string, error) {
@@ -94,7 +115,6 @@ Flags:
 // cmdRun runs an experiment file.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	headless := fs.Bool("headless", false, "run without the workbench: progress on stderr, table on stdout")
 	out := fs.String("out", "", "session file to write (default: the user's data dir)")
 	force := fs.Bool("force", false, "overwrite the --out file if it exists")
@@ -104,13 +124,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseCommandFlags(fs, args, runUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "perflab run: want exactly one experiment file (perflab run --help)")
@@ -422,7 +438,6 @@ Flags:
 // cmdReport re-analyses a saved session.
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "JSON report (compare --json schema plus \"session\")")
 	asCSV := fs.Bool("csv", false, "CSV, one row per trial and metric")
 	asBench := fs.Bool("benchstat", false, "Go benchmark format for benchstat -col arm")
@@ -431,13 +446,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	confidence := fs.Float64("confidence", 0, "confidence level (default: the plan's)")
 	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
 	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
-	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "perflab report: want exactly one session file (perflab report --help)")
@@ -531,16 +542,11 @@ Flags:
 // cmdReplay replays a saved session.
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	headless := fs.Bool("headless", false, "print events on stdout instead of opening the workbench")
 	speed := fs.Float64("speed", 1, "pace multiplier; 0 replays as fast as possible")
-	fs.Usage = func() { fmt.Fprint(stderr, replayUsage); fs.PrintDefaults() }
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	pos, code, ok := parseCommandFlags(fs, args, replayUsage, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "perflab replay: want exactly one session file (perflab replay --help)")
