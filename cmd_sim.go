@@ -481,12 +481,17 @@ func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		progressW = stderr
 	}
-	fmt.Fprintf(progressW, "tuning %s (%s): %s per candidate, %s cool-down\n", info.ID, info.Model, window, cool)
+	fmt.Fprintf(progressW, "tuning %s (%s): %s per candidate, %s cool-down; every candidate turns thermal core control,\n"+
+		"input boost and mpdecision off and locks the GPU\n", info.ID, info.Model, window, cool)
 	res, err := check.Tune(ctx, dev, check.TuneOptions{Duration: window, Interval: *interval, Steps: *steps,
 		Cooldown: cool, Realtime: *realtime}, func(p check.Progress) {
 		c := p.Candidate
+		desc := governor.DescribeCPU(c.Profile)
+		if c.Profile.Name == "stock" {
+			desc = "stock: " + governor.Describe(c.Profile)
+		}
 		fmt.Fprintf(progressW, "[%*d/%d] %-9s %8.0f MFLOPS  CV %5.2f%%  %s\n", len(fmt.Sprint(p.Total)), p.Done, p.Total,
-			c.Summary.Verdict, c.Summary.MeanMFLOPS.Or(0), 100*c.Summary.CV.Or(0), governor.Describe(c.Profile))
+			c.Summary.Verdict, c.Summary.MeanMFLOPS.Or(0), 100*c.Summary.CV.Or(0), desc)
 	})
 	if err != nil && !errors.Is(err, check.ErrNoStable) {
 		fmt.Fprintln(stderr, "perflab tune:", err)

@@ -463,6 +463,12 @@ func boolStr(b bool) string {
 	return "0"
 }
 
+// DescribeCPU renders only the clusters of a profile, e.g.
+// "cpu0-3 performance 1728 MHz · cpu4-7 schedutil 825–1996 MHz".
+func DescribeCPU(p lab.GovernorProfile) string {
+	return Describe(lab.GovernorProfile{Clusters: p.Clusters})
+}
+
 // Describe renders a profile in one line, e.g.
 // "cpu0-3 performance 1728000 kHz · gpu 300 MHz · thermal off · boost 0 · mpdecision off".
 func Describe(p lab.GovernorProfile) string {
