@@ -119,8 +119,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "session file to write (default: the user's data dir)")
 	force := fs.Bool("force", false, "overwrite the --out file if it exists")
 	device := fs.String("device", "", "device to run on, overriding the file's \"device\" (local, sim:PRESET, adb:SERIAL)")
-	var adb repeatedFlag
-	fs.Var(&adb, "adb", "adb server HOST:PORT (repeatable)")
+	adb := addADBFlag(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -143,7 +142,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *device != "" {
 		exp.Device = *device
 	}
-	opt := devices.Options{ADBServers: adb, Realtime: *realtime, Seed: exp.Seed}
+	opt := devices.Options{ADBServers: *adb, Realtime: *realtime, Seed: exp.Seed}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
 	return r.run(ctx, exp, pos[0], *out, *force, opt)
 }

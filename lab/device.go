@@ -66,6 +66,18 @@ type TrialResult struct {
 	Status  string
 	Reason  string
 	Metrics []Metric
+	// Lost says the device went away during the trial (adb offline,
+	// connection broken): the runner pauses and, when the device is a
+	// Reconnector, waits for it to come back.
+	Lost bool
+}
+
+// Reconnector is a device that can wait for itself to come back after a
+// trial reported Lost, redoing its setup (a restarted phone forgets it).
+// It returns an error when the device does not return in its own time
+// limit or ctx ends.
+type Reconnector interface {
+	Reconnect(ctx context.Context) error
 }
 
 // Device is where trials run.

@@ -254,6 +254,26 @@ func (r *Runner) loop(ctx context.Context) {
 				a.failRun++
 				a.lastReason = res.Reason
 			}
+			if res.Lost && ctx.Err() == nil {
+				// The device went away: pause until it returns (the
+				// trial in flight is recorded as failed above).
+				rc, ok := r.dev.(Reconnector)
+				if !ok {
+					end("device-lost", errors.New(res.Reason))
+					return
+				}
+				r.push(Event{Type: EventNote, Note: &Note{Text: "device lost, run paused until it comes back: " + res.Reason}})
+				if err := rc.Reconnect(ctx); err != nil {
+					if ctx.Err() != nil {
+						end("cancelled", nil)
+					} else {
+						end("device-lost", err)
+					}
+					return
+				}
+				r.push(Event{Type: EventNote, Note: &Note{Text: "device back, run resumed"}})
+				a.failRun = 0
+			}
 			if ctx.Err() != nil {
 				end("cancelled", nil)
 				return

@@ -35,6 +35,7 @@ func backends() []backend {
 	return []backend{
 		{name: "local", open: openLocal, list: listLocal},
 		{name: "sim", open: openSim, list: listSim},
+		{name: "adb", open: openADB, list: listADB},
 	}
 }
 

@@ -798,7 +798,11 @@ func cmdSh(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	return e.sub(e.uid, stdout, stderr).runLine(string(data))
 }
 
-func cmdID(e *env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+func cmdID(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	if len(args) > 1 && args[1] == "-u" {
+		fmt.Fprintln(stdout, e.uid)
+		return 0
+	}
 	if e.uid == 0 {
 		fmt.Fprintln(stdout, "uid=0(root) gid=0(root) groups=0(root) context=u:r:su:s0")
 	} else {

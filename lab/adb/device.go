@@ -1,0 +1,929 @@
+package adb
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/governor"
+	"github.com/perflab/perflab/lab/sim"
+	"github.com/perflab/perflab/lab/simdevice/shell"
+)
+
+// Device paths perflab uses on the phone.
+const (
+	TmpDir      = "/data/local/tmp"
+	SnapshotDir = TmpDir + "/perflab-snapshot"
+)
+
+// MetricsPortExtra is the int intent extra telling a launched app which
+// device port reaches perflab's metric listener through adb reverse.
+const MetricsPortExtra = "perflab.metrics_port"
+
+// Am metrics reported for every launch.
+const (
+	MetricTotalTime = "total_time_ms" // am start -W TotalTime
+	MetricWaitTime  = "wait_time_ms"  // am start -W WaitTime
+)
+
+// Device is a phone behind an adb server: a lab.Device, lab.Governor and
+// lab.Prober.
+type Device struct {
+	c      *Client
+	serial string
+	// ReconnectTimeout bounds how long Reconnect waits for a lost device.
+	ReconnectTimeout time.Duration
+	// MetricsWait bounds how long a trial waits for the app's own metric
+	// lines after am start returns.
+	MetricsWait time.Duration
+
+	mu       sync.Mutex
+	info     lab.DeviceInfo
+	rootVia  string // "adbd", "su" or ""
+	exp      *lab.Experiment
+	builds   map[string]appBuild
+	layout   *governor.Layout
+	original *lab.GovernorProfile // before the first Apply, restored by Close
+	applied  *lab.GovernorProfile
+	govRaw   string
+	clock0   time.Time
+	mounted  map[string]bool
+	proxy    string
+	metrics  *metricListener
+	lost     bool
+}
+
+type appBuild struct {
+	Package, Activity string
+}
+
+// Open finds serial on the given adb servers (DefaultServers when empty)
+// and returns it as a device. A device listed in another state than
+// "device" is an error that says what to do.
+func Open(ctx context.Context, serial string, servers []string) (*Device, error) {
+	if len(servers) == 0 {
+		servers = DefaultServers()
+	}
+	var seen []string
+	var errs []error
+	for _, s := range servers {
+		c := NewClient(s)
+		es, err := c.Devices(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range es {
+			seen = append(seen, e.Serial+" ("+e.State+" on "+s+")")
+			if e.Serial != serial {
+				continue
+			}
+			if e.State != "device" {
+				return nil, fmt.Errorf("device %s is %s on adb server %s%s", serial, e.State, s, stateHint(e.State))
+			}
+			d := &Device{c: c, serial: serial, ReconnectTimeout: 90 * time.Second, MetricsWait: 3 * time.Second}
+			if err := d.probe(ctx, e); err != nil {
+				return nil, err
+			}
+			return d, nil
+		}
+	}
+	msg := fmt.Sprintf("device %s not found on adb server(s) %s", serial, strings.Join(servers, ", "))
+	if len(seen) > 0 {
+		msg += "; attached: " + strings.Join(seen, ", ")
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %w", msg, errors.Join(errs...))
+	}
+	return nil, errors.New(msg)
+}
+
+func stateHint(state string) string {
+	switch state {
+	case "unauthorized":
+		return ": accept the \"Allow USB debugging\" prompt on the phone"
+	case "offline":
+		return ": reconnect it (adb reconnect) or wait for it to come back"
+	}
+	if strings.HasPrefix(state, "no permissions") {
+		return ": fix the udev rules for this user"
+	}
+	return ""
+}
+
+// List returns the devices of every server, in every state.
+func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
+	if len(servers) == 0 {
+		servers = DefaultServers()
+	}
+	var out []lab.DeviceInfo
+	var errs []error
+	for _, s := range servers {
+		es, err := NewClient(s).Devices(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range es {
+			info := lab.DeviceInfo{ID: "adb:" + e.Serial, Backend: "adb", Model: strings.ReplaceAll(e.Attrs["model"], "_", " "),
+				State: e.State, Server: s, Caps: []string{}}
+			if e.State == "device" {
+				d := &Device{c: NewClient(s), serial: e.Serial}
+				if err := d.probe(ctx, e); err == nil {
+					info = d.Info()
+				} else {
+					info.Notes = append(info.Notes, err.Error())
+				}
+			} else {
+				info.Notes = append(info.Notes, "not usable: "+e.State+stateHint(e.State))
+			}
+			out = append(out, info)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// probe reads the device's properties and how it gets root.
+func (d *Device) probe(ctx context.Context, e Entry) error {
+	out, err := d.c.Run(ctx, d.serial, "getprop ro.product.model; getprop ro.product.cpu.abi; getprop ro.build.version.sdk; getprop ro.product.manufacturer; getprop perflab.proxy; id -u")
+	if err != nil {
+		return fmt.Errorf("device %s: %w", d.serial, err)
+	}
+	f := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for len(f) < 6 {
+		f = append(f, "")
+	}
+	d.rootVia = ""
+	if strings.TrimSpace(f[5]) == "0" {
+		d.rootVia = "adbd"
+	} else if out, err := d.c.Run(ctx, d.serial, "su 0 id -u"); err == nil && strings.TrimSpace(out) == "0" {
+		d.rootVia = "su"
+	}
+	info := lab.DeviceInfo{
+		ID: "adb:" + d.serial, Backend: "adb", Model: f[0], State: e.State, Server: d.c.Addr,
+		Props: map[string]string{"ro.product.cpu.abi": f[1], "ro.build.version.sdk": f[2], "ro.product.manufacturer": f[3], "root": d.rootVia},
+		Caps:  []string{lab.CapKillApp, lab.CapDismissDialogs, lab.CapProbe, lab.CapReverse},
+	}
+	if d.rootVia != "" {
+		info.Caps = append(info.Caps, lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapClockReset, lab.CapTmpfs, lab.CapDropCaches)
+		if strings.TrimSpace(f[4]) != "" {
+			info.Caps = append(info.Caps, lab.CapProxy)
+		}
+	} else {
+		info.Notes = append(info.Notes, "no root (adbd is not root and su is missing): governor, snapshot restore, clock reset, tmpfs and drop_caches need root")
+	}
+	if strings.TrimSpace(f[4]) == "" {
+		info.Notes = append(info.Notes, "proxy control needs the device's perflab.proxy switch (perflab simdevice has it)")
+	}
+	if host, _, err := net.SplitHostPort(d.c.Addr); err == nil && !isLoopback(host) {
+		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics over adb reverse reach that host, not this one; am start -W metrics still work")
+	}
+	sort.Strings(info.Caps)
+	d.mu.Lock()
+	d.info = info
+	d.mu.Unlock()
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Info describes the device.
+func (d *Device) Info() lab.DeviceInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.info
+}
+
+// Client returns the adb client the device is reached through.
+func (d *Device) Client() *Client { return d.c }
+
+// Serial returns the adb serial.
+func (d *Device) Serial() string { return d.serial }
+
+// asRoot wraps a shell command line so it runs as root.
+func (d *Device) asRoot(cmd string) (string, error) {
+	switch d.rootVia {
+	case "adbd":
+		return cmd, nil
+	case "su":
+		return "su 0 sh -c " + shell.Quote(cmd), nil
+	}
+	return "", fmt.Errorf("needs root (adbd is not root and su is missing): %w", fs.ErrPermission)
+}
+
+func (d *Device) runRoot(ctx context.Context, cmd string) (string, error) {
+	c, err := d.asRoot(cmd)
+	if err != nil {
+		return "", err
+	}
+	return d.c.Run(ctx, d.serial, c)
+}
+
+// ReadFile implements governor.Files with cat.
+func (d *Device) ReadFile(ctx context.Context, p string) (string, error) {
+	out, err := d.c.Run(ctx, d.serial, "cat "+shell.Quote(p))
+	if err != nil {
+		return "", fileErr(p, err)
+	}
+	return out, nil
+}
+
+// WriteFile implements governor.Files with echo as root.
+func (d *Device) WriteFile(ctx context.Context, p, value string) error {
+	_, err := d.runRoot(ctx, "echo "+shell.Quote(value)+" > "+shell.Quote(p))
+	if err != nil {
+		return fileErr(p, err)
+	}
+	return nil
+}
+
+func fileErr(p string, err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		switch {
+		case strings.Contains(ee.Stderr, "No such file"):
+			return &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+		case strings.Contains(ee.Stderr, "Permission denied"):
+			return &fs.PathError{Op: "write", Path: p, Err: fs.ErrPermission}
+		}
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// ServiceRunning implements governor.Services through init.svc properties.
+func (d *Device) ServiceRunning(ctx context.Context, name string) (bool, error) {
+	out, err := d.c.Run(ctx, d.serial, "getprop "+shell.Quote("init.svc."+name))
+	if err != nil {
+		return false, err
+	}
+	switch strings.TrimSpace(out) {
+	case "":
+		return false, fmt.Errorf("service %s: %w", name, fs.ErrNotExist)
+	case "running":
+		return true, nil
+	}
+	return false, nil
+}
+
+// SetService implements governor.Services with start/stop as root.
+func (d *Device) SetService(ctx context.Context, name string, run bool) error {
+	verb := "stop"
+	if run {
+		verb = "start"
+	}
+	_, err := d.runRoot(ctx, verb+" "+shell.Quote(name))
+	return err
+}
+
+func (d *Device) govLayout(ctx context.Context) (governor.Layout, error) {
+	d.mu.Lock()
+	l := d.layout
+	d.mu.Unlock()
+	if l != nil {
+		return *l, nil
+	}
+	lay, err := governor.Discover(ctx, d, d)
+	if err != nil {
+		return governor.Layout{}, err
+	}
+	d.mu.Lock()
+	d.layout = &lay
+	d.mu.Unlock()
+	return lay, nil
+}
+
+// ReadProfile implements lab.Governor.
+func (d *Device) ReadProfile(ctx context.Context) (lab.GovernorProfile, error) {
+	l, err := d.govLayout(ctx)
+	if err != nil {
+		return lab.GovernorProfile{}, err
+	}
+	return governor.Read(ctx, d, d, l)
+}
+
+// ApplyProfile implements lab.Governor: writes p through sysfs as root and
+// reads every file back. The first call remembers the original settings,
+// which Close restores unless p.Keep.
+func (d *Device) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]string, error) {
+	l, err := d.govLayout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := governor.Validate(l, p); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	haveOrig := d.original != nil
+	d.mu.Unlock()
+	if !haveOrig {
+		orig, err := governor.Read(ctx, d, d, l)
+		if err != nil {
+			return nil, fmt.Errorf("reading the settings to restore later: %w", err)
+		}
+		orig.Name = "original"
+		d.mu.Lock()
+		d.original = &orig
+		d.mu.Unlock()
+	}
+	mis, err := governor.Apply(ctx, d, d, l, p)
+	if err != nil {
+		return mis, err
+	}
+	d.mu.Lock()
+	d.applied = &p
+	d.mu.Unlock()
+	return mis, nil
+}
+
+// builtinProfiles names the profiles a perflab simdevice's preset knows.
+func (d *Device) builtinProfiles() governor.Resolver {
+	info := d.Info()
+	if info.Props["ro.product.manufacturer"] != "perflab-sim" {
+		return nil
+	}
+	for _, p := range sim.Presets() {
+		if p.Model == info.Model {
+			return p.Builtin
+		}
+	}
+	return nil
+}
+
+// resolveBuild finds the package and activity a build runs.
+func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (appBuild, error) {
+	ab := appBuild{Package: b.Package, Activity: b.Activity}
+	if b.APK != "" {
+		if err := d.installAPK(ctx, key, b.APK); err != nil {
+			return ab, fmt.Errorf("builds.%s.apk: %w", key, err)
+		}
+	}
+	if ab.Package == "" && b.App != "" {
+		// A sim build: perflab simdevice has it installed under this name.
+		ab.Package = sim.BuildPackage(b)
+		if ab.Activity == "" {
+			ab.Activity = sim.MainActivity
+		}
+	}
+	if ab.Package == "" {
+		return ab, fmt.Errorf("builds.%s: no package: set \"package\" (and \"activity\")", key)
+	}
+	if ab.Activity == "" {
+		return ab, fmt.Errorf("builds.%s: no activity for %s: set \"activity\", e.g. \".MainActivity\"", key, ab.Package)
+	}
+	if _, err := d.c.Run(ctx, d.serial, "pm path "+shell.Quote(ab.Package)); err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return ab, fmt.Errorf("builds.%s: package %s is not installed on %s", key, ab.Package, d.serial)
+		}
+		return ab, err
+	}
+	return ab, nil
+}
+
+// installAPK pushes an APK and installs it with pm install -r.
+func (d *Device) installAPK(ctx context.Context, key, apk string) error {
+	f, err := os.Open(apk)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	remote := path.Join(TmpDir, "perflab-"+key+".apk")
+	if err := d.c.Push(ctx, d.serial, f, remote, 0o644, st.ModTime()); err != nil {
+		return err
+	}
+	out, err := d.c.Run(ctx, d.serial, "pm install -r -t "+shell.Quote(remote))
+	if err != nil || !strings.Contains(out, "Success") {
+		return fmt.Errorf("pm install %s: %s %v", apk, strings.TrimSpace(out), err)
+	}
+	return nil
+}
+
+// rootControls are the controls that need root.
+func rootControls(c lab.Controls) []string {
+	var need []string
+	raw := strings.TrimSpace(string(c.Governor))
+	if raw != "" && raw != `""` && raw != `"stock"` && raw != `"off"` && raw != "null" {
+		need = append(need, "governor")
+	}
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{c.RestoreSnapshot, "restore_snapshot"}, {c.ClockReset, "clock_reset"}, {c.Tmpfs, "tmpfs"}, {c.DropCaches, "drop_caches"},
+		{c.Proxy != "" && c.Proxy != "off", "proxy"}} {
+		if x.on {
+			need = append(need, x.name)
+		}
+	}
+	return need
+}
+
+// Setup installs or finds the builds, applies the governor profile,
+// snapshots the apps' data, notes the clock and opens the metric listener
+// behind adb reverse.
+func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	if need := rootControls(exp.Controls); len(need) > 0 && d.rootVia == "" {
+		return nil, fmt.Errorf("device %s: controls %s need root, and adbd is not root and su is missing", d.serial, strings.Join(need, ", "))
+	}
+	if exp.Controls.Proxy != "" && exp.Controls.Proxy != "off" && !d.Info().Has(lab.CapProxy) {
+		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (the device has no perflab.proxy switch)", d.serial, exp.Controls.Proxy, lab.ErrUnsupported)
+	}
+	d.mu.Lock()
+	d.exp = exp
+	d.mu.Unlock()
+	return d.setup(ctx)
+}
+
+func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
+	d.mu.Lock()
+	exp := d.exp
+	d.mounted = map[string]bool{}
+	d.applied, d.govRaw, d.proxy = nil, "", ""
+	d.mu.Unlock()
+	var events []lab.Event
+	builds := map[string]appBuild{}
+	keys := make([]string, 0, len(exp.Builds))
+	for k := range exp.Builds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ab, err := d.resolveBuild(ctx, k, exp.Builds[k])
+		if err != nil {
+			return events, err
+		}
+		builds[k] = ab
+	}
+	d.mu.Lock()
+	d.builds = builds
+	d.mu.Unlock()
+
+	ev, err := d.applyGovernor(ctx, exp.Controls.Governor)
+	events = append(events, ev...)
+	if err != nil {
+		return events, err
+	}
+	if d.rootVia != "" {
+		// Snapshot every app's data (MobileLab's copy procedure).
+		var cmd []string
+		cmd = append(cmd, "mkdir -p "+SnapshotDir)
+		for _, ab := range builds {
+			p := shell.Quote(ab.Package)
+			cmd = append(cmd, "am force-stop "+p, "rm -rf "+SnapshotDir+"/"+p, "cp -a /data/data/"+p+" "+SnapshotDir+"/")
+		}
+		if _, err := d.runRoot(ctx, strings.Join(cmd, " && ")); err != nil {
+			return events, fmt.Errorf("snapshot of the apps' data: %w", err)
+		}
+		out, err := d.c.Run(ctx, d.serial, "date +%s")
+		if err != nil {
+			return events, err
+		}
+		sec, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+		if err != nil {
+			return events, fmt.Errorf("device clock: date +%%s printed %q", out)
+		}
+		d.mu.Lock()
+		if d.clock0.IsZero() {
+			d.clock0 = time.Unix(sec, 0).UTC()
+		}
+		d.mu.Unlock()
+	}
+	if err := d.openMetrics(ctx); err != nil {
+		return events, err
+	}
+	return events, nil
+}
+
+func (d *Device) applyGovernor(ctx context.Context, raw json.RawMessage) ([]lab.Event, error) {
+	d.mu.Lock()
+	same := d.govRaw == string(raw) && d.applied != nil
+	d.mu.Unlock()
+	if same {
+		return nil, nil
+	}
+	p, err := governor.Resolve(raw, d.Info().Model, d.builtinProfiles())
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, nil
+	}
+	mis, err := d.ApplyProfile(ctx, *p)
+	if err != nil {
+		return nil, fmt.Errorf("governor profile %q: %w", p.Name, err)
+	}
+	d.mu.Lock()
+	d.govRaw = string(raw)
+	d.mu.Unlock()
+	read, rerr := d.ReadProfile(ctx)
+	if rerr != nil {
+		read = *p
+	}
+	ev := lab.Event{Type: lab.EventSettings, Settings: &lab.Settings{Profile: &read, Mismatches: mis,
+		Detail: map[string]string{"governor": governor.Describe(*p), "via": d.rootVia}}}
+	return []lab.Event{ev}, nil
+}
+
+// metricListener accepts the app's connections (through adb reverse) and
+// collects PERFLAB_METRIC lines.
+type metricListener struct {
+	ln   net.Listener
+	port int
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	open    int // connections being read
+	seen    int // connections accepted since reset
+	metrics []lab.Metric
+	bad     []string
+}
+
+func (d *Device) openMetrics(ctx context.Context) error {
+	d.mu.Lock()
+	m := d.metrics
+	d.mu.Unlock()
+	if m == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("metric listener: %w", err)
+		}
+		m = &metricListener{ln: ln, port: ln.Addr().(*net.TCPAddr).Port}
+		m.cond = sync.NewCond(&m.mu)
+		go m.serve()
+		d.mu.Lock()
+		d.metrics = m
+		d.mu.Unlock()
+	}
+	// The same port number on both sides keeps concurrent runs apart.
+	if err := d.c.Reverse(ctx, d.serial, m.port, m.port); err != nil {
+		return fmt.Errorf("adb reverse for app metrics: %w", err)
+	}
+	return nil
+}
+
+func (m *metricListener) serve() {
+	for {
+		conn, err := m.ln.Accept()
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		m.open++
+		m.seen++
+		m.mu.Unlock()
+		go func() {
+			defer conn.Close()
+			sc := bufio.NewScanner(conn)
+			for sc.Scan() {
+				line := sc.Text()
+				if !lab.IsMetricLine(line) {
+					continue
+				}
+				mt, err := lab.ParseMetricLine(line)
+				m.mu.Lock()
+				if err != nil {
+					m.bad = append(m.bad, err.Error())
+				} else {
+					m.metrics = append(m.metrics, mt)
+				}
+				m.mu.Unlock()
+			}
+			m.mu.Lock()
+			m.open--
+			m.cond.Broadcast()
+			m.mu.Unlock()
+		}()
+	}
+}
+
+func (m *metricListener) reset() {
+	m.mu.Lock()
+	m.seen, m.metrics, m.bad = 0, nil, nil
+	m.mu.Unlock()
+}
+
+// collect waits until a connection came and all are closed, or wait
+// passes, and returns what arrived.
+func (m *metricListener) collect(ctx context.Context, wait time.Duration) ([]lab.Metric, []string) {
+	deadline := time.Now().Add(wait)
+	t := time.AfterFunc(wait, func() { m.mu.Lock(); m.cond.Broadcast(); m.mu.Unlock() })
+	defer t.Stop()
+	stop := context.AfterFunc(ctx, func() { m.mu.Lock(); m.cond.Broadcast(); m.mu.Unlock() })
+	defer stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for (m.seen == 0 || m.open > 0) && time.Now().Before(deadline) && ctx.Err() == nil {
+		m.cond.Wait()
+	}
+	return append([]lab.Metric(nil), m.metrics...), append([]string(nil), m.bad...)
+}
+
+var amLine = regexp.MustCompile(`(?m)^(TotalTime|WaitTime|Status|LaunchState):\s*(\S+)`)
+
+// ParseAmStart reads am start -W output.
+func ParseAmStart(out string) (total, wait float64, err error) {
+	total, wait = -1, -1
+	for _, m := range amLine.FindAllStringSubmatch(out, -1) {
+		switch m[1] {
+		case "Status":
+			if m[2] != "ok" {
+				return 0, 0, fmt.Errorf("am start: Status: %s", m[2])
+			}
+		case "TotalTime":
+			total, err = strconv.ParseFloat(m[2], 64)
+		case "WaitTime":
+			wait, err = strconv.ParseFloat(m[2], 64)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("am start: bad %s %q", m[1], m[2])
+		}
+	}
+	if total < 0 {
+		return 0, 0, fmt.Errorf("am start printed no TotalTime: %q", strings.TrimSpace(out))
+	}
+	return total, wait, nil
+}
+
+// RunTrial runs the reset procedure the controls ask for, launches the
+// build's activity with am start -W and gathers TotalTime, WaitTime and
+// the metrics the app reports over adb reverse.
+func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	res := d.runTrial(ctx, req)
+	if res.Status != lab.StatusOK && res.Lost {
+		d.mu.Lock()
+		d.lost = true
+		d.mu.Unlock()
+	}
+	return res
+}
+
+func (d *Device) fail(err error, what string) lab.TrialResult {
+	r := lab.TrialResult{Status: lab.StatusFailed, Reason: what + ": " + err.Error()}
+	if errors.Is(err, ErrDeviceLost) || errors.Is(err, ErrNoServer) {
+		r.Lost = true
+		r.Reason = "device lost during " + what + ": " + err.Error()
+	}
+	return r
+}
+
+func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	d.mu.Lock()
+	ab, ok := d.builds[req.BuildKey]
+	m := d.metrics
+	d.mu.Unlock()
+	if !ok {
+		return lab.TrialResult{Status: lab.StatusFailed, Reason: "build " + req.BuildKey + " was not set up"}
+	}
+	if err := d.reset(ctx, req.Controls, ab); err != nil {
+		return d.fail(err, "reset")
+	}
+	cmd := fmt.Sprintf("am start -W -n %s", shell.Quote(ab.Package+"/"+ab.Activity))
+	if m != nil {
+		m.reset()
+		cmd += fmt.Sprintf(" --ei %s %d", MetricsPortExtra, m.port)
+	}
+	out, err := d.c.Run(ctx, d.serial, cmd)
+	if err != nil {
+		return d.fail(err, "am start")
+	}
+	total, wait, err := ParseAmStart(out)
+	if err != nil {
+		return lab.TrialResult{Status: lab.StatusFailed, Reason: err.Error()}
+	}
+	metrics := []lab.Metric{{Name: MetricTotalTime, Value: total, Unit: "ms", Better: "lower"}}
+	if wait >= 0 {
+		metrics = append(metrics, lab.Metric{Name: MetricWaitTime, Value: wait, Unit: "ms", Better: "lower"})
+	}
+	if m != nil && wantsAppMetrics(req.Metrics) {
+		app, bad := m.collect(ctx, d.MetricsWait)
+		if len(bad) > 0 {
+			return lab.TrialResult{Status: lab.StatusFailed, Reason: "malformed metric line from the app: " + bad[0], Metrics: metrics}
+		}
+		metrics = append(metrics, app...)
+	}
+	return filterMetrics(metrics, req.Metrics)
+}
+
+func wantsAppMetrics(want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for _, w := range want {
+		if w != MetricTotalTime && w != MetricWaitTime {
+			return true
+		}
+	}
+	return false
+}
+
+// filterMetrics keeps the requested metrics (all when none are named) and
+// fails the trial when one is missing.
+func filterMetrics(ms []lab.Metric, want []string) lab.TrialResult {
+	if len(want) == 0 {
+		return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+	}
+	var out []lab.Metric
+	for _, w := range want {
+		found := false
+		for _, m := range ms {
+			if m.Name == w {
+				out = append(out, m)
+				found = true
+				break
+			}
+		}
+		if !found {
+			have := make([]string, len(ms))
+			for i, m := range ms {
+				have[i] = m.Name
+			}
+			return lab.TrialResult{Status: lab.StatusFailed, Metrics: ms,
+				Reason: fmt.Sprintf("metric %s not reported (got: %s; the app reports its own over adb reverse as PERFLAB_METRIC lines)", w, strings.Join(have, ", "))}
+		}
+	}
+	return lab.TrialResult{Status: lab.StatusOK, Metrics: out}
+}
+
+// reset runs the reset procedure before a trial, in MobileLab's order:
+// governor, kill, dismiss dialogs, restore the data snapshot (onto tmpfs
+// when asked), reset the clock, proxy, drop caches.
+func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
+	if need := rootControls(c); len(need) > 0 && d.rootVia == "" {
+		return fmt.Errorf("controls %s need root", strings.Join(need, ", "))
+	}
+	if _, err := d.applyGovernor(ctx, c.Governor); err != nil {
+		return err
+	}
+	pkg := shell.Quote(ab.Package)
+	if c.KillApp {
+		if _, err := d.c.Run(ctx, d.serial, "am force-stop "+pkg); err != nil {
+			return err
+		}
+	}
+	if c.DismissDialogs {
+		if err := d.dismissDialogs(ctx); err != nil {
+			return err
+		}
+	}
+	var root []string
+	d.mu.Lock()
+	mounted := d.mounted[ab.Package]
+	clock0 := d.clock0
+	proxy := d.proxy
+	d.mu.Unlock()
+	data := "/data/data/" + pkg
+	switch {
+	case c.Tmpfs && !mounted:
+		root = append(root, "mount -t tmpfs -o mode=0771 tmpfs "+data)
+	case !c.Tmpfs && mounted:
+		root = append(root, "umount "+data)
+	}
+	if c.RestoreSnapshot {
+		// rm -rf cannot remove a tmpfs mount point (it empties it), so
+		// its status is ignored; cp -a's is not.
+		root = append(root, "rm -rf "+data+"; cp -a "+SnapshotDir+"/"+pkg+" /data/data/")
+	}
+	if c.ClockReset && !clock0.IsZero() {
+		root = append(root, "date -u "+clock0.Format("010215042006.05"))
+	}
+	want := c.Proxy
+	if want == "" {
+		want = "off"
+	}
+	if want != proxy && (want != "off" || proxy != "") && d.Info().Has(lab.CapProxy) {
+		root = append(root, "setprop perflab.proxy "+shell.Quote(want))
+	}
+	if c.DropCaches {
+		root = append(root, "sync; echo 3 > /proc/sys/vm/drop_caches")
+	}
+	// One command line per step: its exit status is its last command's.
+	for _, r := range root {
+		if _, err := d.runRoot(ctx, r); err != nil {
+			return err
+		}
+	}
+	if len(root) > 0 {
+		hasProxy := d.Info().Has(lab.CapProxy)
+		d.mu.Lock()
+		if c.Tmpfs != mounted {
+			d.mounted[ab.Package] = c.Tmpfs
+		}
+		if hasProxy {
+			d.proxy = want
+		}
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+// dismissDialogs presses BACK while a crash or ANR dialog has focus.
+func (d *Device) dismissDialogs(ctx context.Context) error {
+	for i := 0; i < 5; i++ {
+		out, err := d.c.Run(ctx, d.serial, "dumpsys window windows | grep mCurrentFocus")
+		var ee *ExitError
+		if err != nil && !errors.As(err, &ee) {
+			return err
+		}
+		if !strings.Contains(out, "Application Error") && !strings.Contains(out, "Application Not Responding") &&
+			!strings.Contains(out, "isn't responding") {
+			return nil
+		}
+		if _, err := d.c.Run(ctx, d.serial, "input keyevent KEYCODE_BACK"); err != nil {
+			return err
+		}
+	}
+	return errors.New("a system dialog stays on screen after 5 BACK presses")
+}
+
+// Reconnect waits for a lost device to come back (ReconnectTimeout at
+// most), then redoes what a restart loses: reverse, governor, snapshot.
+func (d *Device) Reconnect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, d.ReconnectTimeout)
+	defer cancel()
+	for {
+		es, err := d.c.Devices(ctx)
+		if err == nil {
+			for _, e := range es {
+				if e.Serial == d.serial && e.State == "device" {
+					if _, err := d.c.Run(ctx, d.serial, "true"); err == nil {
+						d.mu.Lock()
+						d.lost = false
+						d.layout = nil
+						d.mu.Unlock()
+						_, err := d.setup(ctx)
+						return err
+					}
+				}
+			}
+		}
+		t := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("device %s did not come back within %v", d.serial, d.ReconnectTimeout)
+		case <-t.C:
+		}
+	}
+}
+
+// Close restores the original governor settings (unless the profile says
+// keep), unmounts tmpfs, removes the reverse and the snapshot.
+func (d *Device) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d.mu.Lock()
+	orig, applied, m, mounted, builds := d.original, d.applied, d.metrics, d.mounted, d.builds
+	d.metrics = nil
+	d.mu.Unlock()
+	var errs []error
+	if orig != nil && applied != nil && !applied.Keep {
+		if l, err := d.govLayout(ctx); err == nil {
+			if mis, err := governor.Apply(ctx, d, d, l, *orig); err != nil {
+				errs = append(errs, fmt.Errorf("restoring the governor: %w", err))
+			} else if len(mis) > 0 {
+				errs = append(errs, fmt.Errorf("restoring the governor: read-back differs for %s", strings.Join(mis, ", ")))
+			}
+		}
+	}
+	var cmds []string
+	for pkg, on := range mounted {
+		if on {
+			cmds = append(cmds, "umount /data/data/"+shell.Quote(pkg))
+		}
+	}
+	if len(builds) > 0 && d.rootVia != "" {
+		cmds = append(cmds, "rm -rf "+SnapshotDir)
+	}
+	if len(cmds) > 0 {
+		if _, err := d.runRoot(ctx, strings.Join(cmds, "; ")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if m != nil {
+		d.c.ReverseRemove(ctx, d.serial, m.port)
+		m.ln.Close()
+	}
+	return errors.Join(errs...)
+}

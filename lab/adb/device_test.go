@@ -1,0 +1,280 @@
+package adb_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb"
+	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/simdevice"
+)
+
+func TestParseAmStart(t *testing.T) {
+	for _, c := range []struct {
+		out         string
+		total, wait float64
+		err         string
+	}{
+		{"Starting: Intent { cmp=a/.B }\nStatus: ok\nLaunchState: COLD\nActivity: a/.B\nTotalTime: 512\nWaitTime: 518\nComplete\n", 512, 518, ""},
+		{"Starting: Intent { cmp=a/.B }\nStatus: ok\nActivity: a/.B\nThisTime: 300\nTotalTime: 301\nWaitTime: 320\nComplete\n", 301, 320, ""},
+		{"Starting: Intent { cmp=a/.B }\nStatus: timeout\nActivity: a/.B\nComplete\n", 0, 0, "Status: timeout"},
+		{"Starting: Intent { cmp=a/.B }\nError type 3\n", 0, 0, "no TotalTime"},
+	} {
+		total, wait, err := adb.ParseAmStart(c.out)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseAmStart(%q) err %v, want %q", c.out, err, c.err)
+			}
+			continue
+		}
+		if err != nil || total != c.total || wait != c.wait {
+			t.Errorf("ParseAmStart(%q) = %v, %v, %v", c.out, total, wait, err)
+		}
+	}
+}
+
+func allControls() lab.Controls {
+	return lab.Controls{
+		Governor: json.RawMessage(`"recommended"`), RestoreSnapshot: true, KillApp: true, DismissDialogs: true,
+		ClockReset: true, Proxy: "replay", Tmpfs: true, DropCaches: true,
+	}
+}
+
+func experiment(trials int) *lab.Experiment {
+	return &lab.Experiment{
+		Device: "adb:x",
+		Builds: map[string]lab.Build{
+			lab.ArmControl:   {Name: "A", App: "feed"},
+			lab.ArmTreatment: {Name: "B", App: "feed", EffectPct: 5},
+		},
+		Trials: trials, Warmup: 1, Order: "random", Seed: 7,
+		Controls: allControls(),
+		Metrics:  []string{"startup_ms", adb.MetricTotalTime},
+	}
+}
+
+func drain(ch <-chan lab.Event, each func(lab.Event)) []lab.Event {
+	var evs []lab.Event
+	for e := range ch {
+		evs = append(evs, e)
+		if each != nil {
+			each(e)
+		}
+	}
+	return evs
+}
+
+func TestFullExperimentThroughRealADBServer(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 11})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	c := ctx(t)
+	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := dev.Info()
+	for _, cp := range []string{lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapTmpfs, lab.CapReverse, lab.CapProxy} {
+		if !info.Has(cp) {
+			t.Errorf("caps %v lack %s", info.Caps, cp)
+		}
+	}
+	maxFreq := "/sys/devices/system/cpu/cpu4/cpufreq/scaling_max_freq"
+	before, err := dev.ReadFile(c, maxFreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	evs := drain(lab.NewRunner(dev, experiment(12)).Run(c), nil)
+	if err := dev.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	var profile *lab.Settings
+	var ok, bytesSeen int
+	var startup []float64
+	for _, e := range evs {
+		switch e.Type {
+		case lab.EventSettings:
+			if e.Settings.Profile != nil {
+				profile = e.Settings
+			}
+		case lab.EventTrial:
+			tr := e.Trial
+			if tr.Status != lab.StatusOK {
+				t.Errorf("trial %d %s: %s", tr.Index, tr.Status, tr.Reason)
+				continue
+			}
+			ok++
+			names := map[string]float64{}
+			for _, m := range tr.Metrics {
+				names[m.Name] = m.Value
+			}
+			if _, has := names["startup_ms"]; !has {
+				t.Errorf("trial %d lacks the app's startup_ms (sent over adb reverse): %v", tr.Index, tr.Metrics)
+			}
+			if names[adb.MetricTotalTime] <= 0 {
+				t.Errorf("trial %d: total_time_ms %v", tr.Index, names[adb.MetricTotalTime])
+			}
+			if len(tr.Metrics) != 2 {
+				bytesSeen++
+			}
+			startup = append(startup, names["startup_ms"])
+		case lab.EventEnd:
+			if e.End.Reason != "completed" {
+				t.Errorf("end %+v", e.End)
+			}
+		}
+	}
+	if ok != 26 || bytesSeen != 0 {
+		t.Errorf("%d ok trials (want 26: 12 per arm + 1 warm-up each), %d with unrequested metrics", ok, bytesSeen)
+	}
+	if profile == nil {
+		t.Fatal("no settings event with the applied governor profile")
+	}
+	if len(profile.Mismatches) > 0 {
+		t.Errorf("governor read-back mismatches: %v", profile.Mismatches)
+	}
+	// The lock held on the device during the run ...
+	if len(profile.Profile.Clusters) == 0 || profile.Profile.Clusters[len(profile.Profile.Clusters)-1].MaxKHz == 0 {
+		t.Errorf("profile read back: %+v", profile.Profile)
+	}
+	// ... and the original settings are back after Close.
+	after, err := dev.ReadFile(c, maxFreq)
+	if err != nil || after != before {
+		t.Errorf("scaling_max_freq after close %q (err %v), before %q", after, err, before)
+	}
+	// With every control on, the app state does not grow: the snapshot
+	// restore keeps startup flat rather than creeping up.
+	if n := len(startup); n > 8 {
+		first, last := mean(startup[:4]), mean(startup[n-4:])
+		if last > first*1.05 {
+			t.Errorf("startup crept from %.1f to %.1f ms despite the reset procedure", first, last)
+		}
+	}
+	out, err := srv.Run(c, sim.Addr, "mount | grep tmpfs; ls /data/local/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "tmpfs") || strings.Contains(out, "perflab-snapshot") {
+		t.Errorf("close left state behind:\n%s", out)
+	}
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func TestSimdeviceRestartMidRun(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	c := ctx(t)
+	c, cancel := context.WithTimeout(c, 90*time.Second)
+	defer cancel()
+	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.ReconnectTimeout = 45 * time.Second
+	defer dev.Close()
+
+	trials := 0
+	restarted := make(chan *adbtest.Sim, 1)
+	evs := drain(lab.NewRunner(dev, experiment(15)).Run(c), func(e lab.Event) {
+		if e.Type != lab.EventTrial {
+			return
+		}
+		trials++
+		if trials == 6 {
+			// Kill the phone mid-run and bring it back a moment later
+			// on the same address, as a rebooted phone would return.
+			sim.Stop()
+			go func() {
+				time.Sleep(time.Second)
+				restarted <- adbtest.StartSim(t, sim.Addr, simdevice.Options{Preset: "pixel", Seed: 6})
+			}()
+		}
+	})
+	<-restarted
+	var lost, notes int
+	var end *lab.End
+	var afterBack int
+	back := false
+	for _, e := range evs {
+		switch e.Type {
+		case lab.EventTrial:
+			if e.Trial.Status != lab.StatusOK {
+				if !strings.Contains(e.Trial.Reason, "device lost") {
+					t.Errorf("failed trial %d: %s", e.Trial.Index, e.Trial.Reason)
+				}
+				lost++
+			} else if back {
+				afterBack++
+			}
+		case lab.EventNote:
+			notes++
+			if strings.Contains(e.Note.Text, "device back") {
+				back = true
+			}
+			t.Logf("note: %s", e.Note.Text)
+		case lab.EventEnd:
+			end = e.End
+		}
+	}
+	if lost != 1 {
+		t.Errorf("%d trials failed as lost, want exactly the one in flight", lost)
+	}
+	if notes != 2 || !back {
+		t.Errorf("notes %d (want paused + resumed), back %v", notes, back)
+	}
+	if end == nil || end.Reason != "completed" {
+		t.Fatalf("end %+v, want completed", end)
+	}
+	if afterBack == 0 {
+		t.Error("no trial ran after the device came back")
+	}
+}
+
+func TestRunEndsWhenTheDeviceStaysAway(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	c := ctx(t)
+	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.ReconnectTimeout = 2 * time.Second
+	trials := 0
+	evs := drain(lab.NewRunner(dev, experiment(10)).Run(c), func(e lab.Event) {
+		if e.Type == lab.EventTrial {
+			trials++
+			if trials == 3 {
+				sim.Stop()
+			}
+		}
+	})
+	last := evs[len(evs)-1]
+	if last.Type != lab.EventEnd || last.End.Reason != "device-lost" || !strings.Contains(last.End.Error, "did not come back") {
+		t.Fatalf("last event %+v, want end device-lost", last.End)
+	}
+	ok := 0
+	for _, e := range evs {
+		if e.Type == lab.EventTrial && e.Trial.Status == lab.StatusOK {
+			ok++
+		}
+	}
+	if ok != 3 {
+		t.Errorf("%d ok trials kept, want the 3 before the loss", ok)
+	}
+	dev.Close()
+}

@@ -1,0 +1,30 @@
+package devices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb"
+)
+
+// openADB opens "adb:SERIAL" on the first of opt.ADBServers (default: the
+// server adb itself would use) that lists it.
+func openADB(ctx context.Context, serial string, opt Options) (lab.Device, error) {
+	if serial == "" {
+		return nil, fmt.Errorf("device \"adb:\": name the phone, e.g. adb:R58M123ABC or adb:127.0.0.1:6520 (perflab devices lists them)")
+	}
+	return adb.Open(ctx, serial, opt.ADBServers)
+}
+
+// listADB lists every device of every adb server, offline and
+// unauthorized ones included.
+// Without --adb, a missing default server just means no phones.
+func listADB(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
+	infos, err := adb.List(ctx, opt.ADBServers)
+	if len(opt.ADBServers) == 0 && errors.Is(err, adb.ErrNoServer) {
+		return infos, nil
+	}
+	return infos, err
+}
