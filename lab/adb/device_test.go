@@ -1,8 +1,10 @@
 package adb_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/adb/probebin"
 	"github.com/perflab/perflab/lab/simdevice"
 )
 
@@ -277,4 +280,53 @@ func TestRunEndsWhenTheDeviceStaysAway(t *testing.T) {
 		t.Errorf("%d ok trials kept, want the 3 before the loss", ok)
 	}
 	dev.Close()
+}
+
+func TestProbePushesTheRightBuildAndStreams(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	for _, preset := range []string{"pixel", "nexus5"} {
+		t.Run(preset, func(t *testing.T) {
+			sim := adbtest.StartSim(t, "", simdevice.Options{Preset: preset, Seed: 2})
+			adbtest.Connect(t, srv, sim.Addr, "device")
+			dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Close()
+			out := make(chan lab.ProbeSample, 100)
+			if err := dev.Probe(ctx(t), lab.ProbeOptions{DurationS: 5, IntervalS: 0.5}, out); err != nil {
+				t.Fatal(err)
+			}
+			close(out)
+			n := 0
+			for s := range out {
+				n++
+				if s.MFLOPS <= 0 || len(s.FreqKHz) == 0 {
+					t.Errorf("sample %+v", s)
+				}
+			}
+			if n != 10 {
+				t.Errorf("%d samples, want 10", n)
+			}
+			// The device runs only a build for its ABI: the arm64 build on
+			// the 32-bit nexus5 is refused as Android would.
+			abi := map[string]string{"pixel": "arm64-v8a", "nexus5": "armeabi-v7a"}[preset]
+			got, err := srv.Run(ctx(t), sim.Addr, "getprop ro.product.cpu.abi")
+			if err != nil || strings.TrimSpace(got) != abi {
+				t.Fatalf("abi %q %v", got, err)
+			}
+			if preset != "nexus5" {
+				return
+			}
+			arm64, _ := probebin.ForABIs([]string{"arm64-v8a"})
+			if err := srv.Push(ctx(t), sim.Addr, bytes.NewReader(arm64.Binary), "/data/local/tmp/p64", 0o755, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			_, err = srv.Run(ctx(t), sim.Addr, "/data/local/tmp/p64 -duration 1s")
+			var ee *adb.ExitError
+			if !errors.As(err, &ee) || ee.Code != 126 || !strings.Contains(ee.Stderr, "not executable: 64-bit ELF file") {
+				t.Errorf("arm64 probe on a 32-bit phone: %v, want exit 126", err)
+			}
+		})
+	}
 }

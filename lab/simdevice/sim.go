@@ -2,6 +2,7 @@ package simdevice
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/probe"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice/shell"
 )
@@ -207,18 +209,28 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Probe models the perflab-probe program: it parses the same flags and
-// prints one JSON sample per interval (lab.ProbeSample).
+// Probe models the perflab-probe program: the same flags, and one JSON
+// sample per interval (probe.WriteSample) from the phone model.
 func (a *adapter) Probe(ctx context.Context, args []string, out io.Writer) error {
 	fl := flag.NewFlagSet("perflab-probe", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
-	dur := fl.Duration("duration", 10*time.Second, "")
+	dur := fl.Duration("duration", time.Minute, "")
 	interval := fl.Duration("interval", time.Second, "")
-	fl.Int("size", 256, "")
-	fl.Int("threads", 0, "")
-	fl.Bool("json", true, "")
+	size := fl.Int("size", probe.DefaultSize, "")
+	info := fl.Bool("info", false, "")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	if *interval <= 0 || *dur < 0 || *size <= 0 {
+		return fmt.Errorf("-interval and -size must be positive, -duration not negative")
+	}
+	if *info {
+		_, err := fmt.Fprintf(out, "gonum %d×%d float64 matrix multiply, modelled on the simulated %s (%s)\n",
+			*size, *size, a.Preset().Model, a.Preset().ABI)
+		return err
+	}
+	if *dur == 0 {
+		*dur = 365 * 24 * time.Hour // until interrupted
 	}
 	samples := make(chan lab.ProbeSample)
 	errc := make(chan error, 1)
@@ -229,26 +241,13 @@ func (a *adapter) Probe(ctx context.Context, args []string, out io.Writer) error
 		close(samples)
 	}()
 	for smp := range samples {
-		if _, err := fmt.Fprintln(out, probeLine(smp)); err != nil {
+		if err := probe.WriteSample(out, smp); err != nil {
 			cancel()
 		}
 	}
-	return <-errc
-}
-
-func probeLine(s lab.ProbeSample) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `{"t":%s,"mflops":%s`, strconv.FormatFloat(s.T, 'f', -1, 64), strconv.FormatFloat(s.MFLOPS, 'f', -1, 64))
-	if len(s.FreqKHz) > 0 {
-		b.WriteString(`,"freq_khz":[`)
-		for i, f := range s.FreqKHz {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.Itoa(f))
-		}
-		b.WriteByte(']')
+	err := <-errc
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
-	fmt.Fprintf(&b, `,"temp_c":%s}`, strconv.FormatFloat(s.TempC, 'f', -1, 64))
-	return b.String()
+	return err
 }
