@@ -68,6 +68,7 @@ type probeFlags struct {
 	interval *time.Duration
 	realtime *bool
 	seed     *int64
+	adb      *[]string
 }
 
 func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
@@ -77,6 +78,7 @@ func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
 		interval: fs.Duration("interval", time.Second, "probe sample interval"),
 		realtime: fs.Bool("realtime", false, "pace simulated devices at wall-clock speed"),
 		seed:     fs.Int64("seed", 1, "seed of simulated devices"),
+		adb:      addADBFlag(fs),
 	}
 }
 
@@ -87,7 +89,7 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 		fmt.Fprintf(stderr, "perflab %s: --interval must be positive and --duration not negative\n", f.name)
 		return nil, 0, 2
 	}
-	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed})
+	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb})
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
 		return nil, 0, 1
@@ -100,7 +102,7 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 }
 
 const devicesUsage = `
-Usage: perflab devices [--json]
+Usage: perflab devices [--json] [--adb HOST:PORT]...
 
 Lists the devices perflab can run on: the built-in simulated phones
 (sim:<preset>), this host (local) and phones on adb servers, each with its
@@ -110,16 +112,18 @@ A capability a device lacks comes with a note saying why.
 Examples:
   perflab devices
   perflab devices --json | jq -r '.[].id'
+  perflab devices --adb 127.0.0.1:5037 --adb lab7:5037   # phones on two hosts
 `
 
 // cmdDevices lists devices.
 func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newDeviceFlagSet("devices", stderr, devicesUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of devices")
+	adb := addADBFlag(fs)
 	if _, code := parseDeviceCommand(fs, args, stderr, 0, 0); code >= 0 {
 		return code
 	}
-	list, err := devices.List(ctx, devices.Options{})
+	list, err := devices.List(ctx, devices.Options{ADBServers: *adb})
 	for i := range list {
 		list[i] = check.DescribeLocal(ctx, list[i])
 	}
@@ -162,6 +166,9 @@ func writeDeviceTable(w io.Writer, list []lab.DeviceInfo) {
 	for _, d := range list {
 		if desc := d.Props["description"]; desc != "" {
 			fmt.Fprintf(w, "%s: %s\n", d.ID, desc)
+		}
+		if d.Server != "" {
+			fmt.Fprintf(w, "%s: on adb server %s\n", d.ID, d.Server)
 		}
 		for _, n := range d.Notes {
 			fmt.Fprintf(w, "%s: %s\n", d.ID, n)
