@@ -66,6 +66,8 @@ type Device struct {
 	snapshots map[string]string
 	tmp       string
 	srv       *metricServer
+	capture   *capture            // the trial's stdout and stderr
+	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 }
@@ -169,8 +171,14 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
+	capt, err := newCapture()
+	if err != nil {
+		srv.close()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("output capture: %w", err)
+	}
 	d.mu.Lock()
-	d.exp, d.metrics, d.tmp, d.srv = exp, metrics, tmp, srv
+	d.exp, d.metrics, d.tmp, d.srv, d.capture = exp, metrics, tmp, srv, capt
 	d.env = map[string][]string{}
 	for k, b := range exp.Builds {
 		d.env[k] = buildEnv(b, srv.addr())
@@ -273,12 +281,18 @@ func (d *Device) checkControls(c lab.Controls) error {
 
 // Close restores state_dir to its snapshot and removes temporary files.
 func (d *Device) Close() error {
+	d.trialMu.Lock() // let a trial in flight finish first
+	defer d.trialMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	firstErr := d.closeProxyLocked()
 	if d.srv != nil {
 		d.srv.close()
 		d.srv = nil
+	}
+	if d.capture != nil {
+		d.capture.close()
+		d.capture = nil
 	}
 	for dir, snap := range d.snapshots {
 		if err := restoreDir(snap, dir); err != nil && firstErr == nil {

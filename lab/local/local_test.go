@@ -381,3 +381,30 @@ func BenchmarkTrialTrue(b *testing.B) {
 		}
 	}
 }
+
+// TestMetricsOverTCPShortAndLong covers both ways TCP metric lines are
+// collected: a trial shorter than acceptDelay (its connection is taken from
+// the backlog after it exits) and a long one writing far more than the
+// socket buffers hold (accepted and read while it runs).
+func TestMetricsOverTCPShortAndLong(t *testing.T) {
+	short := setup(t, `bash -c 'echo "PERFLAB_METRIC quick=7" > /dev/tcp/${PERFLAB_METRICS_ADDR%:*}/${PERFLAB_METRICS_ADDR##*:}'`, nil)
+	for i := 0; i < 5; i++ {
+		if v := metric(t, trial(short, lab.Controls{}), "quick"); v != 7 {
+			t.Errorf("quick = %v", v)
+		}
+	}
+	long := setup(t, `python3 -c '
+import os, socket
+h, p = os.environ["PERFLAB_METRICS_ADDR"].rsplit(":", 1)
+s = socket.create_connection((h, int(p)))
+s.sendall(b"\n" * 8000000 + b"PERFLAB_METRIC big=1\n")
+s.close()
+'`, func(e *lab.Experiment) { e.TrialTimeout = 20 })
+	start := time.Now()
+	if v := metric(t, trial(long, lab.Controls{}), "big"); v != 1 {
+		t.Errorf("big = %v", v)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("8 MB over TCP took %v", d)
+	}
+}

@@ -44,31 +44,53 @@ type netLine struct {
 	err error
 }
 
+// acceptDelay is how long a trial runs before perflab starts accepting its
+// metric connections while it runs. Until then connections wait in the
+// listen backlog (the kernel completes them and buffers what the client
+// writes), and shorter trials are served after they exit by one
+// non-blocking sweep, which spares thousands of millisecond trials a
+// goroutine and three deadline changes each.
+const acceptDelay = 50 * time.Millisecond
+
 // trialConns collects the connections of one trial.
 type trialConns struct {
 	s        *metricServer
 	mu       sync.Mutex
 	lines    []netLine
 	readers  sync.WaitGroup
-	accepted chan struct{}
 	conns    []net.Conn
+	timer    *time.Timer
+	finished bool
+	accepted chan struct{} // closed when the accept loop stops; nil if it never started
 }
 
-// begin starts accepting connections for a trial.
+// begin prepares to collect a trial's connections.
 func (s *metricServer) begin() *trialConns {
-	tc := &trialConns{s: s, accepted: make(chan struct{})}
-	_ = s.ln.SetDeadline(time.Time{})
-	go func() {
-		defer close(tc.accepted)
+	tc := &trialConns{s: s}
+	tc.timer = time.AfterFunc(acceptDelay, tc.startAccepting)
+	return tc
+}
+
+// startAccepting accepts connections while a long trial runs, so a client
+// writing more than the socket buffers never blocks.
+func (tc *trialConns) startAccepting() {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.finished {
+		return
+	}
+	tc.accepted = make(chan struct{})
+	_ = tc.s.ln.SetDeadline(time.Time{})
+	go func(done chan struct{}) {
+		defer close(done)
 		for {
-			c, err := s.ln.Accept()
+			c, err := tc.s.ln.Accept()
 			if err != nil {
 				return // deadline set by finish, or listener closed
 			}
 			tc.read(c)
 		}
-	}()
-	return tc
+	}(tc.accepted)
 }
 
 func (tc *trialConns) read(c net.Conn) {
@@ -104,12 +126,23 @@ func (tc *trialConns) read(c net.Conn) {
 // finish stops accepting, takes connections still waiting in the backlog,
 // waits for every connection to close (bounded), and returns the lines.
 func (tc *trialConns) finish() []netLine {
-	_ = tc.s.ln.SetDeadline(time.Unix(1, 0))
-	<-tc.accepted
-	_ = tc.s.ln.SetDeadline(time.Time{})
-	tc.sweep()
-	deadline := time.Now().Add(connDrainTimeout)
+	tc.timer.Stop()
 	tc.mu.Lock()
+	tc.finished = true
+	accepted := tc.accepted
+	tc.mu.Unlock()
+	if accepted != nil {
+		_ = tc.s.ln.SetDeadline(time.Unix(1, 0))
+		<-accepted
+		_ = tc.s.ln.SetDeadline(time.Time{})
+	}
+	tc.sweep()
+	tc.mu.Lock()
+	if len(tc.conns) == 0 {
+		tc.mu.Unlock()
+		return nil
+	}
+	deadline := time.Now().Add(connDrainTimeout)
 	for _, c := range tc.conns {
 		_ = c.SetReadDeadline(deadline)
 	}
@@ -127,12 +160,14 @@ func (tc *trialConns) sweep() {
 	if err != nil {
 		return
 	}
+	// Control, not Read: a listener's RawConn refuses Read. The socket is
+	// non-blocking and no Accept is running now, so this cannot block.
 	var fds []int
-	_ = rc.Read(func(fd uintptr) bool {
+	_ = rc.Control(func(fd uintptr) {
 		for {
 			nfd, _, err := syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK)
 			if err != nil {
-				return true
+				return
 			}
 			fds = append(fds, nfd)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,43 +119,46 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		tctx, cancel = context.WithTimeout(ctx, time.Duration(exp.TrialTimeout*float64(time.Second)))
 		defer cancel()
 	}
-	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	// Not exec.CommandContext: it starts a goroutine per command to watch
+	// the context; context.AfterFunc below costs nothing until it fires.
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Build.Dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = commandWaitDelay
-	out := &lineCollector{}
-	errTail := &tailBuffer{max: 2048}
-	// Own pipes read with pooled buffers: os/exec would allocate two 32 KiB
-	// copy buffers per trial, which shows at thousands of short trials.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return fail(err.Error())
+	// One trial at a time per device: the capture files are shared, and
+	// concurrent trials would disturb each other's measurements anyway.
+	d.trialMu.Lock()
+	defer d.trialMu.Unlock()
+	d.mu.Lock()
+	capt := d.capture
+	d.mu.Unlock()
+	if capt == nil {
+		return fail("device not set up (Setup was not called or failed)")
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fail(err.Error())
+	if err := capt.reset(); err != nil {
+		return fail("resetting output capture: " + err.Error())
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	readers := make(chan struct{}, 2)
-	go drain(outR, out, readers)
-	go drain(errR, errTail, readers)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = capt.stdin, capt.stdout, capt.stderr
 
 	conns := srv.begin()
 	start := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	err := cmd.Start()
 	if err == nil {
+		// Cancellation and trial_timeout kill the whole process group.
+		pgid := cmd.Process.Pid
+		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		err = cmd.Wait()
+		stop()
 	}
 	wall := time.Since(start)
 	netLines := conns.finish()
-	waitDrained(readers, outR, errR)
+	out := &lineCollector{}
+	if cerr := capt.copyStdout(out); cerr != nil {
+		return fail("reading stdout: " + cerr.Error())
+	}
 	out.flush()
+	errTail := &tailBuffer{max: 2048}
+	errTail.Write([]byte(capt.stderrTail(2048)))
 
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
@@ -283,45 +285,6 @@ func indexOf(xs []string, x string) int {
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
-
-// drain copies a command's output pipe into w until the pipe closes.
-func drain(r *os.File, w io.Writer, done chan<- struct{}) {
-	defer func() { done <- struct{}{} }()
-	bp := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(bp)
-	for {
-		n, err := r.Read(*bp)
-		if n > 0 {
-			w.Write((*bp)[:n])
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// waitDrained waits for both output readers; if a leftover child of the
-// command still holds a pipe open, it stops reading after commandWaitDelay.
-func waitDrained(done <-chan struct{}, pipes ...*os.File) {
-	timer := time.NewTimer(commandWaitDelay)
-	defer timer.Stop()
-	for n := 0; n < len(pipes); {
-		select {
-		case <-done:
-			n++
-		case <-timer.C:
-			for _, p := range pipes {
-				p.Close()
-			}
-			for ; n < len(pipes); n++ {
-				<-done
-			}
-		}
-	}
-	for _, p := range pipes {
-		p.Close()
-	}
-}
 
 // runHook runs one prepare or cleanup command with sh -c.
 func runHook(ctx context.Context, script, dir string, env []string) error {
