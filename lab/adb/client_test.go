@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -171,6 +173,35 @@ func TestShellAgainstRealADBServer(t *testing.T) {
 		err = c.Push(ctx(t), serial, strings.NewReader("x"), "/system/bin/evil", 0o755, time.Now())
 		if err == nil || !strings.Contains(err.Error(), "Permission denied") {
 			t.Errorf("push to /system: %v, want Permission denied", err)
+		}
+	})
+	t.Run("large files cross intact (flow control, chunking)", func(t *testing.T) {
+		data := make([]byte, 3<<20+12345)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		if err := c.Push(ctx(t), serial, bytes.NewReader(data), "/sdcard/big.bin", 0o644, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		var back bytes.Buffer
+		if err := c.Pull(ctx(t), serial, "/sdcard/big.bin", &back); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(back.Bytes(), data) {
+			t.Fatalf("pulled %d bytes, pushed %d: contents differ", back.Len(), len(data))
+		}
+		// The same bytes through shell v2 stdout.
+		var out bytes.Buffer
+		code, err := c.Shell(ctx(t), serial, "cat /sdcard/big.bin", nil, &out, nil)
+		if err != nil || code != 0 || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("cat of the big file: code %d err %v, %d bytes", code, err, out.Len())
+		}
+	})
+	t.Run("adb connect failures are errors", func(t *testing.T) {
+		_, err := c.Connect(ctx(t), fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t)))
+		if err == nil || !strings.Contains(err.Error(), "failed to connect") {
+			t.Errorf("connect to a closed port: %v", err)
 		}
 	})
 	t.Run("reverse carries the app's metric lines", func(t *testing.T) {

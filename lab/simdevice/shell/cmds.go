@@ -257,7 +257,7 @@ func cmdWc(e *env, args []string, stdin io.Reader, stdout, _ io.Writer) int {
 }
 
 func cmdGrep(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	quiet, invert, fold := false, false, false
+	quiet, invert, fold, count := false, false, false, false
 	var rest []string
 	for _, a := range args[1:] {
 		if strings.HasPrefix(a, "-") && len(a) > 1 && len(rest) == 0 {
@@ -269,6 +269,8 @@ func cmdGrep(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 					invert = true
 				case 'i':
 					fold = true
+				case 'c':
+					count = true
 				case 'E', 'F':
 				default:
 					fmt.Fprintf(stderr, "grep: unknown option -%c\n", c)
@@ -296,7 +298,7 @@ func cmdGrep(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	if fold {
 		pat = strings.ToLower(pat)
 	}
-	found := false
+	n := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
@@ -305,13 +307,16 @@ func cmdGrep(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 			l = strings.ToLower(l)
 		}
 		if strings.Contains(l, pat) != invert {
-			found = true
-			if !quiet {
+			n++
+			if !quiet && !count {
 				fmt.Fprintln(stdout, line)
 			}
 		}
 	}
-	if found {
+	if count && !quiet {
+		fmt.Fprintln(stdout, n)
+	}
+	if n > 0 {
 		return 0
 	}
 	return 1

@@ -1,0 +1,129 @@
+package simdevice_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/lab/simdevice"
+)
+
+// run executes command lines in order on one fresh simulated phone and
+// checks each one's exit status and output, the way adb shell would see
+// them.
+func TestShellAnswersLikeAndroid(t *testing.T) {
+	type step struct {
+		cmd        string
+		code       int
+		stdout     string // exact, unless "~" prefix: substring
+		stderrPart string
+	}
+	gov := "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"
+	cases := []struct {
+		name  string
+		root  bool
+		steps []step
+	}{
+		{"echo, quoting, variables, status", false, []step{
+			{`echo "a  b" 'c $HOME' d\ e`, 0, "a  b c $HOME d e\n", ""},
+			{`X=1; echo "$X${X}2"; false; echo $?`, 0, "112\n1\n", ""},
+			{`echo -n hi; echo`, 0, "hi\n", ""},
+			{`true && echo yes || echo no; false && echo yes || echo no`, 0, "yes\nno\n", ""},
+			{`echo out; echo err >&2`, 0, "out\n", "err"},
+			{`echo hi 2>/dev/null | cat`, 0, "hi\n", ""},
+			{`echo "unterminated`, 2, "", "unterminated"},
+		}},
+		{"not found is 127", false, []step{
+			{`frobnicate`, 127, "", "/system/bin/sh: frobnicate: inaccessible or not found"},
+			{`/data/local/tmp/nothing`, 127, "", "inaccessible or not found"},
+		}},
+		{"redirection into files", false, []step{
+			{`echo one > /data/local/tmp/f; echo two >> /data/local/tmp/f; cat /data/local/tmp/f`, 0, "one\ntwo\n", ""},
+			{`cat /data/local/tmp/missing`, 1, "", "No such file or directory"},
+			{`echo x > /data/data/x`, 1, "", "Permission denied"},
+			{`chmod 755 /data/local/tmp/f && ls -l /data/local/tmp/f`, 0, "~-rwxr-xr-x", ""},
+		}},
+		{"properties", false, []step{
+			{`getprop ro.product.model`, 0, "Pixel 3\n", ""},
+			{`getprop no.such.prop fallback`, 0, "fallback\n", ""},
+			{`setprop ro.product.model X`, 1, "", "Failed to set property"},
+			{`setprop debug.perflab 1 && getprop debug.perflab`, 0, "1\n", ""},
+			{`getprop | grep -q ro.build.version.sdk && echo listed`, 0, "listed\n", ""},
+		}},
+		{"root needs su", false, []step{
+			{`cat ` + gov, 0, "schedutil\n", ""},
+			{`echo performance > ` + gov, 1, "", "Permission denied"},
+			{`stop mpdecision`, 1, "", "must be root"},
+			{`su -c 'echo performance > ` + gov + `' && cat ` + gov, 0, "performance\n", ""},
+			{`su 0 sh -c 'echo nonsense > ` + gov + `'`, 1, "", "write error"},
+			{`su 0 id -u; id -u`, 0, "0\n2000\n", ""},
+			{`su -c stop mpdecision && getprop init.svc.mpdecision`, 0, "stopped\n", ""},
+			{`su -c 'mount -t tmpfs tmpfs /data/data/org.perflab.sim.feed' && mount | grep tmpfs`, 0, "~tmpfs on /data/data/org.perflab.sim.feed type tmpfs", ""},
+			{`su -c 'sync; echo 3 > /proc/sys/vm/drop_caches' && cat /proc/sys/vm/drop_caches`, 0, "3\n", ""},
+		}},
+		{"apps", true, []step{
+			{`pm path org.perflab.sim.feed`, 0, "package:/data/app/org.perflab.sim.feed-1/base.apk\n", ""},
+			{`pm path com.example.nothing`, 1, "", ""},
+			{`am start -W -n org.perflab.sim.feed/.MainActivity`, 0, "~TotalTime: ", ""},
+			{`am start -W -n org.perflab.sim.feed/.Nope`, 1, "~Starting: Intent", "does not exist"},
+			{`pidof org.perflab.sim.feed >/dev/null && echo up; am force-stop org.perflab.sim.feed; pidof org.perflab.sim.feed || echo down`, 0, "up\ndown\n", ""},
+			{`cp -a /data/data/org.perflab.sim.feed /data/local/tmp/ && ls /data/local/tmp/org.perflab.sim.feed`, 0, "~databases", ""},
+			{`rm -rf /data/data/org.perflab.sim.feed; ls /data/data/org.perflab.sim.feed`, 1, "", "No such file"},
+			{`cp -a /data/local/tmp/org.perflab.sim.feed /data/data/ && ls /data/data/org.perflab.sim.feed`, 0, "~databases", ""},
+			{`pm clear org.perflab.sim.feed && ls /data/data/org.perflab.sim.feed`, 0, "Success\n", ""},
+			{`input keyevent KEYCODE_BACK && dumpsys window | grep -c mCurrentFocus`, 0, "1\n", ""},
+			{`am broadcast -a android.intent.action.CLOSE_SYSTEM_DIALOGS`, 0, "~Broadcast completed: result=0", ""},
+		}},
+		{"clock", true, []step{
+			{`date -u 030209002026.00 >/dev/null; date +%s`, 0, "1772442000\n", ""},
+			{`date @1772442060 >/dev/null; date -u +%Y-%m-%dT%H:%M:%S`, 0, "2026-03-02T09:01:00\n", ""},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := simdevice.New(simdevice.Options{Preset: "pixel", Seed: 1, Root: c.root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range c.steps {
+				var out, errb bytes.Buffer
+				code := s.Shell.Run(context.Background(), st.cmd, strings.NewReader(""), &out, &errb)
+				okOut := out.String() == st.stdout
+				if strings.HasPrefix(st.stdout, "~") {
+					okOut = strings.Contains(out.String(), st.stdout[1:])
+				}
+				if code != st.code || !okOut || !strings.Contains(errb.String(), st.stderrPart) {
+					t.Errorf("%s\n  got  exit %d stdout %q stderr %q\n  want exit %d stdout %q stderr containing %q",
+						st.cmd, code, out.String(), errb.String(), st.code, st.stdout, st.stderrPart)
+				}
+			}
+		})
+	}
+}
+
+func TestCrashDialogShowsInDumpsysUntilDismissed(t *testing.T) {
+	s, err := simdevice.New(simdevice.Options{Preset: "pixel", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string) string {
+		var out, errb bytes.Buffer
+		if code := s.Shell.Run(context.Background(), cmd, strings.NewReader(""), &out, &errb); code != 0 && code != 1 {
+			t.Fatalf("%s: exit %d %s", cmd, code, errb.String())
+		}
+		return out.String()
+	}
+	crashed := false
+	for i := 0; i < 300 && !crashed; i++ {
+		run("am start -W -n org.perflab.sim.notes/.MainActivity")
+		crashed = strings.Contains(run("dumpsys window windows | grep mCurrentFocus"), "Application Error: org.perflab.sim.notes")
+	}
+	if !crashed {
+		t.Fatal("no crash dialog in 300 launches (the app crashes about 4% of the time)")
+	}
+	run("input keyevent KEYCODE_BACK")
+	if got := run("dumpsys window windows | grep mCurrentFocus"); strings.Contains(got, "Application Error") {
+		t.Errorf("dialog still focused after BACK: %q", got)
+	}
+}
