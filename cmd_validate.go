@@ -529,9 +529,12 @@ func writeOrder(w io.Writer, o *study.Order) {
 			fmt.Fprintf(w, "%s: %s\n", t.Name, r)
 		}
 	}
-	if o.OrderMatters {
+	switch {
+	case o.OrderMatters:
 		fmt.Fprintln(w, "Order matters: the fixed and random orders give different results. Use random order (and a fuller reset procedure).")
-	} else {
+	case o.Underpowered:
+		fmt.Fprintln(w, "Inconclusive: too few repetitions for any test to reach significance.")
+	default:
 		fmt.Fprintln(w, "Order likely does not matter: no test differs between fixed and random order.")
 	}
 	for _, s := range o.Warnings {

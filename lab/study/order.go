@@ -39,6 +39,9 @@ type Order struct {
 	Failed      int               `json:"failed"` // runs that did not complete
 	Warnings    []string          `json:"warnings"`
 	Partial     bool              `json:"partial,omitempty"` // cancelled: covers the repetitions that finished
+	// Underpowered is set when Runs is too small for any test to reach
+	// α/tests, so "order does not matter" would mean nothing.
+	Underpowered bool `json:"underpowered,omitempty"`
 }
 
 // OrderTest compares one build's metric between fixed-order and
@@ -207,6 +210,19 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		o.Warnings = append(o.Warnings, "no test has a defined p-value (constant metrics?)")
 	}
 	o.AlphaBonferroni = alpha / float64(ntests)
+	if p := separatedP(o.Runs); p >= o.AlphaBonferroni {
+		o.Underpowered = true
+		n := o.Runs
+		for n < 1000 && separatedP(n) >= o.AlphaBonferroni {
+			n++
+		}
+		o.Warnings = append(o.Warnings, fmt.Sprintf(
+			"%d repetitions are too few to find anything: even completely separated orders give p = %.2g ≥ α/tests = %.2g; use --runs %d or more",
+			o.Runs, p, o.AlphaBonferroni, n))
+	}
+	if o.Runs < 6 {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("median intervals need at least 6 repetitions at %.0f%% (have %d)", 100*opt.Confidence, o.Runs))
+	}
 
 	// The conclusions each order leads to.
 	conclude := func(runs []*runData) analysis.Report {
@@ -272,4 +288,15 @@ func disjoint(a, b analysis.Interval) bool {
 		return false
 	}
 	return a.High < b.Low || b.High < a.Low
+}
+
+// separatedP is the smallest Kruskal–Wallis p-value n repetitions per order
+// can give: every fixed-order value below every random-order one.
+func separatedP(n int) float64 {
+	a, b := make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i], b[i] = float64(i), float64(n+i)
+	}
+	kw, _ := analysis.KruskalWallisH(a, b)
+	return float64(kw.P)
 }

@@ -285,3 +285,18 @@ func TestValidateStreamCancel(t *testing.T) {
 		t.Errorf("partial result without a warning: %q", w)
 	}
 }
+
+func TestOrderTooFewRuns(t *testing.T) {
+	exp := loadExample(t, "sim-order-carryover.json")
+	o, err := OrderStudy(context.Background(), OrderConfig{Experiment: exp, Devices: simDevices("pixel"), Runs: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 against 3 cannot go below p = 0.05, let alone 0.025.
+	if o.OrderMatters || !o.Underpowered || len(o.Warnings) < 2 || !strings.Contains(o.Warnings[0], "use --runs 4 or more") {
+		t.Fatalf("3 runs: matters %v underpowered %v warnings %q", o.OrderMatters, o.Underpowered, o.Warnings)
+	}
+	if p := separatedP(10); p > 0.001 {
+		t.Errorf("10 vs 10 separated: p %v", p)
+	}
+}
