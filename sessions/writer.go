@@ -28,6 +28,7 @@ type Writer struct {
 	err  error
 
 	syncReq  chan struct{} // capacity 1: a sync is wanted
+	closing  chan struct{} // closed by Close
 	syncDone chan struct{} // closed when the syncer has stopped
 	syncMu   sync.Mutex
 	syncErr  error
@@ -78,6 +79,7 @@ func create(path string, h Header, mode int) (*Writer, error) {
 		return nil, err
 	}
 	w.syncReq = make(chan struct{}, 1)
+	w.closing = make(chan struct{})
 	w.syncDone = make(chan struct{})
 	go w.syncer()
 	return w, nil
@@ -136,9 +138,18 @@ const MinSyncInterval = 20 * time.Millisecond
 func (w *Writer) syncer() {
 	defer close(w.syncDone)
 	var last time.Time
+	timer := time.NewTimer(0)
+	<-timer.C
 	for range w.syncReq {
 		if wait := MinSyncInterval - time.Since(last); wait > 0 {
-			time.Sleep(wait) // requests arriving meanwhile coalesce into this sync
+			// Requests arriving meanwhile coalesce into this sync; Close
+			// cuts the wait short (it syncs itself).
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-w.closing:
+				return
+			}
 		}
 		last = time.Now()
 		if err := w.f.Sync(); err != nil {
@@ -164,6 +175,7 @@ func (w *Writer) Close() error {
 	if w.f == nil {
 		return w.err
 	}
+	close(w.closing)
 	close(w.syncReq)
 	<-w.syncDone
 	err := w.f.Sync()

@@ -16,5 +16,5 @@ func openLocal(ctx context.Context, arg string, opt Options) (lab.Device, error)
 }
 
 func listLocal(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
-	return []lab.DeviceInfo{local.New().Info()}, nil
+	return []lab.DeviceInfo{local.NewProbed().Info()}, nil
 }

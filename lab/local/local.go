@@ -57,8 +57,11 @@ func processMetric(name string) bool {
 // Device is the local Linux host.
 type Device struct {
 	info lab.DeviceInfo
-	perf perfStatus
-	time string // GNU time, for max_rss_kb; "" when missing
+
+	perfOnce sync.Once
+	perf     perfStatus
+	timeOnce sync.Once
+	time     string // GNU time, for max_rss_kb; "" when missing
 
 	mu        sync.Mutex
 	exp       *lab.Experiment
@@ -72,17 +75,40 @@ type Device struct {
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 }
 
-// New returns the local device. Probing perf and valgrind happens here so
-// Info can say what works.
+// New returns the local device. Whether perf can count instructions and
+// whether GNU time is there are checked when those metrics are asked for
+// (perf takes tens of milliseconds to answer); NewProbed checks at once.
 func New() *Device {
 	d := &Device{snapshots: map[string]string{}}
-	d.perf = probePerf()
-	d.time = findGNUTime()
-	d.info = describe(d.perf, d.time)
+	d.info = describe(nil, nil)
 	return d
 }
 
-func describe(perf perfStatus, gnuTime string) lab.DeviceInfo {
+// NewProbed returns the local device with perf and GNU time checked, so
+// Info says whether instructions and max_rss_kb can be measured (for device
+// listings).
+func NewProbed() *Device {
+	d := &Device{snapshots: map[string]string{}}
+	perf, gnuTime := d.perfStatus(), d.gnuTime()
+	d.info = describe(&perf, &gnuTime)
+	return d
+}
+
+// perfStatus probes perf stat once.
+func (d *Device) perfStatus() perfStatus {
+	d.perfOnce.Do(func() { d.perf = probePerf() })
+	return d.perf
+}
+
+// gnuTime looks for GNU time once.
+func (d *Device) gnuTime() string {
+	d.timeOnce.Do(func() { d.time = findGNUTime() })
+	return d.time
+}
+
+// describe builds the device info; perf and gnuTime are nil when not
+// probed yet.
+func describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
 	host, _ := os.Hostname()
 	info := lab.DeviceInfo{
 		ID:      "local",
@@ -108,15 +134,21 @@ func describe(perf perfStatus, gnuTime string) lab.DeviceInfo {
 	} else {
 		info.Notes = append(info.Notes, "pin_cpu: taskset not found (install util-linux)")
 	}
-	if perf.ok {
+	switch {
+	case perf == nil:
+		info.Props["instructions"] = "perf stat (checked when requested)"
+	case perf.ok:
 		info.Props["instructions"] = "perf stat"
-	} else {
+	default:
 		info.Props["instructions"] = "unavailable"
 		info.Notes = append(info.Notes, "instructions: "+perf.why)
 	}
-	if gnuTime != "" {
-		info.Props["max_rss_kb"] = gnuTime
-	} else {
+	switch {
+	case gnuTime == nil:
+		info.Props["max_rss_kb"] = "GNU time (checked when requested)"
+	case *gnuTime != "":
+		info.Props["max_rss_kb"] = *gnuTime
+	default:
 		info.Props["max_rss_kb"] = "unavailable"
 		info.Notes = append(info.Notes, "max_rss_kb: "+noGNUTime)
 	}
@@ -228,9 +260,9 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 	}
 	for i, m := range metrics {
 		switch {
-		case m == MetricInstructions && !d.perf.ok:
-			return nil, fmt.Errorf("metrics[%d]: instructions: %s", i, d.perf.why)
-		case m == MetricMaxRSS && d.time == "":
+		case m == MetricInstructions && !d.perfStatus().ok:
+			return nil, fmt.Errorf("metrics[%d]: instructions: %s", i, d.perfStatus().why)
+		case m == MetricMaxRSS && d.gnuTime() == "":
 			return nil, fmt.Errorf("metrics[%d]: max_rss_kb: %s", i, noGNUTime)
 		case m == MetricCachegrind:
 			if _, err := exec.LookPath("valgrind"); err != nil {

@@ -295,13 +295,13 @@ func TestCachegrindCost(t *testing.T) {
 }
 
 func TestInstructionsMetric(t *testing.T) {
-	d := New()
+	d := NewProbed()
 	exp := &lab.Experiment{Builds: map[string]lab.Build{
 		lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}},
 	}, Metrics: []string{"instructions"}}
 	_, err := d.Setup(context.Background(), exp)
 	defer d.Close()
-	if !d.perf.ok {
+	if !d.perfStatus().ok {
 		// This host cannot count: the error must say so and point elsewhere.
 		if err == nil || !strings.Contains(err.Error(), "instructions") || !strings.Contains(err.Error(), "cachegrind") {
 			t.Fatalf("Setup on a host without counters: %v", err)

@@ -91,7 +91,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	if want(MetricMaxRSS) && !want(MetricCachegrind) {
 		rssOut = filepath.Join(tmp, fmt.Sprintf("rss-%d", req.Index))
 		defer os.Remove(rssOut)
-		argv = append([]string{d.time, "-f", "%M", "-o", rssOut, "--"}, argv...)
+		argv = append([]string{d.gnuTime(), "-f", "%M", "-o", rssOut, "--"}, argv...)
 	}
 	switch {
 	case want(MetricCachegrind):
