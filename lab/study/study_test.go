@@ -300,3 +300,23 @@ func TestOrderTooFewRuns(t *testing.T) {
 		t.Errorf("10 vs 10 separated: p %v", p)
 	}
 }
+
+// TestSimProxyReplayRemovesNetworkDrift: on the simulated phone the proxy
+// in replay mode removes the network's drifting latency, which validation
+// sees as a smaller variance and no trend.
+func TestSimProxyReplayRemovesNetworkDrift(t *testing.T) {
+	cv := map[string]float64{}
+	for _, mode := range []string{"off", "replay"} {
+		c := controlsOn()
+		c.Proxy = mode
+		v, err := Validate(context.Background(), ValidateConfig{Experiment: feedExperiment(30, c), Devices: simDevices("pixel"), AA: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cv[mode] = float64(v.Variance.Control.CV)
+	}
+	t.Logf("CV with live network %.4f, with replay %.4f", cv["off"], cv["replay"])
+	if !(cv["off"] > 1.5*cv["replay"]) {
+		t.Errorf("proxy replay does not tame the network: CV %.4f live vs %.4f replayed", cv["off"], cv["replay"])
+	}
+}
