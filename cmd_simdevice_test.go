@@ -119,3 +119,20 @@ func TestSimdeviceHelpAndBadFlags(t *testing.T) {
 		t.Errorf("bad --adb: %d %q", code, errb.String())
 	}
 }
+
+func TestCheckWithProfileOnSimdevice(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	d := startSimdevice(t, srv, "pixel")
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), []string{"check", "adb:" + d, "--adb", srv.Addr, "--profile", "recommended",
+		"--duration", "2m", "--json"}, &out, &errb)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if code != 0 || len(lines) != 121 || !strings.Contains(lines[len(lines)-1], `"verdict":"stable"`) {
+		t.Fatalf("check: exit %d, %d lines, last %q\n%s", code, len(lines), lines[len(lines)-1], errb.String())
+	}
+	// The probe ran for real over adb and the lock was undone afterwards.
+	got, err := srv.Run(context.Background(), d, "cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+	if err != nil || strings.TrimSpace(got) != "schedutil" {
+		t.Errorf("governor after check: %q %v, want the stock schedutil back", got, err)
+	}
+}

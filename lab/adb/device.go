@@ -368,6 +368,32 @@ func (d *Device) builtinProfiles() governor.Resolver {
 	return nil
 }
 
+// BuiltinProfile resolves profile names the device knows besides tuned
+// ones: a perflab simdevice knows its preset's ("recommended", "stock", ...).
+func (d *Device) BuiltinProfile(name string) (lab.GovernorProfile, bool) {
+	if b := d.builtinProfiles(); b != nil {
+		return b(name)
+	}
+	return lab.GovernorProfile{}, false
+}
+
+// Idle lets the phone cool down for d: in real time on a phone, as
+// simulated time on a perflab simdevice (perflab-advance).
+func (d *Device) Idle(ctx context.Context, dur time.Duration) error {
+	if d.Info().Props["ro.product.manufacturer"] == "perflab-sim" {
+		_, err := d.c.Run(ctx, d.serial, fmt.Sprintf("perflab-advance %.3f", dur.Seconds()))
+		return err
+	}
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // resolveBuild finds the package and activity a build runs.
 func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (appBuild, error) {
 	ab := appBuild{Package: b.Package, Activity: b.Activity}
@@ -670,7 +696,22 @@ func ParseAmStart(out string) (total, wait float64, err error) {
 // build's activity with am start -W and gathers TotalTime, WaitTime and
 // the metrics the app reports over adb reverse.
 func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
-	res := d.runTrial(ctx, req)
+	d.mu.Lock()
+	timeout := 0.0
+	if d.exp != nil {
+		timeout = d.exp.TrialTimeout
+	}
+	d.mu.Unlock()
+	tctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, time.Duration(timeout*float64(time.Second)))
+		defer cancel()
+	}
+	res := d.runTrial(tctx, req)
+	if ctx.Err() == nil && tctx.Err() != nil {
+		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", timeout), Metrics: []lab.Metric{}}
+	}
 	if res.Status != lab.StatusOK && res.Lost {
 		d.mu.Lock()
 		d.lost = true

@@ -330,3 +330,28 @@ func TestProbePushesTheRightBuildAndStreams(t *testing.T) {
 		})
 	}
 }
+
+func TestTrialTimeout(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5, Realtime: true})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	exp := experiment(1)
+	exp.Warmup = 0
+	exp.Controls = lab.Controls{KillApp: true}
+	exp.TrialTimeout = 0.2 // a realtime launch takes ~0.5 s
+	evs := drain(lab.NewRunner(dev, exp).Run(ctx(t)), nil)
+	for _, e := range evs {
+		if e.Type == lab.EventTrial && (e.Trial.Status != lab.StatusTimeout || !strings.Contains(e.Trial.Reason, "trial_timeout")) {
+			t.Errorf("trial %d: %s %s, want timeout", e.Trial.Index, e.Trial.Status, e.Trial.Reason)
+		}
+	}
+	// The device is still usable after a timed-out command.
+	if _, err := srv.Run(ctx(t), sim.Addr, "true"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -144,6 +144,15 @@ func (a *adapter) InstallAPK(apk []byte) (string, error) {
 	return pkg, a.Install(strings.TrimSpace(pkg))
 }
 
+// Advance lets simulated time pass, taking as long in wall time when the
+// device is paced in real time.
+func (a *adapter) Advance(d time.Duration) {
+	a.Phone.Advance(d)
+	if a.s.opt.Realtime {
+		time.Sleep(d)
+	}
+}
+
 func (a *adapter) Uninstall(pkg string) error {
 	return fmt.Errorf("simulated packages cannot be uninstalled")
 }

@@ -28,7 +28,7 @@ func builtins() map[string]builtin {
 		"dumpsys": cmdDumpsys, "sync": cmdTrue, "true": cmdTrue, "false": cmdFalse, "su": cmdSu,
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
 		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
-		"[": cmdTest, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+		"[": cmdTest, "perflab-advance": cmdAdvance, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
 	}
 }
 
@@ -963,5 +963,22 @@ func cmdTest(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
 
 func cmdGetenforce(_ *env, _ []string, _ io.Reader, stdout, _ io.Writer) int {
 	fmt.Fprintln(stdout, "Enforcing")
+	return 0
+}
+
+// cmdAdvance is the simulated phone's own command: it lets SECONDS of
+// simulated time pass with the phone idle (a cool-down that takes no wall
+// time). Real phones do not have it.
+func cmdAdvance(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: perflab-advance SECONDS")
+		return 1
+	}
+	f, err := strconv.ParseFloat(args[1], 64)
+	if err != nil || f < 0 {
+		fmt.Fprintf(stderr, "perflab-advance: bad duration '%s'\n", args[1])
+		return 1
+	}
+	e.sh.Phone.Advance(time.Duration(f * float64(time.Second)))
 	return 0
 }

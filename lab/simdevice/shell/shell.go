@@ -66,6 +66,8 @@ type Phone interface {
 	Dialogs() []string
 	// DismissDialogs closes them (BACK key, CLOSE_SYSTEM_DIALOGS).
 	DismissDialogs() int
+	// Advance lets simulated time pass with the phone idle.
+	Advance(d time.Duration)
 	// Probe runs the MFLOPS probe with the probe program's arguments,
 	// writing what the real program prints, until done or ctx ends.
 	Probe(ctx context.Context, args []string, out io.Writer) error
