@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice/shell"
@@ -398,6 +399,18 @@ func (d *Device) Idle(ctx context.Context, dur time.Duration) error {
 func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (appBuild, error) {
 	ab := appBuild{Package: b.Package, Activity: b.Activity}
 	if b.APK != "" {
+		if ab.Package == "" || ab.Activity == "" {
+			m, err := apk.Read(b.APK)
+			if err != nil {
+				return ab, fmt.Errorf("builds.%s.apk: %w (or set \"package\" and \"activity\")", key, err)
+			}
+			if ab.Package == "" {
+				ab.Package = m.Package
+			}
+			if ab.Activity == "" {
+				ab.Activity = m.Launcher
+			}
+		}
 		if err := d.installAPK(ctx, key, b.APK); err != nil {
 			return ab, fmt.Errorf("builds.%s.apk: %w", key, err)
 		}

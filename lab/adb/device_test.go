@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/adb/probebin"
 	"github.com/perflab/perflab/lab/simdevice"
 )
@@ -353,5 +356,48 @@ func TestTrialTimeout(t *testing.T) {
 	// The device is still usable after a timed-out command.
 	if _, err := srv.Run(ctx(t), sim.Addr, "true"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAPKBuildsInstalledAndReadFromTheManifest(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 9})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	dir := t.TempDir()
+	writeAPK := func(name, pkg string) string {
+		p := filepath.Join(dir, name)
+		var b bytes.Buffer
+		if err := apk.WriteAPK(&b, pkg, ".MainActivity"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	exp := experiment(3)
+	exp.Builds = map[string]lab.Build{
+		lab.ArmControl:   {APK: writeAPK("a.apk", "org.perflab.sim.notes")},
+		lab.ArmTreatment: {APK: writeAPK("b.apk", "org.perflab.sim.notes.p3")},
+	}
+	evs := drain(lab.NewRunner(dev, exp).Run(ctx(t)), nil)
+	if end := evs[len(evs)-1].End; end == nil || end.Reason != "completed" || end.Counts[lab.StatusOK] != 8 {
+		t.Fatalf("end %+v", end)
+	}
+	out, err := srv.Run(ctx(t), sim.Addr, "ls /data/local/tmp; pm path org.perflab.sim.notes.p3")
+	if err != nil || !strings.Contains(out, "perflab-treatment.apk") || !strings.Contains(out, "package:/data/app/org.perflab.sim.notes.p3") {
+		t.Errorf("after setup: %q %v", out, err)
+	}
+
+	// An APK of a real app cannot run on the simulated phone: setup says so.
+	exp.Builds[lab.ArmTreatment] = lab.Build{APK: writeAPK("c.apk", "com.example.real")}
+	_, err = dev.Setup(ctx(t), exp)
+	if err == nil || !strings.Contains(err.Error(), "runs only simulated apps") {
+		t.Errorf("real APK on the simdevice: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/probe"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice/shell"
@@ -134,14 +135,24 @@ func (a *adapter) ABIs() []string {
 // SimAPKPrefix starts the simulated APK files the sim installs.
 const SimAPKPrefix = "PK\x03\x04 perflab sim apk "
 
-// InstallAPK installs a simulated APK (what the sim writes as base.apk).
-func (a *adapter) InstallAPK(apk []byte) (string, error) {
-	line, _, _ := strings.Cut(string(apk), "\n")
+// InstallAPK installs an APK whose manifest names a simulated app's
+// package (or the stub base.apk the sim itself writes): the simulated
+// phone runs only its own apps.
+func (a *adapter) InstallAPK(data []byte) (string, error) {
+	line, _, _ := strings.Cut(string(data), "\n")
 	pkg, ok := strings.CutPrefix(line, SimAPKPrefix)
 	if !ok {
-		return "", fmt.Errorf("the simulated phone installs only simulated apps' APKs (%s*)", sim.PackagePrefix)
+		m, err := apk.ReadBytes(data)
+		if err != nil {
+			return "", err
+		}
+		pkg = m.Package
+		if !strings.HasPrefix(pkg, sim.PackagePrefix) {
+			return "", fmt.Errorf("%s: the simulated phone runs only simulated apps (%s<app>)", pkg, sim.PackagePrefix)
+		}
 	}
-	return pkg, a.Install(strings.TrimSpace(pkg))
+	pkg = strings.TrimSpace(pkg)
+	return pkg, a.Install(pkg)
 }
 
 // Advance lets simulated time pass, taking as long in wall time when the
