@@ -57,6 +57,8 @@ type Config struct {
 	Product string // ro.product.name
 	Model   string // ro.product.model
 	Name    string // ro.product.device
+	// Root says adbd runs as root (what the root: service answers).
+	Root bool
 	// Unauthorized makes the device demand RSA authentication and never
 	// accept it, so adb lists it as "unauthorized" (a phone whose user has
 	// not tapped "Allow USB debugging").

@@ -43,7 +43,13 @@ func (c *conn) service(name string) handler {
 		req := strings.TrimPrefix(name, "reverse:")
 		return func(ctx context.Context, s *stream) { c.reverseService(s, req) }
 	case name == "root:":
-		return func(ctx context.Context, s *stream) { io.WriteString(s, "adbd is already running as root\n") }
+		return func(ctx context.Context, s *stream) {
+			if c.srv.cfg.Root {
+				io.WriteString(s, "adbd is already running as root\n")
+			} else {
+				io.WriteString(s, "adbd cannot run as root in production builds\n")
+			}
+		}
 	}
 	return nil
 }

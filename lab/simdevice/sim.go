@@ -62,6 +62,7 @@ func New(opt Options) (*Sim, error) {
 		Model:        strings.ReplaceAll(ph.Prop("ro.product.model"), " ", "_"),
 		Name:         ph.Prop("ro.product.device"),
 		Unauthorized: opt.Unauthorized,
+		Root:         opt.Root,
 		Logf:         opt.Logf,
 	})
 	return s, nil
