@@ -34,6 +34,16 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 			{`echo hi 2>/dev/null | cat`, 0, "hi\n", ""},
 			{`echo "unterminated`, 2, "", "unterminated"},
 		}},
+		{"groups, subshells and exit", false, []step{
+			{`{ echo a; echo b; } > /data/local/tmp/g; cat /data/local/tmp/g`, 0, "a\nb\n", ""},
+			{`X=1; ( X=2; echo $X ); echo $X`, 0, "2\n1\n", ""},
+			{`{ false; } || echo recovered`, 0, "recovered\n", ""},
+			{`( exit 4 ); echo $?`, 0, "4\n", ""},
+			{`echo before; exit 3; echo after`, 3, "before\n", ""},
+			{`{ rm -rf /data/local/tmp/none; cp -a /nope /data/local/tmp/; } || exit 1`, 1, "", "No such file"},
+			{`{ echo a; `, 2, "", "missing '}'"},
+			{`echo a )`, 2, "", "unexpected ')'"},
+		}},
 		{"not found is 127", false, []step{
 			{`frobnicate`, 127, "", "/system/bin/sh: frobnicate: inaccessible or not found"},
 			{`/data/local/tmp/nothing`, 127, "", "inaccessible or not found"},

@@ -160,9 +160,10 @@ func cmdTrue(*env, []string, io.Reader, io.Writer, io.Writer) int  { return 0 }
 func cmdFalse(*env, []string, io.Reader, io.Writer, io.Writer) int { return 1 }
 
 func cmdExit(e *env, args []string, _ io.Reader, _, _ io.Writer) int {
+	e.exited = true
 	if len(args) > 1 {
 		n, _ := strconv.Atoi(args[1])
-		return n
+		return n & 0xff
 	}
 	return e.status
 }

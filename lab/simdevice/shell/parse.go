@@ -20,9 +20,13 @@ type redir struct {
 	target word
 }
 
+// simple is one command: words and redirections, or a compound command
+// (a { list; } group or a ( list ) subshell) with redirections.
 type simple struct {
-	args   []word
-	redirs []redir
+	args     []word
+	redirs   []redir
+	group    []andOr
+	subshell bool
 }
 
 type pipeline []simple
@@ -57,6 +61,9 @@ func lex(s string) ([]token, error) {
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
+		case c == '(' || c == ')':
+			toks = append(toks, token{op: string(c)})
+			i++
 		case c == '&':
 			if strings.HasPrefix(s[i:], "&&") {
 				toks = append(toks, token{op: "&&"})
@@ -107,7 +114,7 @@ func lex(s string) ([]token, error) {
 }
 
 func isOpChar(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '>' || c == '<'
+	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '>' || c == '<' || c == '(' || c == ')'
 }
 
 // lexWord reads one word and returns it with the bytes consumed.
@@ -184,59 +191,111 @@ func lexWord(s string) (word, int, error) {
 
 // parse turns tokens into and-or lists of pipelines.
 func parse(toks []token) ([]andOr, error) {
+	list, i, err := parseList(toks, 0, "")
+	if err != nil {
+		return nil, err
+	}
+	if i < len(toks) {
+		return nil, fmt.Errorf("syntax error: unexpected '%s'", tokText(toks[i]))
+	}
+	return list, nil
+}
+
+func tokText(t token) string {
+	if t.op != "" {
+		return t.op
+	}
+	return t.w.expand(func(string) string { return "" })
+}
+
+// isWord reports whether t is the unquoted literal word s ("{" or "}").
+func isWord(t token, s string) bool {
+	return t.op == "" && len(t.w) == 1 && t.w[0].expand && t.w[0].text == s
+}
+
+// parseList parses and-or lists from toks[i:] until closer ("}" as a word
+// at a command's start, ")" as an operator, or "" for the end) and returns
+// the index of the closer.
+func parseList(toks []token, i int, closer string) ([]andOr, int, error) {
 	var out []andOr
 	var pipe pipeline
 	var cmd simple
 	op := ""
+	started := func() bool { return len(cmd.args) > 0 || len(cmd.redirs) > 0 || cmd.group != nil }
 	endCmd := func() error {
-		if len(cmd.args) == 0 && len(cmd.redirs) == 0 {
+		if !started() {
 			return fmt.Errorf("syntax error: unexpected operator")
 		}
 		pipe = append(pipe, cmd)
 		cmd = simple{}
 		return nil
 	}
-	for i := 0; i < len(toks); i++ {
+	for ; i < len(toks); i++ {
 		t := toks[i]
-		switch t.op {
-		case "":
+		atStart := len(cmd.args) == 0 && cmd.group == nil
+		switch {
+		case closer == "}" && atStart && isWord(t, "}"), closer == ")" && t.op == ")":
+			goto done
+		case t.op == ")":
+			return nil, i, fmt.Errorf("syntax error: unexpected ')'")
+		case atStart && (isWord(t, "{") || t.op == "("):
+			inner, j, err := parseList(toks, i+1, map[bool]string{true: ")", false: "}"}[t.op == "("])
+			if err != nil {
+				return nil, j, err
+			}
+			if j >= len(toks) {
+				return nil, j, fmt.Errorf("syntax error: missing '%s'", map[bool]string{true: ")", false: "}"}[t.op == "("])
+			}
+			if len(inner) == 0 {
+				return nil, j, fmt.Errorf("syntax error: empty command group")
+			}
+			cmd.group, cmd.subshell = inner, t.op == "("
+			i = j
+		case t.op == "":
+			if cmd.group != nil {
+				return nil, i, fmt.Errorf("syntax error: unexpected word after a command group")
+			}
 			cmd.args = append(cmd.args, t.w)
-		case ">", ">>", "<", ">&":
+		case t.op == ">" || t.op == ">>" || t.op == "<" || t.op == ">&":
 			if i+1 >= len(toks) || toks[i+1].op != "" {
-				return nil, fmt.Errorf("syntax error: redirection %s without a target", t.op)
+				return nil, i, fmt.Errorf("syntax error: redirection %s without a target", t.op)
 			}
 			cmd.redirs = append(cmd.redirs, redir{fd: t.fd, op: t.op, target: toks[i+1].w})
 			i++
-		case "|":
+		case t.op == "|":
 			if err := endCmd(); err != nil {
-				return nil, err
+				return nil, i, err
 			}
-		case ";", "&&", "||":
-			if len(cmd.args) == 0 && len(cmd.redirs) == 0 && len(pipe) == 0 {
+		case t.op == ";" || t.op == "&&" || t.op == "||":
+			if !started() && len(pipe) == 0 {
 				if t.op == ";" {
 					continue
 				}
-				return nil, fmt.Errorf("syntax error: unexpected '%s'", t.op)
+				return nil, i, fmt.Errorf("syntax error: unexpected '%s'", t.op)
 			}
 			if err := endCmd(); err != nil {
-				return nil, err
+				return nil, i, err
 			}
 			out = append(out, andOr{op: op, pipe: pipe})
 			pipe = nil
 			op = t.op
 		}
 	}
-	if len(cmd.args) > 0 || len(cmd.redirs) > 0 {
+	if closer != "" {
+		return nil, i, fmt.Errorf("syntax error: missing '%s'", closer)
+	}
+done:
+	if started() {
 		if err := endCmd(); err != nil {
-			return nil, err
+			return nil, i, err
 		}
 	} else if len(pipe) > 0 || op == "&&" || op == "||" {
-		return nil, fmt.Errorf("syntax error: unexpected end of line")
+		return nil, i, fmt.Errorf("syntax error: unexpected end of line")
 	}
 	if len(pipe) > 0 {
 		out = append(out, andOr{op: op, pipe: pipe})
 	}
-	return out, nil
+	return out, i, nil
 }
 
 // expand substitutes $NAME, ${NAME} and $? in the expandable segments.

@@ -144,6 +144,7 @@ type env struct {
 	cwd    string
 	vars   map[string]string
 	status int
+	exited bool // exit ran: stop this shell (or subshell)
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -177,9 +178,17 @@ func (e *env) runLine(line string) int {
 		e.errf("/system/bin/sh: %v\n", err)
 		return 2
 	}
+	return e.runList(list)
+}
+
+// runList runs and-or lists until the end or exit.
+func (e *env) runList(list []andOr) int {
 	for _, ao := range list {
 		if e.ctx.Err() != nil {
 			return 130
+		}
+		if e.exited {
+			break
 		}
 		if ao.op == "&&" && e.status != 0 || ao.op == "||" && e.status == 0 {
 			continue
@@ -265,7 +274,7 @@ func (e *env) runSimple(c simple, stdin io.Reader, stdout, stderr io.Writer) int
 			pending = append(pending, w.flush)
 		}
 	}
-	if len(args) == 0 {
+	if len(args) == 0 && c.group == nil {
 		for _, f := range pending {
 			if err := f(); err != nil {
 				e.errf("/system/bin/sh: %v\n", err)
@@ -274,7 +283,12 @@ func (e *env) runSimple(c simple, stdin io.Reader, stdout, stderr io.Writer) int
 		}
 		return 0
 	}
-	status := e.exec(args, stdin, fds[1], fds[2])
+	var status int
+	if c.group != nil {
+		status = e.runGroup(c, stdin, fds[1], fds[2])
+	} else {
+		status = e.exec(args, stdin, fds[1], fds[2])
+	}
 	for _, f := range pending {
 		if err := f(); err != nil {
 			// Writing a kernel file fails at write(2): report it as the shell does.
@@ -282,6 +296,21 @@ func (e *env) runSimple(c simple, stdin io.Reader, stdout, stderr io.Writer) int
 			status = 1
 		}
 	}
+	return status
+}
+
+// runGroup runs a { list; } group in this shell (variables and exit carry
+// over) or a ( list ) subshell in a copy, with the group's redirections.
+func (e *env) runGroup(c simple, stdin io.Reader, stdout, stderr io.Writer) int {
+	if c.subshell {
+		sub := e.sub(e.uid, stdout, stderr)
+		sub.stdin, sub.status = stdin, e.status
+		return sub.runList(c.group)
+	}
+	saved := [3]any{e.stdin, e.stdout, e.stderr}
+	e.stdin, e.stdout, e.stderr = stdin, stdout, stderr
+	status := e.runList(c.group)
+	e.stdin, e.stdout, e.stderr = saved[0].(io.Reader), saved[1].(io.Writer), saved[2].(io.Writer)
 	return status
 }
 
