@@ -15,6 +15,8 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/governor"
+	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/tui"
 )
@@ -207,22 +209,42 @@ func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
 	}
 }
 
-// readyBuilds offers the builds a device can run without typing anything.
+// readyBuilds offers the builds a device can run without typing anything:
+// on the simulated phone each app with known effects, so detection can be
+// checked against the truth.
 func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
 	var out []tui.BuildChoice
-	if dev.Backend == "local" {
+	switch dev.Backend {
+	case "sim":
+		for _, app := range sim.Apps() {
+			for _, eff := range []float64{0, 1, 5, -3} {
+				name := app.Name
+				detail := app.Description
+				if eff != 0 {
+					name = fmt.Sprintf("%s%+g%%", app.Name, eff)
+					detail = fmt.Sprintf("%s with a true effect of %+g%%", app.Name, eff)
+				}
+				out = append(out, tui.BuildChoice{Label: name, Detail: detail,
+					Build: lab.Build{Name: name, App: app.Name, EffectPct: eff}})
+			}
+		}
+	case "local":
 		out = append(out,
-			tui.BuildChoice{Label: "sleep 10ms", Detail: "sh -c 'sleep 0.01' (a stable baseline)", Build: lab.Build{Name: "sleep 10ms", Command: []string{"sh", "-c", "sleep 0.01"}}},
-			tui.BuildChoice{Label: "sleep 12ms", Detail: "sh -c 'sleep 0.012' (20% slower)", Build: lab.Build{Name: "sleep 12ms", Command: []string{"sh", "-c", "sleep 0.012"}}},
+			tui.BuildChoice{Label: "sleep 10ms", Detail: "sh -c 'sleep 0.01': a baseline", Build: lab.Build{Name: "sleep 10ms", Command: []string{"sh", "-c", "sleep 0.01"}}},
+			tui.BuildChoice{Label: "sleep 12ms", Detail: "sh -c 'sleep 0.012': 2 ms slower", Build: lab.Build{Name: "sleep 12ms", Command: []string{"sh", "-c", "sleep 0.012"}}},
 		)
 	}
 	return out
 }
 
-// governorProfiles names the governor profiles offered for a device.
+// governorProfiles names the governor profiles offered for a device: the
+// sim presets' built-in ones, elsewhere the profile perflab tune saved.
 func governorProfiles(dev lab.DeviceInfo) []string {
 	if dev.Backend == "sim" {
-		return []string{"recommended", "stock", "max"}
+		return []string{"recommended", "max"}
+	}
+	if _, _, err := governor.LoadTuned(dev.Model); err == nil {
+		return []string{"tuned"}
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent [
 	case "adb":
 		p.items = append(p.items, buildItem{action: "apk", choice: BuildChoice{Label: "APK file…", Detail: "pick an .apk file, then name its package"}})
 	}
-	p.input = textinput.New()
+	p.input = newTextInput()
 	p.input.SetWidth(60)
 	return p
 }
@@ -141,6 +141,10 @@ func (p buildsPane) choose(c BuildChoice) (buildsPane, tea.Cmd) {
 	p.err = nil
 	if p.chosen[1-p.arm] == nil {
 		p.arm = 1 - p.arm
+		// B is usually the next entry (a build with an effect, a newer APK).
+		if p.cursor < len(p.items)-1 && p.items[p.cursor+1].action == "" {
+			p.cursor++
+		}
 		return p, nil
 	}
 	a, b := p.chosen[0].Build, p.chosen[1].Build

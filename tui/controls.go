@@ -385,7 +385,7 @@ func (p *controlsPane) setAll(on bool) {
 			case r.def.key == "proxy":
 				v = "replay"
 			case r.def.key == "governor":
-				v = r.def.values[len(r.def.values)-1]
+				v = r.def.values[1]
 			case r.def.key == "pin_cpu", r.def.key == "cachegrind":
 				continue
 			default:
@@ -449,7 +449,7 @@ func (p controlsPane) View() string {
 	st := p.st
 	var b strings.Builder
 	labelW := 18
-	valW := 10
+	valW := 14
 	explW := p.width - labelW - valW - 6
 	// Keep the cursor visible when the rows do not fit.
 	avail := p.height - 2

@@ -103,7 +103,7 @@ func newDashKeys(mode dashMode) dashKeys {
 func newDashboard(st *Styles, mode dashMode, dev lab.DeviceInfo, plan lab.Experiment) *dashboard {
 	d := &dashboard{st: st, mode: mode, state: newRunState(dev, plan), keys: newDashKeys(mode)}
 	d.panel = panelData{alpha: plan.Alpha, confidence: plan.Confidence}
-	d.note = textinput.New()
+	d.note = newTextInput()
 	d.note.Prompt = "note> "
 	d.note.Placeholder = "what changed? (enter to record, esc to cancel)"
 	d.prevOrder = lab.OrderAlternate

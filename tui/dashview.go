@@ -153,7 +153,7 @@ func (d *dashboard) body(w, h int) string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	lw := w * 45 / 100
+	lw := w * 38 / 100
 	rw := w - lw - 2
 	var left []string
 	if showChart {

@@ -146,12 +146,9 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 	}
 	scale := ciScale(pd.metrics)
 	nameW := 14
-	if w >= 110 {
-		nameW = 18
-	}
 	numW := 8
-	rangeW := 20
-	verdW := 13
+	rangeW := 19
+	verdW := 12
 	barW := w - nameW - numW - rangeW - verdW - 4
 	if barW > 40 {
 		barW = 40
@@ -171,8 +168,19 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 		lines = append(lines, truncate(line, w))
 	}
 	if barW >= 7 {
-		axis := pad("", nameW+numW+rangeW+3) + pad(fmt.Sprintf("−%g%%", scale), barW/2) + pad(fmt.Sprintf("0 … +%g%%", scale), barW-barW/2)
-		lines = append(lines, st.Muted.Render(truncate(axis, w)))
+		axis := []rune(strings.Repeat(" ", barW))
+		put := func(at int, txt string) {
+			for i, r := range []rune(txt) {
+				if at+i >= 0 && at+i < len(axis) {
+					axis[at+i] = r
+				}
+			}
+		}
+		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
+		put(0, lo)
+		put((barW-1)/2, "0")
+		put(barW-len(hi), hi)
+		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+string(axis), w)))
 	}
 	return lines
 }
@@ -246,7 +254,11 @@ func warningLines(s *runState, pd panelData) []string {
 				break
 			}
 		}
-		out = append(out, fmt.Sprintf("%d trials failed or timed out, not counted%s", n, last))
+		what := "trials failed or timed out"
+		if n == 1 {
+			what = "trial failed or timed out"
+		}
+		out = append(out, fmt.Sprintf("%d %s, not counted%s", n, what, last))
 	}
 	if s.throttled > 0 {
 		out = append(out, fmt.Sprintf("throttling: %d probe samples ran below the starting frequency", s.throttled))

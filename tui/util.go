@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/textinput"
+
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -50,4 +52,14 @@ func block(text string, w, h int) string {
 // sideBySide joins two blocks of equal height with a gap.
 func sideBySide(left, right string, gap int) string {
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, strings.Repeat(" ", gap), right)
+}
+
+// newTextInput returns a text input with a steady cursor: a blinking one
+// redraws the screen twice a second for nothing.
+func newTextInput() textinput.Model {
+	ti := textinput.New()
+	st := textinput.DefaultDarkStyles()
+	st.Cursor.Blink = false
+	ti.SetStyles(st)
+	return ti
 }

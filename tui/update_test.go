@@ -1,0 +1,396 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/lab"
+)
+
+func TestDevicePickerSortsPreselectsAndRefusesOffline(t *testing.T) {
+	m := sized(New(Options{Device: "sim:pixel", Now: fixedNow}), 80, 24)
+	offline := lab.DeviceInfo{ID: "adb:emulator-1", Backend: "adb", State: "offline"}
+	nexus := simInfo()
+	nexus.ID = "sim:nexus5"
+	m.Update(devicesListedMsg{devices: []lab.DeviceInfo{localInfo(), offline, nexus, simInfo()}})
+	var ids []string
+	for _, d := range m.devices.devices {
+		ids = append(ids, d.ID)
+	}
+	if got, want := strings.Join(ids, " "), "sim:nexus5 sim:pixel local adb:emulator-1"; got != want {
+		t.Errorf("order = %q, want %q", got, want)
+	}
+	if d, _ := m.devices.selected(); d.ID != "sim:pixel" {
+		t.Errorf("preselected %q, want sim:pixel", d.ID)
+	}
+	press(t, m, "down", "down")
+	press(t, m, "enter")
+	if m.screen != screenDevices || m.devices.err == nil || !strings.Contains(m.devices.err.Error(), "offline") {
+		t.Fatalf("choosing an offline device: screen %d, err %v", m.screen, m.devices.err)
+	}
+	press(t, m, "up", "c")
+	if m.devices.err == nil || !strings.Contains(m.devices.err.Error(), "MFLOPS") {
+		t.Errorf("stability check on local: err %v, want a probe error", m.devices.err)
+	}
+	press(t, m, "up", "enter")
+	if m.screen != screenBuilds || m.device.ID != "sim:pixel" {
+		t.Fatalf("after enter on sim:pixel: screen %d device %q", m.screen, m.device.ID)
+	}
+}
+
+func TestBuildPickerChoosesBothArmsAndRemembersThem(t *testing.T) {
+	recent := filepath.Join(t.TempDir(), "recent.json")
+	ready := []BuildChoice{
+		{Label: "feed", Build: lab.Build{Name: "feed", App: "feed"}},
+		{Label: "feed+1%", Build: lab.Build{Name: "feed+1%", App: "feed", EffectPct: 1}},
+	}
+	m := sized(New(Options{RecentPath: recent, Now: fixedNow, Backend: Backend{Builds: func(lab.DeviceInfo) []BuildChoice { return ready }}}), 80, 24)
+	m.Update(deviceChosenMsg{device: simInfo()})
+	press(t, m, "enter")
+	if m.builds.chosen[0] == nil || m.builds.arm != 1 || m.builds.cursor != 1 {
+		t.Fatalf("after choosing A: chosen %v arm %d cursor %d", m.builds.chosen[0], m.builds.arm, m.builds.cursor)
+	}
+	press(t, m, "enter")
+	if m.screen != screenControls {
+		t.Fatalf("screen %d, want controls", m.screen)
+	}
+	if a, b := m.exp.Builds[lab.ArmControl], m.exp.Builds[lab.ArmTreatment]; a.Name != "feed" || b.EffectPct != 1 {
+		t.Errorf("builds A %+v B %+v", a, b)
+	}
+	rs, err := loadRecent(recent)
+	if err != nil || len(rs) != 2 || rs[0].Label != "feed" {
+		t.Fatalf("recent builds %+v, err %v", rs, err)
+	}
+	// The next visit lists them as recently used.
+	m2 := sized(New(Options{RecentPath: recent, Now: fixedNow}), 80, 24)
+	m2.Update(deviceChosenMsg{device: simInfo()})
+	if len(m2.builds.items) != 2 || !m2.builds.items[0].recent {
+		t.Errorf("recent items %+v", m2.builds.items)
+	}
+	// esc goes back a step.
+	press(t, m, "esc")
+	if m.screen != screenBuilds {
+		t.Errorf("esc from controls: screen %d", m.screen)
+	}
+}
+
+func TestBuildPickerTypedCommand(t *testing.T) {
+	m := sized(New(Options{Now: fixedNow}), 80, 24)
+	m.Update(deviceChosenMsg{device: localInfo()})
+	press(t, m, "enter") // the only item: command…
+	if !m.builds.editing() {
+		t.Fatal("command input not open")
+	}
+	press(t, m, "q") // typed, not quit
+	for _, r := range "uit 1" {
+		press(t, m, string(r))
+	}
+	press(t, m, "enter")
+	c := m.builds.chosen[0]
+	if c == nil || strings.Join(c.Build.Command, "|") != "sh|-c|quit 1" {
+		t.Fatalf("chosen %+v", c)
+	}
+	press(t, m, "enter", "enter") // an empty command is refused
+	if m.builds.err == nil {
+		t.Error("empty command accepted")
+	}
+}
+
+func TestControlsStepperGreysOutAndToggles(t *testing.T) {
+	dev := simInfo()
+	dev.Caps = []string{lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapGovernor}
+	p := newControlsPane(&Styles{}, dev, lab.Experiment{Order: "random", Trials: 30}, []string{"recommended", "max"}, false)
+	p.SetSize(80, 20)
+	rowOf := func(k string) int {
+		for i, r := range p.rows {
+			if r.def.key == k || r.setting == k {
+				return i
+			}
+		}
+		t.Fatalf("no row %q", k)
+		return -1
+	}
+	check := func(key, want string) {
+		t.Helper()
+		if got := p.value(p.rows[rowOf(key)]); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	send := func(row string, keys ...string) {
+		p.cursor = rowOf(row)
+		for _, k := range keys {
+			p, _ = p.Update(keyPress(k))
+		}
+	}
+	send("restore_snapshot", "space")
+	check("restore_snapshot", "on")
+	send("proxy", "space") // not supported: no change
+	check("proxy", "off")
+	send("governor", "space", "space")
+	check("governor", "max")
+	send("order", "space")
+	check("order", "fixed")
+	send("trials", "right")
+	check("trials", "50 per arm")
+	send("trials", "h", "h")
+	check("trials", "20 per arm")
+	send("probe", "space")
+	check("probe", "off") // the device has no probe capability
+	if _, ok := controlDefByKey("aslr"); !ok {
+		t.Fatal("aslr control missing")
+	}
+	for _, r := range p.rows {
+		if r.def.key == "aslr" {
+			t.Error("local-only control shown for a sim device")
+		}
+	}
+	p, _ = p.Update(keyPress("a"))
+	if !p.controls.KillApp || governorName(p.controls.Governor) != "recommended" || p.controls.Proxy != "" {
+		t.Errorf("all on: %+v", p.controls)
+	}
+	view := p.View()
+	if !strings.Contains(view, "not supported on sim:pixel") {
+		t.Errorf("view does not grey out unsupported controls:\n%s", view)
+	}
+	exp := p.experiment(lab.Experiment{})
+	if exp.Order != "fixed" || exp.Trials != 20 || !exp.Controls.RestoreSnapshot {
+		t.Errorf("experiment %+v", exp)
+	}
+}
+
+// liveModel returns a model showing a live run driven by a fake runner.
+func liveModel(t *testing.T, w, h int) (*Model, *fakeRunner, chan relayItem, *bool) {
+	m := sized(New(Options{Now: fixedNow}), w, h)
+	m.device, m.exp = simInfo(), synthPlan(30)
+	fr := newFakeRunner()
+	ch := make(chan relayItem, 4096)
+	cancelled := new(bool)
+	d := m.newDashboard(modeLive)
+	d.starting = true
+	m.dash, m.screen = d, screenDashboard
+	m.stream = 1
+	_, cmd := m.Update(runStartedMsg{run: &liveRun{stream: 1, runner: fr, cancel: func() { *cancelled = true }, events: ch, sessionPath: "/tmp/s.jsonl", device: simInfo()}})
+	if cmd == nil {
+		t.Fatal("no wait command after the run started")
+	}
+	return m, fr, ch, cancelled
+}
+
+func TestLiveActionsGoThroughTheRunner(t *testing.T) {
+	m, fr, _, cancelled := liveModel(t, 80, 24)
+	press(t, m, "o") // random → alternate
+	press(t, m, "p")
+	press(t, m, "n")
+	for _, r := range "fan on" {
+		press(t, m, string(r))
+	}
+	press(t, m, "enter")
+	press(t, m, "c", "space", "enter")
+	want := "order alternate; pause; note fan on; controls restore_snapshot"
+	if got := fr.Calls(); got != want {
+		t.Errorf("runner calls %q, want %q", got, want)
+	}
+	// The state follows the events the runner records, not the key presses.
+	m.Update(eventsArrivedMsg{stream: 1, events: []lab.Event{{Type: lab.EventToggle, Toggle: &lab.Toggle{What: "order", From: "random", To: "alternate", Round: 3}}}})
+	press(t, m, "o")
+	if got := fr.Calls(); !strings.HasSuffix(got, "order random") {
+		t.Errorf("second o: calls %q, want order random last", got)
+	}
+	press(t, m, "x", "n")
+	if *cancelled {
+		t.Fatal("abort without y")
+	}
+	press(t, m, "x", "y")
+	if !*cancelled {
+		t.Fatal("abort with y did not cancel")
+	}
+}
+
+func TestQuitWhileRunningAsksThenWaitsForTheSession(t *testing.T) {
+	m, _, ch, cancelled := liveModel(t, 80, 24)
+	_, cmd := m.Update(keyPress("q"))
+	if cmd != nil || !m.dash.confirmAbort {
+		t.Fatal("q during a run did not ask")
+	}
+	_, cmd = m.Update(keyPress("y"))
+	if !*cancelled || cmd != nil {
+		t.Fatalf("y: cancelled %v, cmd %v (must wait for the session to close)", *cancelled, cmd)
+	}
+	close(ch)
+	msg := waitForEvents(1, ch)()
+	_, cmd = m.Update(msg)
+	if cmd == nil {
+		t.Fatal("no quit after the stream closed")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Error("stream closed while quitting: want tea.Quit")
+	}
+}
+
+func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
+	m, _, _, _ := liveModel(t, 80, 24)
+	evs := synthEvents(20, 0, false)
+	_, cmd1 := m.Update(eventsArrivedMsg{stream: 1, events: evs[:20]})
+	if !m.dash.computing {
+		t.Fatal("no analysis started")
+	}
+	m.Update(eventsArrivedMsg{stream: 1, events: evs[20:]})
+	// Run only the analysis from the first batch.
+	var report reportComputedMsg
+	for _, c := range flatten(cmd1) {
+		if r, ok := c().(reportComputedMsg); ok {
+			report = r
+		}
+	}
+	if report.version == 0 || report.version == m.dash.state.version {
+		t.Fatalf("first analysis at version %d, state at %d", report.version, m.dash.state.version)
+	}
+	_, next := m.Update(report)
+	if next == nil || !m.dash.computing {
+		t.Fatal("no catch-up analysis after new trials")
+	}
+	r2 := next().(reportComputedMsg)
+	m.Update(r2)
+	if m.dash.panelVer != m.dash.state.version || m.dash.computing {
+		t.Errorf("panel at %d, state at %d, computing %v", m.dash.panelVer, m.dash.state.version, m.dash.computing)
+	}
+	if !m.dash.panel.live || m.dash.panel.resamples != liveResamples {
+		t.Errorf("live panel: live %v resamples %d", m.dash.panel.live, m.dash.panel.resamples)
+	}
+}
+
+// flatten runs cmd and the commands of its batches, returning their
+// messages; a command still blocked after a second (waiting for events
+// nobody sends) is dropped.
+func flatten(cmd tea.Cmd) []tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-done:
+	case <-time.After(time.Second):
+		return nil
+	}
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Cmd
+		for _, c := range b {
+			out = append(out, flatten(c)...)
+		}
+		return out
+	}
+	return []tea.Cmd{func() tea.Msg { return msg }}
+}
+
+func TestReplayStepsJumpsAndConcludes(t *testing.T) {
+	evs := synthEvents(30, 5, true)
+	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
+	press(t, m, "space") // pause the replay Init would start
+	press(t, m, ".")
+	if m.dash.rp.pos != 1 || len(m.dash.state.probe) != 1 {
+		t.Fatalf("after one step: pos %d probes %d", m.dash.rp.pos, len(m.dash.state.probe))
+	}
+	press(t, m, "3")
+	if m.dash.rp.speed != 0 {
+		t.Errorf("speed %g, want max (0)", m.dash.rp.speed)
+	}
+	press(t, m, "s")
+	if m.dash.rp.speed != 1 {
+		t.Errorf("speed after s from max %g, want 1", m.dash.rp.speed)
+	}
+	press(t, m, "G")
+	if !m.dash.rp.done() || m.dash.state.end == nil {
+		t.Fatal("G did not reach the end")
+	}
+	if !m.dash.finalDone || m.dash.panel.live {
+		t.Fatalf("final analysis not done: finalDone %v live %v", m.dash.finalDone, m.dash.panel.live)
+	}
+	got := map[string]string{}
+	for _, mp := range m.dash.panel.metrics {
+		got[mp.name] = mp.verdict
+	}
+	if got["startup_ms"] != "regression" || got["frames"] != "no change" {
+		t.Errorf("verdicts %v, want startup_ms regression, frames no change", got)
+	}
+	if s := screenText(m); !strings.Contains(s, "regression") || !strings.Contains(s, "at end") {
+		t.Errorf("screen lacks the verdict or the replay state:\n%s", s)
+	}
+	// Replay has no live controls.
+	press(t, m, "o", "x")
+	if m.dash.confirmAbort {
+		t.Error("replay offered to abort")
+	}
+}
+
+func TestReplayTicksFollowTheSessionClock(t *testing.T) {
+	evs := synthEvents(5, 0, true)
+	r := newReplayer(evs, 10)
+	r.play()
+	t0 := fixedNow()
+	var got int
+	last := evs[len(evs)-1].T
+	// At ×10 each 50 ms frame covers 0.5 s of session time.
+	for i := 1; i <= 40 && !r.done(); i++ {
+		t0 = t0.Add(replayFrame)
+		e, _ := r.tick(replayTickedMsg{gen: r.gen, at: t0})
+		got += len(e)
+		if r.clock < last && r.clock > float64(i)*0.5+1e-9 {
+			t.Fatalf("frame %d: clock %.2f ahead of the pace", i, r.clock)
+		}
+		if i == 4 && r.done() {
+			t.Fatal("2 s of session time replayed everything")
+		}
+	}
+	if got != len(evs) || !r.done() {
+		t.Errorf("applied %d of %d events", got, len(evs))
+	}
+	// A stale tick from an earlier play does nothing.
+	r2 := newReplayer(evs, 1)
+	r2.play()
+	old := r2.gen
+	r2.play()
+	if e, c := r2.tick(replayTickedMsg{gen: old, at: t0}); e != nil || c != nil {
+		t.Error("stale tick advanced the replay")
+	}
+}
+
+func TestRunStartFailureIsShown(t *testing.T) {
+	m := sized(New(Options{Now: fixedNow, Backend: Backend{
+		OpenDevice: func(ctx context.Context, id string) (lab.Device, error) { return nil, context.DeadlineExceeded },
+		NewRunner:  func(lab.Device, *lab.Experiment) Runner { return newFakeRunner() },
+		CreateSession: func(string, lab.DeviceInfo, *lab.Experiment) (SessionWriter, error) {
+			return nil, nil
+		},
+	}}), 80, 24)
+	m.device, m.exp = simInfo(), synthPlan(10)
+	m.controls = newControlsPane(m.st, m.device, m.exp, nil, false)
+	m.screen = screenControls
+	press(t, m, "enter")
+	if m.screen != screenDashboard || m.dash.err == nil || !strings.Contains(screenText(m), "open device sim:pixel") {
+		t.Fatalf("start failure not shown:\n%s", screenText(m))
+	}
+	// Nothing runs, so q quits at once.
+	_, cmd := m.Update(keyPress("q"))
+	if cmd == nil {
+		t.Fatal("q did not quit")
+	}
+}
+
+func TestHelpToggles(t *testing.T) {
+	m := sized(New(Options{Now: fixedNow}), 80, 24)
+	press(t, m, "?")
+	if !strings.Contains(screenText(m), "stability check") || !m.help.ShowAll {
+		t.Fatal("full help not shown")
+	}
+	press(t, m, "esc")
+	if m.help.ShowAll {
+		t.Error("esc did not close help")
+	}
+}
