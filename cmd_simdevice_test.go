@@ -136,3 +136,23 @@ func TestCheckWithProfileOnSimdevice(t *testing.T) {
 		t.Errorf("governor after check: %q %v, want the stock schedutil back", got, err)
 	}
 }
+
+func TestSimdeviceSerialAndRoot(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- cmdSimdevice(ctx, []string{"--listen", addr, "--serial", "LAB-PHONE-7", "--root", "--connect", srv.Addr}, &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	adbtest.WaitState(t, srv, addr, "device", 20*time.Second)
+	got, err := srv.Run(context.Background(), addr, "getprop ro.serialno; id -u")
+	if err != nil || got != "LAB-PHONE-7\n0\n" {
+		t.Errorf("serial and uid: %q %v", got, err)
+	}
+}
