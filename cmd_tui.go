@@ -140,7 +140,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		}
 	}
 	if !found {
-		d, err := opt.Backend.OpenDevice(ctx, exp.Device)
+		d, err := opt.Backend.OpenDevice(ctx, exp.Device, false)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab run: %s: device %s: %v\n", expPath, exp.Device, err)
 			return 1
@@ -196,8 +196,12 @@ func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
 func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
 	return tui.Backend{
 		ListDevices: func(ctx context.Context) ([]lab.DeviceInfo, error) { return devices.List(ctx, devOpt) },
-		OpenDevice:  func(ctx context.Context, id string) (lab.Device, error) { return devices.Open(ctx, id, devOpt) },
-		NewRunner:   func(dev lab.Device, exp *lab.Experiment) tui.Runner { return lab.NewRunner(dev, exp) },
+		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+			o := devOpt
+			o.Realtime = o.Realtime || realtime
+			return devices.Open(ctx, id, o)
+		},
+		NewRunner: func(dev lab.Device, exp *lab.Experiment) tui.Runner { return lab.NewRunner(dev, exp) },
 		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (tui.SessionWriter, error) {
 			h := sessions.NewHeader("perflab "+version, dev, exp)
 			if force {

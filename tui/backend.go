@@ -37,8 +37,9 @@ type BuildChoice struct {
 type Backend struct {
 	// ListDevices lists every device of every backend.
 	ListDevices func(ctx context.Context) ([]lab.DeviceInfo, error)
-	// OpenDevice opens a device by id ("sim:<preset>", "local", "adb:<serial>").
-	OpenDevice func(ctx context.Context, id string) (lab.Device, error)
+	// OpenDevice opens a device by id ("sim:<preset>", "local",
+	// "adb:<serial>"); realtime paces a simulated device at wall-clock speed.
+	OpenDevice func(ctx context.Context, id string, realtime bool) (lab.Device, error)
 	// NewRunner prepares a run of exp on dev.
 	NewRunner func(dev lab.Device, exp *lab.Experiment) Runner
 	// CreateSession creates the session file at path for a run of exp on dev.
@@ -46,7 +47,4 @@ type Backend struct {
 	// Builds lists the ready-made builds for a device (sim apps with known
 	// effects, for instance).
 	Builds func(dev lab.DeviceInfo) []BuildChoice
-	// Stability summarises probe samples (analysis.StabilityOf) as a verdict
-	// and a few human lines.
-	Stability func(samples []lab.ProbeSample) (verdict string, lines []string)
 }

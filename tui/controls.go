@@ -176,6 +176,7 @@ type controlsPane struct {
 	trials   int
 	warmup   int
 	probeS   float64
+	realtime bool // sim only: wall-clock pacing
 	profiles []string // governor profile names offered for this device
 	rows     []controlRow
 	cursor   int
@@ -224,6 +225,7 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	if dev.Has(lab.CapProbe) && !live {
 		p.probeS = 30
 	}
+	p.realtime = dev.Backend == "sim"
 	for _, d := range controlDefs {
 		if len(d.backends) > 0 && !contains(d.backends, dev.Backend) {
 			continue
@@ -240,6 +242,9 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		p.rows = append(p.rows,
 			controlRow{setting: "order"}, controlRow{setting: "trials"},
 			controlRow{setting: "warmup"}, controlRow{setting: "probe"})
+		if dev.Backend == "sim" {
+			p.rows = append(p.rows, controlRow{setting: "pace"})
+		}
 	}
 	return p
 }
@@ -280,6 +285,11 @@ func (p controlsPane) value(r controlRow) string {
 			return "off"
 		}
 		return fmt.Sprintf("%gs", p.probeS)
+	case "pace":
+		if p.realtime {
+			return "real time"
+		}
+		return "instant"
 	}
 	return r.def.get(p.controls)
 }
@@ -294,6 +304,8 @@ func (p controlsPane) explain(r controlRow) string {
 		return "warm-up rounds: recorded, not analysed"
 	case "probe":
 		return "MFLOPS stability check before the first trial, charted live"
+	case "pace":
+		return "real time: watch and steer the run · instant: simulated time, done in seconds"
 	}
 	return r.def.explain
 }
@@ -308,6 +320,8 @@ func (p controlsPane) label(r controlRow) string {
 		return "warm-up"
 	case "probe":
 		return "stability check"
+	case "pace":
+		return "sim pace"
 	}
 	return r.def.label
 }
@@ -331,6 +345,8 @@ func (p *controlsPane) step(dir int) {
 		if p.warmup < 0 {
 			p.warmup = 0
 		}
+	case "pace":
+		p.realtime = !p.realtime
 	case "probe":
 		steps := []string{"0", "10", "30", "60", "120"}
 		p.probeS, _ = strconv.ParseFloat(cycle(steps, strconv.FormatFloat(p.probeS, 'f', -1, 64), dir), 64)

@@ -102,7 +102,7 @@ func newDashKeys(mode dashMode) dashKeys {
 
 func newDashboard(st *Styles, mode dashMode, dev lab.DeviceInfo, plan lab.Experiment) *dashboard {
 	d := &dashboard{st: st, mode: mode, state: newRunState(dev, plan), keys: newDashKeys(mode)}
-	d.panel = panelData{alpha: plan.Alpha, confidence: plan.Confidence}
+	d.panel = emptyPanel(plan)
 	d.note = newTextInput()
 	d.note.Prompt = "note> "
 	d.note.Placeholder = "what changed? (enter to record, esc to cancel)"
@@ -128,7 +128,7 @@ func (d *dashboard) applyEvents(evs []lab.Event) tea.Cmd {
 			probe = true
 		}
 	}
-	if probe && d.stabFor != nil && len(d.state.probe) >= 3 {
+	if probe && d.stabFor != nil && len(d.state.probe) >= 2 {
 		d.stability, d.stabLines = d.stabFor(d.state.probe)
 	}
 	return d.maybeAnalyze()
@@ -373,7 +373,7 @@ func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64
 		if b.OpenDevice == nil {
 			return runStartedMsg{err: fmt.Errorf("no device backend")}
 		}
-		d, err := b.OpenDevice(ctx, dev.ID)
+		d, err := b.OpenDevice(ctx, dev.ID, dev.Backend == "sim")
 		if err != nil {
 			return runStartedMsg{err: fmt.Errorf("open device %s: %w", dev.ID, err)}
 		}
@@ -390,7 +390,7 @@ func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64
 			samples := make(chan lab.ProbeSample, 64)
 			done := make(chan error, 1)
 			go func() {
-				done <- pr.Probe(cctx, lab.ProbeOptions{DurationS: durS, IntervalS: 1}, samples)
+				done <- pr.Probe(cctx, lab.ProbeOptions{DurationS: durS, IntervalS: 1, Realtime: dev.Backend == "sim"}, samples)
 				close(samples)
 			}()
 			for s := range samples {

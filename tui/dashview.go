@@ -126,7 +126,10 @@ func (d *dashboard) body(w, h int) string {
 		return strings.Join(lines, "\n")
 	}
 	showChart := len(s.probe) > 0 && (len(s.trials) == 0 || (w >= 110 && h >= 30))
-	warn := warningLines(s, d.panel)
+	warn := append(warningLines(s, d.panel), d.stabLines...)
+	if len(s.probe) > 0 && !showChart && d.stability != "" {
+		warn = append([]string{"stability check: " + d.stability}, warn...)
+	}
 	logs := s.log
 	if w < 110 {
 		rows := len(d.panel.metrics)

@@ -50,9 +50,10 @@ var scenes = []struct {
 		return m
 	}},
 	{"live", func(t *testing.T, w, h int) *Model {
-		m, _, _, _ := liveModel(t, w, h)
+		m, _, ch, _ := liveModel(t, w, h)
 		evs := synthEvents(20, 40, false)
 		_, cmd := m.Update(eventsArrivedMsg{stream: 1, events: evs})
+		ch <- relayItem{} // lets the re-armed wait return at once
 		for _, c := range flatten(cmd) {
 			if r, ok := c().(reportComputedMsg); ok {
 				m.Update(r)

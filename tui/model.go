@@ -141,7 +141,7 @@ func (m *Model) newDashboard(mode dashMode) *dashboard {
 	d.analyzeFor = func(in []metricInput, final bool) panelData {
 		return analyze(in, alpha, conf, final)
 	}
-	d.stabFor = m.opt.Backend.Stability
+	d.stabFor = stabilitySummary
 	d.ctrl.profiles = m.profiles(m.device)
 	d.SetSize(m.width, m.height-1)
 	return d
@@ -275,7 +275,7 @@ func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 		m.dash = m.newDashboard(modeCheck)
 		m.dash.starting = true
 		m.screen = screenDashboard
-		return startCheck(m.ctx, m.opt.Backend, m.device, 60, m.stream)
+		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.stream)
 	}
 	var ready []BuildChoice
 	if m.opt.Backend.Builds != nil {
@@ -332,7 +332,7 @@ func (m *Model) start() tea.Cmd {
 		name, m.opt.SessionFile = m.opt.SessionFile, ""
 	}
 	path := filepath.Join(m.opt.SessionDir, name)
-	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS}
+	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime}
 	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
 }
 

@@ -260,9 +260,6 @@ func warningLines(s *runState, pd panelData) []string {
 		}
 		out = append(out, fmt.Sprintf("%d %s, not counted%s", n, what, last))
 	}
-	if s.throttled > 0 {
-		out = append(out, fmt.Sprintf("throttling: %d probe samples ran below the starting frequency", s.throttled))
-	}
 	if len(s.mismatches) > 0 {
 		out = append(out, fmt.Sprintf("governor read-back differs: %s", strings.Join(s.mismatches, ", ")))
 	}

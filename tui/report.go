@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
 )
 
 // liveResamples is the bootstrap resample count while trials still arrive:
@@ -100,4 +103,49 @@ func orderEffectP(m metricInput) float64 {
 	}
 	kw, _ := analysis.KruskalWallisH(used...)
 	return float64(kw.P)
+}
+
+// stabilitySummary judges the probe samples so far (analysis.StabilityOf)
+// and returns a one-line summary and the details: reasons, steps, throttle
+// events. It is linear in the samples, a few hundred at most.
+func stabilitySummary(ps []lab.ProbeSample) (string, []string) {
+	ss := make([]analysis.StabilitySample, len(ps))
+	for i, p := range ps {
+		ss[i] = analysis.StabilitySample{T: p.T, MFLOPS: p.MFLOPS, FreqKHz: p.FreqKHz, TempC: p.TempC}
+	}
+	st := analysis.StabilityOf(ss, analysis.DefaultStabilityOptions())
+	line := fmt.Sprintf("%s · mean %.0f MFLOPS · CV %s · drift %s/min", st.Verdict,
+		st.MeanMFLOPS.Or(math.NaN()), pctOf(float64(st.CV)*100), pctOf(float64(st.DriftPctPerMin)))
+	var lines []string
+	if len(st.Reasons) > 0 {
+		lines = append(lines, "unstable: "+strings.Join(st.Reasons, "; "))
+	}
+	for _, s := range st.Steps {
+		lines = append(lines, fmt.Sprintf("step at t=%.0fs: %.0f → %.0f MFLOPS (%+.1f%%)", s.T, s.From, s.To, s.ChangePct))
+	}
+	if st.ThrottleEvents > 0 {
+		lines = append(lines, fmt.Sprintf("throttling: %d frequency drops, max %.1f°C", st.ThrottleEvents, st.MaxTempC))
+	}
+	return line, lines
+}
+
+func pctOf(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f%%", x)
+}
+
+// emptyPanel is the panel before any analysis: the settings the analysis
+// will use, no metrics.
+func emptyPanel(plan lab.Experiment) panelData {
+	o := analysis.DefaultOptions()
+	pd := panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test, kwAllP: math.NaN()}
+	if plan.Alpha > 0 {
+		pd.alpha = plan.Alpha
+	}
+	if plan.Confidence > 0 {
+		pd.confidence = plan.Confidence
+	}
+	return pd
 }

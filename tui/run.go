@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,6 +19,9 @@ type runPlan struct {
 	// probeS is the length, in device seconds, of the MFLOPS stability check
 	// run before the first trial; 0 skips it.
 	probeS float64
+	// realtime paces a simulated device at wall-clock speed, so the run can
+	// be watched and steered; otherwise it runs in simulated time.
+	realtime bool
 }
 
 // liveRun is a run in progress: the runner's live controls, the relay's
@@ -48,7 +52,7 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 		if b.OpenDevice == nil || b.NewRunner == nil || b.CreateSession == nil {
 			return runStartedMsg{err: errors.New("this build of perflab cannot run trials (no lab backend)")}
 		}
-		dev, err := b.OpenDevice(ctx, p.device.ID)
+		dev, err := b.OpenDevice(ctx, p.device.ID, p.realtime)
 		if err != nil {
 			return runStartedMsg{err: fmt.Errorf("open device %s: %w", p.device.ID, err)}
 		}
@@ -61,9 +65,11 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 			return runStartedMsg{err: fmt.Errorf("create session %s: %w", sessionPath, err)}
 		}
 		rctx, cancel := context.WithCancel(ctx)
-		r := b.NewRunner(dev, &exp)
+		samples := make(chan lab.ProbeSample) // unbuffered: see probingDevice
+		probe := lab.ProbeOptions{DurationS: p.probeS, IntervalS: 1, Realtime: p.realtime}
+		r := b.NewRunner(withProbe(dev, probe, samples), &exp)
 		out := make(chan relayItem, maxBatch)
-		go relay(rctx, dev, r, w, p.probeS, out)
+		go relay(rctx, dev, r, w, samples, out)
 		return runStartedMsg{run: &liveRun{
 			stream: stream, runner: r, cancel: cancel, events: out,
 			sessionPath: sessionPath, device: info,
@@ -71,12 +77,53 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 	}
 }
 
-// relay runs the optional stability probe, then the runner, writing every
-// event to the session before passing it on. It closes out when the runner's
-// stream ends, after closing the session file.
-func relay(ctx context.Context, dev lab.Device, r Runner, w SessionWriter, probeS float64, out chan<- relayItem) {
+// probingDevice runs the MFLOPS stability check at the end of Setup, after
+// the governor profile and the other controls are applied and before the
+// first trial, sending the samples to the relay as they come. The channel
+// is unbuffered, so every sample has been taken by the relay when Setup
+// returns and the session keeps probe samples before trials.
+type probingDevice struct {
+	lab.Device
+	probe   lab.ProbeOptions
+	samples chan<- lab.ProbeSample
+	once    sync.Once
+}
+
+// probingReconnector keeps the device's Reconnector for the runner.
+type probingReconnector struct {
+	*probingDevice
+	lab.Reconnector
+}
+
+func withProbe(dev lab.Device, probe lab.ProbeOptions, samples chan<- lab.ProbeSample) lab.Device {
+	p := &probingDevice{Device: dev, probe: probe, samples: samples}
+	if rc, ok := dev.(lab.Reconnector); ok {
+		return probingReconnector{p, rc}
+	}
+	return p
+}
+
+func (p *probingDevice) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	defer p.once.Do(func() { close(p.samples) })
+	evs, err := p.Device.Setup(ctx, exp)
+	if err != nil {
+		return evs, err
+	}
+	pr, ok := p.Device.(lab.Prober)
+	if !ok || p.probe.DurationS <= 0 {
+		return evs, nil
+	}
+	if err := pr.Probe(ctx, p.probe, p.samples); err != nil && ctx.Err() == nil {
+		evs = append(evs, lab.Event{Type: lab.EventNote, Note: &lab.Note{Text: "stability check failed: " + err.Error()}})
+	}
+	return evs, nil
+}
+
+// relay writes every event of the run, and the stability probe's samples
+// as probe events, to the session before passing it on. It closes out when
+// the runner's stream ends, after closing the session file and the device.
+func relay(ctx context.Context, dev lab.Device, r Runner, w SessionWriter, samples <-chan lab.ProbeSample, out chan<- relayItem) {
 	defer close(out)
-	start := time.Now()
 	send := func(ev lab.Event) {
 		err := w.Write(ev)
 		if err != nil {
@@ -84,26 +131,23 @@ func relay(ctx context.Context, dev lab.Device, r Runner, w SessionWriter, probe
 		}
 		out <- relayItem{ev: ev, err: err}
 	}
-	offset := 0.0
-	if pr, ok := dev.(lab.Prober); ok && probeS > 0 && ctx.Err() == nil {
-		samples := make(chan lab.ProbeSample, 64)
-		done := make(chan error, 1)
-		go func() {
-			done <- pr.Probe(ctx, lab.ProbeOptions{DurationS: probeS, IntervalS: 1}, samples)
-			close(samples)
-		}()
-		for s := range samples {
-			s := s
+	start := time.Now() // the runner's clock starts with Run, just below
+	events := r.Run(ctx)
+	for events != nil {
+		select {
+		case s, ok := <-samples:
+			if !ok {
+				samples = nil
+				continue
+			}
 			send(lab.Event{Type: lab.EventProbe, T: time.Since(start).Seconds(), Probe: &s})
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			send(ev)
 		}
-		if err := <-done; err != nil && ctx.Err() == nil {
-			out <- relayItem{err: fmt.Errorf("stability check: %w", err)}
-		}
-		offset = time.Since(start).Seconds()
-	}
-	for ev := range r.Run(ctx) {
-		ev.T += offset
-		send(ev)
 	}
 	if err := w.Close(); err != nil {
 		out <- relayItem{err: fmt.Errorf("close session: %w", err)}

@@ -44,7 +44,6 @@ type runState struct {
 	version    int
 	orders     []string // order modes seen in counted trials
 	mismatches []string
-	throttled  int // probe samples whose frequency dropped below the first
 }
 
 func newRunState(dev lab.DeviceInfo, plan lab.Experiment) *runState {
@@ -107,16 +106,7 @@ func (s *runState) apply(ev lab.Event) {
 		if ev.Probe == nil {
 			return
 		}
-		p := *ev.Probe
-		if len(s.probe) > 0 && len(p.FreqKHz) > 0 && len(s.probe[0].FreqKHz) == len(p.FreqKHz) {
-			for i, f := range p.FreqKHz {
-				if f < s.probe[0].FreqKHz[i] {
-					s.throttled++
-					break
-				}
-			}
-		}
-		s.probe = append(s.probe, p)
+		s.probe = append(s.probe, *ev.Probe)
 	case lab.EventSettings:
 		if ev.Settings == nil {
 			return

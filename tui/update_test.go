@@ -233,7 +233,8 @@ func TestQuitWhileRunningAsksThenWaitsForTheSession(t *testing.T) {
 }
 
 func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
-	m, _, _, _ := liveModel(t, 80, 24)
+	m, _, ch, _ := liveModel(t, 80, 24)
+	ch <- relayItem{} // lets the re-armed wait return at once
 	evs := synthEvents(20, 0, false)
 	_, cmd1 := m.Update(eventsArrivedMsg{stream: 1, events: evs[:20]})
 	if !m.dash.computing {
@@ -363,7 +364,7 @@ func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 
 func TestRunStartFailureIsShown(t *testing.T) {
 	m := sized(New(Options{Now: fixedNow, Backend: Backend{
-		OpenDevice: func(ctx context.Context, id string) (lab.Device, error) { return nil, context.DeadlineExceeded },
+		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) { return nil, context.DeadlineExceeded },
 		NewRunner:  func(lab.Device, *lab.Experiment) Runner { return newFakeRunner() },
 		CreateSession: func(string, lab.DeviceInfo, *lab.Experiment) (SessionWriter, error) {
 			return nil, nil

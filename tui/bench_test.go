@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"strconv"
+	"testing"
+)
+
+// tenThousand returns a live model holding a 10,000-trial session (5,000
+// rounds) with its analysis computed, as the dashboard shows it.
+func tenThousand(b *testing.B, w, h int, final bool) *Model {
+	t := &testing.T{}
+	m, _, _, _ := liveModel(t, w, h)
+	evs := synthEvents(4999, 120, false)
+	for _, ev := range evs {
+		m.dash.state.apply(ev)
+	}
+	if n := len(m.dash.state.trials); n != 10000 {
+		b.Fatalf("%d trials", n)
+	}
+	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0, final)
+	m.dash.panelVer = m.dash.state.version
+	return m
+}
+
+// BenchmarkDashboardView measures one frame of the live dashboard with
+// 10,000 trials in the session. Target: under 16 ms.
+func BenchmarkDashboardView(b *testing.B) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+		b.Run(sizeName(size), func(b *testing.B) {
+			m := tenThousand(b, size[0], size[1], false)
+			b.ResetTimer()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkLiveAnalysis measures the recomputation after one more trial at
+// 10,000 trials (live resamples), which runs in a tea.Cmd, off the frame.
+func BenchmarkLiveAnalysis(b *testing.B) {
+	m := tenThousand(b, 80, 24, false)
+	in := m.dash.state.inputs()
+	b.ResetTimer()
+	for b.Loop() {
+		analyze(in, 0, 0, false)
+	}
+}
+
+// BenchmarkApplyTrial measures what Update spends on one trial event.
+func BenchmarkApplyTrial(b *testing.B) {
+	evs := synthEvents(4999, 0, false)
+	b.ResetTimer()
+	for b.Loop() {
+		s := newRunState(simInfo(), synthPlan(5000))
+		for _, ev := range evs {
+			s.apply(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+func sizeName(s [2]int) string { return strconv.Itoa(s[0]) + "x" + strconv.Itoa(s[1]) }
