@@ -87,6 +87,7 @@ func (w *timedWriter) Write(p []byte) (int, error) {
 }
 
 func TestShellAgainstRealADBServer(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 3})
 	adbtest.Connect(t, srv, sim.Addr, "device")
@@ -272,6 +273,7 @@ func fakeELF(machine uint16, class byte) []byte {
 }
 
 func TestDeviceStatesAcrossTwoServers(t *testing.T) {
+	t.Parallel()
 	s1 := adbtest.StartServer(t)
 	s2 := adbtest.StartServer(t)
 	a := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 1})

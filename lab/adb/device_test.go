@@ -75,6 +75,7 @@ func drain(ch <-chan lab.Event, each func(lab.Event)) []lab.Event {
 }
 
 func TestFullExperimentThroughRealADBServer(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 11})
 	adbtest.Connect(t, srv, sim.Addr, "device")
@@ -180,6 +181,7 @@ func mean(xs []float64) float64 {
 }
 
 func TestSimdeviceRestartMidRun(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
 	adbtest.Connect(t, srv, sim.Addr, "device")
@@ -251,6 +253,7 @@ func TestSimdeviceRestartMidRun(t *testing.T) {
 }
 
 func TestRunEndsWhenTheDeviceStaysAway(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
 	adbtest.Connect(t, srv, sim.Addr, "device")
@@ -286,6 +289,7 @@ func TestRunEndsWhenTheDeviceStaysAway(t *testing.T) {
 }
 
 func TestProbePushesTheRightBuildAndStreams(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	for _, preset := range []string{"pixel", "nexus5"} {
 		t.Run(preset, func(t *testing.T) {
@@ -335,6 +339,7 @@ func TestProbePushesTheRightBuildAndStreams(t *testing.T) {
 }
 
 func TestTrialTimeout(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5, Realtime: true})
 	adbtest.Connect(t, srv, sim.Addr, "device")
@@ -360,6 +365,7 @@ func TestTrialTimeout(t *testing.T) {
 }
 
 func TestAPKBuildsInstalledAndReadFromTheManifest(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 9})
 	adbtest.Connect(t, srv, sim.Addr, "device")

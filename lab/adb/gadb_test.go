@@ -2,6 +2,8 @@ package adb_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 // no state for the others (an offline phone looks usable), and its plain shell has no exit status and mixes stderr into
 // stdout. It also exercises the simdevice's plain shell: and gadb's push.
 func TestGadbLimitsAndOurWorkarounds(t *testing.T) {
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	up := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 1})
 	locked := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 2, Unauthorized: true})
@@ -76,5 +79,51 @@ func TestGadbLimitsAndOurWorkarounds(t *testing.T) {
 	}
 	if got, err := srv.Run(ctx(t), up.Addr, "cat /data/local/tmp/g.txt"); err != nil || got != "pushed by gadb\n" {
 		t.Errorf("file pushed by gadb reads %q %v", got, err)
+	}
+}
+
+// TestNoSixtySecondCap runs a 65 s command that prints a line every 13 s:
+// gadb's plain shell gives up after its 60 s read deadline, lab/adb's
+// shell v2 streams every line and returns the exit status. It runs in
+// parallel with the other tests so it adds little to the package's time.
+func TestNoSixtySecondCap(t *testing.T) {
+	t.Parallel()
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 1})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	cmd := "echo 1; sleep 13; echo 2; sleep 13; echo 3; sleep 13; echo 4; sleep 13; echo 5; sleep 13; echo done; exit 5"
+
+	gadbErr := make(chan error, 1)
+	go func() {
+		g, err := gadb.NewClientWith("127.0.0.1", srv.Port)
+		if err != nil {
+			gadbErr <- err
+			return
+		}
+		devs, err := g.DeviceList()
+		if err != nil || len(devs) != 1 {
+			gadbErr <- fmt.Errorf("gadb devices: %v %v", devs, err)
+			return
+		}
+		_, err = devs[0].RunShellCommand(cmd)
+		gadbErr <- err
+	}()
+
+	w := &timedWriter{}
+	start := time.Now()
+	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	code, err := srv.Shell(c, sim.Addr, cmd, nil, w, nil)
+	if err != nil || code != 5 {
+		t.Fatalf("after %v: code %d err %v", time.Since(start), code, err)
+	}
+	if w.buf.String() != "1\n2\n3\n4\n5\ndone\n" {
+		t.Errorf("output %q", w.buf.String())
+	}
+	if len(w.times) != 6 || w.times[1].Sub(start) > 20*time.Second {
+		t.Errorf("output was not streamed: %d writes, second at %v", len(w.times), w.times[1].Sub(start))
+	}
+	if err := <-gadbErr; err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("gadb on the same command: %v (expected its 60 s read deadline to fire)", err)
 	}
 }
