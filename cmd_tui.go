@@ -36,7 +36,7 @@ func (f *tuiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "", "device to preselect (sim:<preset>, local, adb:<serial>)")
 	fs.StringVar(&f.sessions, "sessions", tui.DefaultSessionDir(), "directory for new session files")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace simulated devices at wall-clock speed")
-	fs.Var(&f.adb, "adb", "adb server host:port to list devices from (repeatable; default the local server)")
+	fs.Var((*adbFlag)(&f.adb), "adb", "adb server host:port to list devices from (repeatable; default the local server)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for simulated devices")
 }
 

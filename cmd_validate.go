@@ -95,7 +95,7 @@ type studyFlags struct {
 
 func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
-	fs.Var(&f.adb, "adb", "adb server HOST:PORT (repeatable)")
+	fs.Var((*adbFlag)(&f.adb), "adb", "adb server `HOST:PORT` (repeatable; checked and normalised as in perflab devices)")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
 	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
