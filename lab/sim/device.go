@@ -135,6 +135,11 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 			return events, err
 		}
 		d.ph.ForceStop(pkg)
+		// Start each run from a clean install, so a reused device's snapshot
+		// does not carry the state earlier runs left behind.
+		if err := d.ph.ClearData(pkg); err != nil {
+			return events, fmt.Errorf("clearing %s before its snapshot: %w", pkg, err)
+		}
 		if _, err := d.ph.Launch(pkg); err != nil { // performance_test.setup()
 			return events, err
 		}

@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"context"
+	"testing"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// snapshotBytes sums the sizes of the files in a package's snapshot.
+func snapshotBytes(t *testing.T, ph *Phone, pkg string) int64 {
+	t.Helper()
+	var walk func(dir string) int64
+	walk = func(dir string) int64 {
+		fis, err := ph.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("ReadDir(%s): %v", dir, err)
+		}
+		var n int64
+		for _, fi := range fis {
+			if fi.Dir {
+				n += walk(dir + "/" + fi.Name)
+			} else {
+				n += fi.Size
+			}
+		}
+		return n
+	}
+	return walk(SnapshotDir + "/" + pkg)
+}
+
+// A device reused for several runs must snapshot the same clean state each
+// time; otherwise every later run starts from an older app and drifts.
+func TestSetupSnapshotIsCleanOnReuse(t *testing.T) {
+	d, err := Open("pixel", Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b := lab.Build{App: "feed"}
+	exp := &lab.Experiment{Builds: map[string]lab.Build{"control": b, "treatment": b}, Trials: 5, Order: "alternate", Seed: 3}
+	pkg := BuildPackage(b)
+	var sizes []int64
+	for run := 0; run < 3; run++ {
+		if _, err := d.Setup(context.Background(), exp); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, snapshotBytes(t, d.Phone(), pkg))
+		// Trials without restore let the app's state grow, as a run would.
+		for i := 0; i < 10; i++ {
+			if r := d.RunTrial(context.Background(), lab.TrialRequest{Index: i, Arm: lab.ArmControl, BuildKey: "control", Build: b}); r.Status != lab.StatusOK {
+				t.Fatalf("trial %d: %s %s", i, r.Status, r.Reason)
+			}
+		}
+	}
+	if sizes[0] == 0 {
+		t.Fatalf("empty snapshot: the setup launch wrote no state")
+	}
+	for i, s := range sizes {
+		if s != sizes[0] {
+			t.Errorf("run %d snapshot %d bytes, run 0 %d bytes: state carried over between runs", i, s, sizes[0])
+		}
+	}
+}
