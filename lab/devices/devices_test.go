@@ -1,0 +1,50 @@
+package devices
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestOpenLocal(t *testing.T) {
+	dev, err := Open(context.Background(), "local", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if info := dev.Info(); info.ID != "local" || info.Backend != "local" || !info.Has("state_dir") {
+		t.Errorf("info %+v", info)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"", "no device given"},
+		{"nowhere:1", `unknown backend "nowhere" (known: local`},
+		{"local:extra", "the local device takes no argument"},
+	}
+	for _, tt := range tests {
+		if _, err := Open(context.Background(), tt.id, Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%q): %v, want %q", tt.id, err, tt.want)
+		}
+	}
+}
+
+func TestListIncludesLocal(t *testing.T) {
+	list, _ := List(context.Background(), Options{ADBServers: []string{"127.0.0.1:1"}})
+	found := false
+	for i, d := range list {
+		if d.ID == "local" {
+			found = true
+			if _, ok := d.Props["instructions"]; !ok {
+				t.Errorf("local lists no instructions status: %+v", d.Props)
+			}
+		}
+		if i > 0 && list[i-1].ID > d.ID {
+			t.Errorf("not sorted: %s before %s", list[i-1].ID, d.ID)
+		}
+	}
+	if !found {
+		t.Errorf("local missing from %+v", list)
+	}
+}
