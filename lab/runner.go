@@ -46,7 +46,8 @@ type Runner struct {
 }
 
 // NewRunner returns a runner of exp on dev. exp is copied; it should have
-// passed Validate.
+// passed Validate. The runner calls dev.Setup and RunTrial; closing dev
+// after the run is the caller's job.
 func NewRunner(dev Device, exp *Experiment) *Runner {
 	r := &Runner{dev: dev, exp: *exp, order: exp.Order, controls: exp.Controls, now: time.Now}
 	if r.order == "" {
@@ -57,8 +58,9 @@ func NewRunner(dev Device, exp *Experiment) *Runner {
 }
 
 // Run starts the run and returns its events. The channel is closed after the
-// end event; the consumer must read until then. Cancelling ctx stops the
-// trial in flight and ends the run with reason "cancelled". Run may be
+// end event; the consumer must read until then (to stop early, cancel ctx
+// and keep reading: the end event follows promptly). Cancelling ctx stops
+// the trial in flight and ends the run with reason "cancelled". Run may be
 // called once.
 func (r *Runner) Run(ctx context.Context) <-chan Event {
 	out := make(chan Event, 16)
