@@ -166,15 +166,20 @@ func TestFailedTrials(t *testing.T) {
 	}
 }
 
-func TestCancelKillsProcessGroup(t *testing.T) {
+func TestCancelKillsProcessGroupAndCleansUp(t *testing.T) {
 	d := setup(t, `sleep 30 & sleep 30; wait`, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	b := d.exp.Builds[lab.ArmControl]
-	r := d.RunTrial(ctx, lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
+	mark := filepath.Join(t.TempDir(), "cleaned")
+	c := lab.Controls{Cleanup: []string{"touch " + mark}}
+	r := d.RunTrial(ctx, lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b, Controls: c})
 	if r.Status != lab.StatusFailed || r.Reason != "cancelled" || time.Since(start) > 5*time.Second {
 		t.Errorf("got %+v after %v", r, time.Since(start))
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("cleanup did not run after cancel: %v", err)
 	}
 }
 

@@ -18,6 +18,9 @@ import (
 	"github.com/perflab/perflab/lab"
 )
 
+// cleanupTimeout bounds the cleanup commands of a trial.
+const cleanupTimeout = 60 * time.Second
+
 // commandWaitDelay bounds how long a finished command's leftover children
 // may hold its output pipes open.
 const commandWaitDelay = 2 * time.Second
@@ -70,8 +73,12 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 
 	res := d.measure(ctx, req, exp, metrics, tmp, srv, trialEnv)
 
+	// Cleanup runs even when the run is being cancelled: it may have to
+	// stop what prepare started. It gets its own time limit instead.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	for i, p := range c.Cleanup {
-		if err := runHook(ctx, p, req.Build.Dir, trialEnv); err != nil && res.Status == lab.StatusOK {
+		if err := runHook(cctx, p, req.Build.Dir, trialEnv); err != nil && res.Status == lab.StatusOK {
 			res.Status = lab.StatusFailed
 			res.Reason = fmt.Sprintf("cleanup[%d] %q: %v", i, p, err)
 		}
