@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
+)
+
+// tmuxPane drives a real terminal: a tmux server of its own (-L socket),
+// one session, keys in, screen text out.
+type tmuxPane struct {
+	t    *testing.T
+	sock string
+	name string
+}
+
+var tmuxCount atomic.Int32
+
+// newTmuxPane starts command in a w×h tmux session on a private server that
+// is killed when the test ends. The pane stays after command exits.
+func newTmuxPane(t *testing.T, w, h int, command string) *tmuxPane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed (test.sh installs it)")
+	}
+	p := &tmuxPane{t: t, sock: fmt.Sprintf("perflab-test-%d-%d", os.Getpid(), tmuxCount.Add(1)), name: "main"}
+	t.Cleanup(func() { exec.Command("tmux", "-L", p.sock, "kill-server").Run() })
+	p.tmux("new-session", "-d", "-s", p.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
+	p.tmux("set-option", "-t", p.name, "remain-on-exit", "on")
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names ("Enter", "Down", "q").
+func (p *tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	p.tmux(append([]string{"send-keys", "-t", p.name}, keys...)...)
+}
+
+func (p *tmuxPane) screen() string {
+	p.t.Helper()
+	// -S - includes the history: once the program has left the alternate
+	// screen, tmux's "Pane is dead" line can scroll its output up.
+	return p.tmux("capture-pane", "-p", "-S", "-", "-t", p.name)
+}
+
+// waitFor polls the screen until cond holds, failing with the last screen.
+func (p *tmuxPane) waitFor(desc string, timeout time.Duration, cond func(string) bool) string {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var s string
+	for time.Now().Before(deadline) {
+		s = p.screen()
+		if cond(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.t.Fatalf("waiting %s for %s; screen:\n%s", timeout, desc, s)
+	return ""
+}
+
+func (p *tmuxPane) waitText(text string, timeout time.Duration) string {
+	p.t.Helper()
+	return p.waitFor(fmt.Sprintf("%q", text), timeout, func(s string) bool { return strings.Contains(s, text) })
+}
+
+// pRow matches startup_ms's p-value row; its groups are n A and n B.
+var pRow = regexp.MustCompile(`startup_ms\s+(?:\S+\s+){4,5}(\d+)/(\d+)`)
+
+// TestWorkbenchInTmux drives the real binary in a real terminal: pick the
+// simulated phone and two builds, step through the controls, start, watch
+// the CI and p-values update, toggle randomization, quit, then replay the
+// saved session.
+func TestWorkbenchInTmux(t *testing.T) {
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	env := fmt.Sprintf("env -u NO_COLOR XDG_DATA_HOME=%s/data XDG_CONFIG_HOME=%s/config HOME=%s", home, home, home)
+	p := newTmuxPane(t, 120, 40, fmt.Sprintf("%s %s; echo PERFLAB-EXIT=$?", env, bin))
+
+	p.waitText("1/3 pick a device", 10*time.Second)
+	p.waitText("▸ sim:pixel", 5*time.Second)
+	p.keys("Enter")
+	p.waitText("2/3 pick builds on sim:pixel", 5*time.Second)
+	p.keys("Enter") // A: feed
+	p.waitFor("A chosen", 5*time.Second, func(s string) bool { return regexp.MustCompile(`A control\s+feed`).MatchString(s) })
+	p.keys("Down", "Enter") // B: feed+5%
+	s := p.waitText("3/3 controls on sim:pixel", 5*time.Second)
+	if !strings.Contains(s, "A feed  vs  B feed+5%") {
+		t.Fatalf("controls screen does not name the builds:\n%s", s)
+	}
+	// Step through every control: each shows what it does.
+	steps := []struct{ label, explain string }{
+		{"restore snapshot", "restore the app's saved state"},
+		{"kill app", "force-stop the app"},
+		{"dismiss dialogs", "close crash and ANR dialogs"},
+		{"drop caches", "drop the page cache"},
+		{"proxy", "record network responses once"},
+		{"clock reset", "reset the device clock"},
+		{"governor profile", "lock CPU/GPU frequencies"},
+		{"tmpfs app data", "keep app data in RAM"},
+	}
+	for i, st := range steps {
+		if i > 0 {
+			p.keys("Down")
+		}
+		p.waitFor("cursor on "+st.label, 5*time.Second, func(s string) bool {
+			return regexp.MustCompile(`▸ ` + regexp.QuoteMeta(st.label) + `\s+\[`).MatchString(s)
+		})
+		if !strings.Contains(p.screen(), st.explain) {
+			t.Errorf("%s: explanation %q not shown", st.label, st.explain)
+		}
+	}
+	// restore snapshot and kill app on; trials 30 → 5 per arm; stability
+	// check 30 s → 10 s; real-time pace stays.
+	p.keys("Up", "Up", "Up", "Up", "Up", "Up", "Up", "space", "Down", "space")
+	p.waitFor("two controls on", 5*time.Second, func(s string) bool {
+		return regexp.MustCompile(`restore snapshot\s+\[on\]`).MatchString(s) && regexp.MustCompile(`kill app\s+\[on\]`).MatchString(s)
+	})
+	for i := 0; i < 8; i++ {
+		p.keys("Down")
+	}
+	p.waitFor("cursor on trials", 5*time.Second, func(s string) bool { return regexp.MustCompile(`▸ trials`).MatchString(s) })
+	p.keys("Left", "Left", "Left", "Left", "Down", "Down", "Left")
+	p.waitFor("5 per arm, 10 s check", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "[5 per arm]") && regexp.MustCompile(`stability check\s+\[10s\]`).MatchString(s)
+	})
+	p.keys("Enter")
+
+	p.waitText("MFLOPS stability check", 20*time.Second)
+	// The CI and p-value panels update as trials arrive.
+	first := p.waitFor("p-values for 2 trials per arm", 60*time.Second, func(s string) bool {
+		m := pRow.FindStringSubmatch(s)
+		return m != nil && atoi(m[1]) >= 2 && atoi(m[2]) >= 2
+	})
+	p.keys("o") // randomization off: random → alternate from the next round
+	p.waitText("order: random → alternate", 10*time.Second)
+	p.waitText("order alternate", 5*time.Second)
+	later := p.waitFor("p-values for 4 trials per arm", 60*time.Second, func(s string) bool {
+		m := pRow.FindStringSubmatch(s)
+		return m != nil && atoi(m[1]) >= 4 && atoi(m[2]) >= 4
+	})
+	if pRow.FindStringSubmatch(first)[0] == pRow.FindStringSubmatch(later)[0] {
+		t.Errorf("p-value row did not change:\n%s", later)
+	}
+	// The layout follows a resize to 80×24.
+	p.tmux("resize-window", "-t", p.name, "-x", "80", "-y", "24")
+	p.waitFor("the narrow layout", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "p-values") && strings.Contains(s, "trials") && len(strings.Split(strings.TrimRight(s, "\n"), "\n")) <= 24
+	})
+	p.tmux("resize-window", "-t", p.name, "-x", "120", "-y", "40")
+	end := p.waitText("ended: completed", 120*time.Second)
+	if !regexp.MustCompile(`startup_ms\s+[+-]\d+\.\d+%\s+\[[^]]+\].*(regression|no change|improvement|undetermined)`).MatchString(end) {
+		t.Errorf("no final CI row with a verdict for startup_ms:\n%s", end)
+	}
+	p.keys("q")
+	out := p.waitText("PERFLAB-EXIT=0", 10*time.Second)
+	m := regexp.MustCompile(`perflab replay (\S+\.jsonl)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session path printed:\n%s", out)
+	}
+	path := m[1]
+
+	// The session holds what happened, the toggle included.
+	sess, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes, counted, toggles int
+	for _, ev := range sess.Events {
+		switch {
+		case ev.Type == lab.EventProbe:
+			probes++
+		case ev.Type == lab.EventTrial && ev.Trial.Counted():
+			counted++
+		case ev.Type == lab.EventToggle && ev.Toggle.What == "order" && ev.Toggle.To == "alternate":
+			toggles++
+		}
+	}
+	if sess.Header.Device.ID != "sim:pixel" || probes < 5 || counted != 10 || toggles != 1 || sess.End() == nil || sess.End().Reason != "completed" {
+		t.Errorf("session: device %s, %d probe samples, %d counted trials, %d order toggles, end %+v",
+			sess.Header.Device.ID, probes, counted, toggles, sess.End())
+	}
+
+	// Replay it, without colour: same panels, the toggle in the events.
+	r := newTmuxPane(t, 120, 40, fmt.Sprintf("%s NO_COLOR=1 %s replay %s; echo PERFLAB-EXIT=$?", env, bin, path))
+	r.waitText("replay", 10*time.Second)
+	r.keys("G")
+	s = r.waitText("replay · at end", 10*time.Second)
+	for _, want := range []string{"order: random → alternate", "startup_ms", "p-values", "MFLOPS stability check"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("replay screen lacks %q:\n%s", want, s)
+		}
+	}
+	esc := r.tmux("capture-pane", "-p", "-e", "-t", r.name)
+	if regexp.MustCompile(`\x1b\[[0-9;]*(38|48);[25];`).MatchString(esc) {
+		t.Errorf("NO_COLOR set but the screen has colours:\n%q", esc)
+	}
+	r.keys("q")
+	r.waitText("PERFLAB-EXIT=0", 10*time.Second)
+	// Replay ran nothing: the session file is unchanged.
+	again, err := sessions.Load(path)
+	if err != nil || len(again.Events) != len(sess.Events) {
+		t.Errorf("session changed by replay: %d → %d events (%v)", len(sess.Events), len(again.Events), err)
+	}
+	_ = filepath.Base(path)
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
