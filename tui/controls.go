@@ -176,7 +176,7 @@ type controlsPane struct {
 	trials   int
 	warmup   int
 	probeS   float64
-	realtime bool // sim only: wall-clock pacing
+	realtime bool     // sim only: wall-clock pacing
 	profiles []string // governor profile names offered for this device
 	rows     []controlRow
 	cursor   int

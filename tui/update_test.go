@@ -364,8 +364,10 @@ func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 
 func TestRunStartFailureIsShown(t *testing.T) {
 	m := sized(New(Options{Now: fixedNow, Backend: Backend{
-		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) { return nil, context.DeadlineExceeded },
-		NewRunner:  func(lab.Device, *lab.Experiment) Runner { return newFakeRunner() },
+		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+			return nil, context.DeadlineExceeded
+		},
+		NewRunner: func(lab.Device, *lab.Experiment) Runner { return newFakeRunner() },
 		CreateSession: func(string, lab.DeviceInfo, *lab.Experiment) (SessionWriter, error) {
 			return nil, nil
 		},
