@@ -96,9 +96,6 @@ func (in *interner) dropTrial() {
 
 // metricSlab returns an empty slice with room for n metrics.
 func (in *interner) metricSlab(n int) []lab.Metric {
-	if n == 0 {
-		return []lab.Metric{}
-	}
 	if cap(in.metrics)-len(in.metrics) < n {
 		in.metrics = make([]lab.Metric, 0, max(4096, n))
 	}
@@ -304,10 +301,12 @@ func (p *fastParser) metrics(t *lab.Trial) bool {
 	if !p.consume('[') {
 		return false
 	}
-	t.Metrics = p.in.metricSlab(countObjects(p.b[p.i:]))
 	if p.consume(']') {
+		t.Metrics = []lab.Metric{}
 		return true
 	}
+	var buf [16]lab.Metric
+	ms := buf[:0]
 	for {
 		var m lab.Metric
 		var ok bool
@@ -328,29 +327,14 @@ func (p *fastParser) metrics(t *lab.Trial) bool {
 		}) {
 			return false
 		}
-		if len(t.Metrics) == cap(t.Metrics) {
-			return false
-		}
-		t.Metrics = append(t.Metrics, m)
+		ms = append(ms, m)
 		if p.consume(',') {
 			continue
 		}
-		return p.consume(']')
-	}
-}
-
-// countObjects counts the '{' before the closing ']' of a metrics list: an
-// upper bound of its metrics (no escapes reach here; a brace inside a
-// string only makes the slab larger).
-func countObjects(b []byte) int {
-	n := 0
-	for _, c := range b {
-		switch c {
-		case '{':
-			n++
-		case ']':
-			return n
+		if !p.consume(']') {
+			return false
 		}
+		t.Metrics = append(p.in.metricSlab(len(ms)), ms...)
+		return true
 	}
-	return n
 }

@@ -58,12 +58,11 @@ func parse(data []byte) (*Session, error) {
 		}
 		lines = append(lines, line)
 	}
+	// Workers decode disjoint ranges straight into their place in events.
 	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/2000)
-	type part struct {
-		events   []lab.Event
-		problems []LineError
-	}
-	parts := make([]part, workers)
+	events := make([]lab.Event, len(lines))
+	keep := make([]bool, len(lines))
+	problems := make([][]LineError, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
@@ -71,28 +70,30 @@ func parse(data []byte) (*Session, error) {
 		go func() {
 			defer wg.Done()
 			var in interner
-			pt := &parts[w]
-			pt.events = make([]lab.Event, 0, hi-lo)
 			for k := lo; k < hi; k++ {
 				e, prob, ok := decodeLine(lines[k], k+2, &in)
 				switch {
 				case prob != nil:
-					pt.problems = append(pt.problems, *prob)
+					problems[w] = append(problems[w], *prob)
 				case ok:
-					pt.events = append(pt.events, e)
+					events[k], keep[k] = e, true
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	n := 0
-	for _, pt := range parts {
-		n += len(pt.events)
+	for k := range events {
+		if keep[k] {
+			if n != k {
+				events[n] = events[k]
+			}
+			n++
+		}
 	}
-	s.Events = make([]lab.Event, 0, n)
-	for _, pt := range parts {
-		s.Events = append(s.Events, pt.events...)
-		s.Problems = append(s.Problems, pt.problems...)
+	s.Events = events[:n:n]
+	for _, p := range problems {
+		s.Problems = append(s.Problems, p...)
 	}
 	return s, nil
 }
@@ -107,8 +108,10 @@ func decodeLine(raw []byte, lineNo int, in *interner) (lab.Event, *LineError, bo
 		return e, nil, false
 	}
 	if !decodeTrialFast(line, &e, in) {
-		e = lab.Event{}
-		if derr := json.Unmarshal(line, &e); derr != nil {
+		je := new(lab.Event) // a separate variable keeps e off the heap on the fast path
+		derr := json.Unmarshal(line, je)
+		e = *je
+		if derr != nil {
 			msg := "corrupt line skipped: " + derr.Error()
 			if !complete {
 				msg = "truncated last line skipped (the run was probably interrupted): " + derr.Error()
