@@ -96,7 +96,7 @@ func Open(ctx context.Context, serial string, servers []string) (*Device, error)
 				return nil, fmt.Errorf("device %s is %s on adb server %s%s", serial, e.State, s, stateHint(e.State))
 			}
 			d := &Device{c: c, serial: serial, ReconnectTimeout: 90 * time.Second, MetricsWait: 3 * time.Second}
-			if err := d.probe(ctx, e); err != nil {
+			if err := d.probe(ctx, e, false); err != nil {
 				return nil, err
 			}
 			return d, nil
@@ -143,7 +143,7 @@ func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
 				State: e.State, Server: s, Caps: []string{}}
 			if e.State == "device" {
 				d := &Device{c: NewClient(s), serial: e.Serial}
-				if err := d.probe(ctx, e); err == nil {
+				if err := d.probe(ctx, e, true); err == nil {
 					info = d.Info()
 				} else {
 					info.Notes = append(info.Notes, err.Error())
@@ -158,7 +158,7 @@ func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
 }
 
 // probe reads the device's properties and how it gets root.
-func (d *Device) probe(ctx context.Context, e Entry) error {
+func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 	out, err := d.c.Run(ctx, d.serial, "getprop ro.product.model; getprop ro.product.cpu.abi; getprop ro.build.version.sdk; getprop ro.product.manufacturer; getprop perflab.proxy; id -u")
 	if err != nil {
 		return fmt.Errorf("device %s: %w", d.serial, err)
@@ -170,6 +170,12 @@ func (d *Device) probe(ctx context.Context, e Entry) error {
 	d.rootVia = ""
 	if strings.TrimSpace(f[5]) == "0" {
 		d.rootVia = "adbd"
+	} else if listing {
+		// Listing must not pop up a root-grant prompt on every phone:
+		// only look for su; Open really tries it.
+		if out, err := d.c.Run(ctx, d.serial, "which su"); err == nil && strings.TrimSpace(out) != "" {
+			d.rootVia = "su"
+		}
 	} else if out, err := d.c.Run(ctx, d.serial, "su 0 id -u"); err == nil && strings.TrimSpace(out) == "0" {
 		d.rootVia = "su"
 	}

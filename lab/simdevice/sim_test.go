@@ -47,6 +47,8 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 		{"not found is 127", false, []step{
 			{`frobnicate`, 127, "", "/system/bin/sh: frobnicate: inaccessible or not found"},
 			{`/data/local/tmp/nothing`, 127, "", "inaccessible or not found"},
+			{`which su cat`, 0, "/system/xbin/su\n/system/bin/cat\n", ""},
+			{`which frobnicate`, 1, "", ""},
 		}},
 		{"redirection into files", false, []step{
 			{`echo one > /data/local/tmp/f; echo two >> /data/local/tmp/f; cat /data/local/tmp/f`, 0, "one\ntwo\n", ""},

@@ -28,7 +28,7 @@ func builtins() map[string]builtin {
 		"dumpsys": cmdDumpsys, "sync": cmdTrue, "true": cmdTrue, "false": cmdFalse, "su": cmdSu,
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
 		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
-		"[": cmdTest, "perflab-advance": cmdAdvance, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
 	}
 }
 
@@ -982,4 +982,20 @@ func cmdAdvance(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
 	}
 	e.sh.Phone.Advance(time.Duration(f * float64(time.Second)))
 	return 0
+}
+
+// cmdWhich prints where each command lives, as toybox which does.
+func cmdWhich(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
+	status := 0
+	for _, a := range args[1:] {
+		switch _, ok := builtins()[a]; {
+		case a == "su" && !e.sh.NoSu():
+			fmt.Fprintln(stdout, "/system/xbin/su")
+		case ok && a != "su" && a != "perflab-advance":
+			fmt.Fprintln(stdout, "/system/bin/"+a)
+		default:
+			status = 1
+		}
+	}
+	return status
 }
