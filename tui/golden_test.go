@@ -13,7 +13,12 @@ import (
 	"github.com/perflab/perflab/lab"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+// updating reports whether -update was given. The flag itself is defined
+// by charmbracelet/x/exp/golden, which teatest imports.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // scenes builds each screen worth a golden file at a given size.
 var scenes = []struct {
@@ -97,7 +102,7 @@ func TestGoldenScreens(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				got := screenText(sc.build(t, size[0], size[1]))
 				path := filepath.Join("testdata", name+".golden")
-				if *update {
+				if updating() {
 					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 						t.Fatal(err)
 					}

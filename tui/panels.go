@@ -330,7 +330,13 @@ func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
 	if len(series) == 1 {
 		series = append(series, series[0])
 	}
-	graph := asciigraph.Plot(series, asciigraph.Height(h-2), asciigraph.Width(width), asciigraph.Precision(0))
+	opts := []asciigraph.Option{asciigraph.Height(h - 2), asciigraph.Precision(0)}
+	if len(series) > width {
+		opts = append(opts, asciigraph.Width(width))
+	}
+	// Fewer samples than columns are drawn one per column: stretching them
+	// would show a short check as if it filled the window.
+	graph := asciigraph.Plot(series, opts...)
 	for _, l := range strings.Split(graph, "\n") {
 		lines = append(lines, truncate(l, w))
 	}

@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/sessions"
+)
+
+// realBackend wires the workbench to the real lab, as cmd_tui.go does.
+func realBackend() Backend {
+	opt := devices.Options{Seed: 1}
+	return Backend{
+		ListDevices: func(ctx context.Context) ([]lab.DeviceInfo, error) { return devices.List(ctx, opt) },
+		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+			o := opt
+			o.Realtime = realtime
+			return devices.Open(ctx, id, o)
+		},
+		NewRunner: func(dev lab.Device, exp *lab.Experiment) Runner { return lab.NewRunner(dev, exp) },
+		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (SessionWriter, error) {
+			return sessions.Create(path, sessions.NewHeader("perflab test", dev, exp))
+		},
+		Builds: func(lab.DeviceInfo) []BuildChoice {
+			return []BuildChoice{
+				{Label: "feed", Build: lab.Build{Name: "feed", App: "feed"}},
+				{Label: "feed+5%", Build: lab.Build{Name: "feed+5%", App: "feed", EffectPct: 5}},
+			}
+		},
+	}
+}
+
+func waitScreen(t *testing.T, tm *teatest.TestModel, text string, d time.Duration) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(d), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// TestTeatestRunOnSimulatedPhone runs the whole flow in a Bubble Tea
+// program on the real simulated phone, runner and session writer, in
+// simulated time, and checks that the dashboard's final analysis is the one
+// perflab report computes from the saved session.
+func TestTeatestRunOnSimulatedPhone(t *testing.T) {
+	dir := t.TempDir()
+	m := New(Options{Backend: realBackend(), SessionDir: dir, Device: "sim:pixel", Now: fixedNow,
+		Profiles: func(lab.DeviceInfo) []string { return []string{"recommended", "max"} }})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitScreen(t, tm, "sim:pixel", 5*time.Second)
+	tm.Send(keyPress("enter")) // the preselected sim:pixel
+	waitScreen(t, tm, "2/3 pick builds", 5*time.Second)
+	tm.Send(keyPress("enter")) // A feed; the cursor moves to feed+5%
+	tm.Send(keyPress("enter")) // B feed+5%
+	waitScreen(t, tm, "3/3 controls", 5*time.Second)
+	tm.Send(keyPress("a")) // every control on
+	for i := 0; i < 12; i++ {
+		tm.Send(keyPress("down"))
+	}
+	tm.Send(keyPress("space")) // sim pace: instant
+	waitScreen(t, tm, "instant", 5*time.Second)
+	tm.Send(keyPress("enter"))
+	waitScreen(t, tm, "end: completed", 60*time.Second)
+	tm.Send(keyPress("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+
+	path := fm.Session()
+	if filepath.Dir(path) != dir {
+		t.Fatalf("session %q not in %s", path, dir)
+	}
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.End(); e == nil || e.Reason != "completed" {
+		t.Fatalf("session end %+v", e)
+	}
+	if got := s.Header.Plan.Controls; !got.RestoreSnapshot || !got.Tmpfs || governorName(got.Governor) != "recommended" {
+		t.Errorf("plan controls %+v: the stepper's choices were not recorded", got)
+	}
+	// The stability check ran after Setup (the governor applied) and before
+	// the first trial.
+	probes, firstTrial := 0, -1
+	for i, ev := range s.Events {
+		if ev.Type == lab.EventProbe {
+			probes++
+			if firstTrial >= 0 {
+				t.Fatalf("probe sample at event %d after the first trial (%d)", i, firstTrial)
+			}
+		}
+		if ev.Type == lab.EventTrial && firstTrial < 0 {
+			firstTrial = i
+		}
+	}
+	if probes < 20 {
+		t.Errorf("%d probe samples, want the 30 s check", probes)
+	}
+	// The dashboard's accumulated samples are perflab report's.
+	want := sessions.MetricInputs(s.Events)
+	got := fm.dash.state.inputs()
+	if len(got) != len(want) {
+		t.Fatalf("%d metrics, report has %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].name != want[i].Name || !equal(got[i].a, want[i].Samples[0]) || !equal(got[i].b, want[i].Samples[1]) {
+			t.Errorf("metric %d: dashboard %s (%d/%d), report %s (%d/%d)", i, got[i].name, len(got[i].a), len(got[i].b),
+				want[i].Name, len(want[i].Samples[0]), len(want[i].Samples[1]))
+		}
+	}
+	// And so is the final verdict.
+	rep := analysis.Compare(want, s.Options())
+	if !fm.dash.finalDone {
+		t.Fatal("final analysis not computed")
+	}
+	for i, mp := range fm.dash.panel.metrics {
+		rp := float64(rep.Metrics[i].MannWhitney.P)
+		if mp.verdict != rep.Metrics[i].Verdict || (mp.p != rp && !(math.IsNaN(mp.p) && math.IsNaN(rp))) {
+			t.Errorf("%s: dashboard %s p=%g, report %s p=%g", mp.name, mp.verdict, mp.p, rep.Metrics[i].Verdict, float64(rep.Metrics[i].MannWhitney.P))
+		}
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTeatestReplay replays a session at full speed and quits.
+func TestTeatestReplay(t *testing.T) {
+	m := NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), synthEvents(30, 20, true), 0, nil)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitScreen(t, tm, "at end", 10*time.Second)
+	tm.Send(keyPress("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	if !fm.dash.rp.done() || fm.dash.state.end == nil {
+		t.Error("replay did not reach the end")
+	}
+}
