@@ -856,14 +856,21 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 	data := "/data/data/" + pkg
 	switch {
 	case c.Tmpfs && !mounted:
-		root = append(root, "mount -t tmpfs -o mode=0771 tmpfs "+data)
+		// The mount point must keep the app's owner and SELinux label,
+		// or the app cannot write its own data.
+		owner, err := d.runRoot(ctx, "stat -c %u:%g "+data)
+		if err != nil {
+			return err
+		}
+		root = append(root, "mount -t tmpfs -o mode=0700 tmpfs "+data+" && chown "+shell.Quote(strings.TrimSpace(owner))+" "+data+
+			" && restorecon -R "+data)
 	case !c.Tmpfs && mounted:
 		root = append(root, "umount "+data)
 	}
 	if c.RestoreSnapshot {
 		// rm -rf cannot remove a tmpfs mount point (it empties it), so
 		// its status is ignored; cp -a's is not.
-		root = append(root, "rm -rf "+data+"; cp -a "+SnapshotDir+"/"+pkg+" /data/data/")
+		root = append(root, "rm -rf "+data+"; cp -a "+SnapshotDir+"/"+pkg+" /data/data/ && restorecon -R "+data)
 	}
 	if c.ClockReset && !clock0.IsZero() {
 		root = append(root, "date -u "+clock0.Format("010215042006.05"))

@@ -73,6 +73,10 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 			{`su -c stop mpdecision && getprop init.svc.mpdecision`, 0, "stopped\n", ""},
 			{`su -c 'mount -t tmpfs tmpfs /data/data/org.perflab.sim.feed' && mount | grep tmpfs`, 0, "~tmpfs on /data/data/org.perflab.sim.feed type tmpfs", ""},
 			{`su -c 'sync; echo 3 > /proc/sys/vm/drop_caches' && cat /proc/sys/vm/drop_caches`, 0, "3\n", ""},
+			{`stat -c %u:%g /data/data/org.perflab.sim.feed`, 0, "10123:10123\n", ""},
+			{`chown 10123:10123 /data/data/org.perflab.sim.feed`, 1, "", "Operation not permitted"},
+			{`su -c 'chown 10123:10123 /data/data/org.perflab.sim.feed && restorecon -R /data/data/org.perflab.sim.feed'`, 0, "", ""},
+			{`su -c 'restorecon /nope'`, 1, "", "No such file"},
 		}},
 		{"apps", true, []step{
 			{`pm path org.perflab.sim.feed`, 0, "package:/data/app/org.perflab.sim.feed-1/base.apk\n", ""},

@@ -28,7 +28,7 @@ func builtins() map[string]builtin {
 		"dumpsys": cmdDumpsys, "sync": cmdTrue, "true": cmdTrue, "false": cmdFalse, "su": cmdSu,
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
 		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
-		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "chown": cmdChown, "stat": cmdStat, "restorecon": cmdRestorecon, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
 	}
 }
 
@@ -998,4 +998,87 @@ func cmdWhich(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
 		}
 	}
 	return status
+}
+
+// appUID is the owner the simulated phone reports for files under an app's
+// data directory (it keeps no owners; real phones give each app its own).
+const appUID = 10123
+
+func ownerOf(p string) (int, string) {
+	if strings.HasPrefix(p, "/data/data/") {
+		return appUID, "u0_a123"
+	}
+	if strings.HasPrefix(p, "/data/local/tmp") || strings.HasPrefix(p, "/sdcard") {
+		return 2000, "shell"
+	}
+	return 0, "root"
+}
+
+// cmdChown checks its arguments as toybox does; the simulated file system
+// keeps no owners, so a valid chown by root changes nothing.
+func cmdChown(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	_, ops := flags(args[1:])
+	if len(ops) < 2 {
+		fmt.Fprintln(stderr, "chown: needs 2 arguments")
+		return 1
+	}
+	status := 0
+	for _, f := range ops[1:] {
+		if _, err := e.sh.FS.Stat(Clean(e.cwd, f)); err != nil {
+			fmt.Fprintf(stderr, "chown: %s: %v\n", f, err)
+			status = 1
+			continue
+		}
+		if e.uid != 0 {
+			fmt.Fprintf(stderr, "chown: %s: Operation not permitted\n", f)
+			status = 1
+		}
+	}
+	return status
+}
+
+// cmdStat supports stat -c FORMAT with %n %s %a %u %g %U %G %F.
+func cmdStat(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	format := "  File: %n\n  Size: %s\n"
+	var files []string
+	for i := 1; i < len(args); i++ {
+		if args[i] == "-c" && i+1 < len(args) {
+			format = args[i+1] + "\n"
+			i++
+			continue
+		}
+		files = append(files, args[i])
+	}
+	status := 0
+	for _, f := range files {
+		p := Clean(e.cwd, f)
+		info, err := e.sh.FS.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "stat: '%s': %v\n", f, err)
+			status = 1
+			continue
+		}
+		uid, name := ownerOf(p)
+		kind := "regular file"
+		if info.Mode&ModeDir != 0 {
+			kind = "directory"
+		}
+		r := strings.NewReplacer("%n", f, "%s", strconv.FormatInt(info.Size, 10), "%a", strconv.FormatUint(uint64(info.Mode&0o7777), 8),
+			"%u", strconv.Itoa(uid), "%g", strconv.Itoa(uid), "%U", name, "%G", name, "%F", kind)
+		io.WriteString(stdout, r.Replace(format))
+	}
+	return status
+}
+
+// cmdRestorecon accepts existing paths (the simulated phone has no
+// SELinux labels to restore).
+func cmdRestorecon(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
+	_, ops := flags(args[1:])
+	for _, f := range ops {
+		if _, err := e.sh.FS.Stat(Clean(e.cwd, f)); err != nil {
+			fmt.Fprintf(stderr, "restorecon: %s: %v\n", f, err)
+			return 1
+		}
+	}
+	return 0
 }
