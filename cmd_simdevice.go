@@ -49,6 +49,7 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seed := fs.Int64("seed", 1, "seed of the simulated phone's noise")
 	root := fs.Bool("root", false, "adbd runs as root (otherwise root needs su -c, as on a rooted phone)")
 	realtime := fs.Bool("realtime", false, "launches and probe runs take wall-clock time")
+	unauthorized := fs.Bool("unauthorized", false, "never accept the host's key, so adb lists the device as unauthorized (for trying perflab's handling)")
 	var connect repeatedFlag
 	fs.Var(&connect, "connect", "ask the adb server at HOST:PORT to connect to this device (repeatable)")
 	verbose := fs.Bool("v", false, "log protocol events to stderr")
@@ -64,7 +65,7 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "perflab simdevice: unexpected argument %q (perflab simdevice --help)\n", pos[0])
 		return exitUsage
 	}
-	opt := simdevice.Options{Preset: *preset, Seed: *seed, Root: *root, Realtime: *realtime}
+	opt := simdevice.Options{Preset: *preset, Seed: *seed, Root: *root, Realtime: *realtime, Unauthorized: *unauthorized}
 	if *verbose {
 		opt.Logf = log.New(stderr, "", log.Ltime|log.Lmicroseconds).Printf
 	}
