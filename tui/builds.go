@@ -98,14 +98,7 @@ func (p buildsPane) Update(msg tea.Msg) (buildsPane, tea.Cmd) {
 		return p, nil
 	}
 	switch {
-	case key.Matches(km, p.keys.list.Up):
-		if p.cursor > 0 {
-			p.cursor--
-		}
-	case key.Matches(km, p.keys.list.Down):
-		if p.cursor < len(p.items)-1 {
-			p.cursor++
-		}
+	case moveCursor(km, p.keys.list, &p.cursor, len(p.items)):
 	case key.Matches(km, p.keys.Arm):
 		p.arm = 1 - p.arm
 	case key.Matches(km, p.keys.Clear):
@@ -254,13 +247,7 @@ func (p buildsPane) View() string {
 		if p.err != nil {
 			avail--
 		}
-		if avail < 1 {
-			avail = 1
-		}
-		first := 0
-		if p.cursor >= avail {
-			first = p.cursor - avail + 1
-		}
+		first, avail := visibleRange(p.cursor, avail)
 		if len(p.items) == 0 {
 			b.WriteString("  no builds known for " + p.device.ID + "\n")
 		}
@@ -364,10 +351,7 @@ func (f filePicker) View(st *Styles, width int) string {
 		}
 		rows = append(rows, name)
 	}
-	first := 0
-	if f.cursor >= f.height {
-		first = f.cursor - f.height + 1
-	}
+	first, _ := visibleRange(f.cursor, f.height)
 	for i := first; i < len(rows) && i < first+f.height; i++ {
 		cur := "  "
 		name := rows[i]

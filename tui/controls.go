@@ -207,6 +207,7 @@ func newControlsKeys(live bool) controlsKeys {
 	if live {
 		k.Start.SetHelp("enter", "apply from next round")
 	}
+	k.list.Down.SetKeys("down", "j", "tab")
 	return k
 }
 
@@ -421,14 +422,7 @@ func (p controlsPane) Update(msg tea.Msg) (controlsPane, tea.Cmd) {
 		return p, nil
 	}
 	switch {
-	case key.Matches(km, p.keys.list.Up):
-		if p.cursor > 0 {
-			p.cursor--
-		}
-	case key.Matches(km, p.keys.list.Down), km.String() == "tab":
-		if p.cursor < len(p.rows)-1 {
-			p.cursor++
-		}
+	case moveCursor(km, p.keys.list, &p.cursor, len(p.rows)):
 	case key.Matches(km, p.keys.Toggle):
 		p.step(1)
 	case key.Matches(km, p.keys.Left):
@@ -469,13 +463,7 @@ func (p controlsPane) View() string {
 	explW := p.width - labelW - valW - 6
 	// Keep the cursor visible when the rows do not fit.
 	avail := p.height - 2
-	if avail < 1 {
-		avail = 1
-	}
-	first := 0
-	if p.cursor >= avail {
-		first = p.cursor - avail + 1
-	}
+	first, avail := visibleRange(p.cursor, avail)
 	for i := first; i < len(p.rows) && i < first+avail; i++ {
 		r := p.rows[i]
 		cur := "  "

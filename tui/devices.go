@@ -85,14 +85,7 @@ func (p devicesPane) Update(msg tea.Msg) (devicesPane, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		switch {
-		case key.Matches(msg, p.keys.list.Up):
-			if p.cursor > 0 {
-				p.cursor--
-			}
-		case key.Matches(msg, p.keys.list.Down):
-			if p.cursor < len(p.devices)-1 {
-				p.cursor++
-			}
+		case moveCursor(msg, p.keys.list, &p.cursor, len(p.devices)):
 		case key.Matches(msg, p.keys.Refresh):
 			p.loading = true
 			return p, func() tea.Msg { return refreshDevicesMsg{} }
@@ -172,13 +165,7 @@ func (p devicesPane) View() string {
 	if p.err != nil {
 		avail--
 	}
-	if avail < 1 {
-		avail = 1
-	}
-	first := 0
-	if p.cursor >= avail {
-		first = p.cursor - avail + 1
-	}
+	first, avail := visibleRange(p.cursor, avail)
 	for i := first; i < len(p.devices) && i < first+avail; i++ {
 		d := p.devices[i]
 		state := d.State

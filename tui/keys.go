@@ -1,6 +1,9 @@
 package tui
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // globalKeys work on every screen.
 type globalKeys struct {
@@ -38,3 +41,31 @@ type keyHelp struct {
 
 func (k keyHelp) ShortHelp() []key.Binding  { return k.short }
 func (k keyHelp) FullHelp() [][]key.Binding { return k.full }
+
+// moveCursor moves *cur up or down within n rows when km is an up or down
+// key, and reports whether it was one.
+func moveCursor(km tea.KeyPressMsg, k listKeys, cur *int, n int) bool {
+	switch {
+	case key.Matches(km, k.Up):
+		if *cur > 0 {
+			*cur--
+		}
+	case key.Matches(km, k.Down):
+		if *cur < n-1 {
+			*cur++
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// visibleRange returns the first row to draw so that row cur shows among
+// avail rows (at least one), and that number of rows.
+func visibleRange(cur, avail int) (first, rows int) {
+	rows = max(1, avail)
+	if cur >= rows {
+		first = cur - rows + 1
+	}
+	return first, rows
+}
