@@ -413,3 +413,22 @@ s.close()
 		t.Errorf("8 MB over TCP took %v", d)
 	}
 }
+
+// TestLeftoverProcessesAreKilled: a background process a trial leaves
+// behind is ended with the trial, so it cannot print into the next one.
+func TestLeftoverProcessesAreKilled(t *testing.T) {
+	// Trial 0 leaves a process that prints 0.3 s later, in the middle of
+	// trial 1 (which takes 0.6 s).
+	d := setup(t, `if [ "$PERFLAB_TRIAL" = 0 ]; then (sleep 0.3; echo PERFLAB_METRIC late=1) & else sleep 0.6; fi; echo PERFLAB_METRIC x=1`, nil)
+	b := d.exp.Builds[lab.ArmControl]
+	r0 := d.RunTrial(context.Background(), lab.TrialRequest{Index: 0, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
+	r1 := d.RunTrial(context.Background(), lab.TrialRequest{Index: 1, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
+	for i, r := range []lab.TrialResult{r0, r1} {
+		metric(t, r, "x")
+		for _, m := range r.Metrics {
+			if m.Name == "late" {
+				t.Errorf("trial %d got the leftover's metric", i)
+			}
+		}
+	}
+}

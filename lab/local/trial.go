@@ -156,6 +156,9 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		err = cmd.Wait()
 		stop()
+		// Processes the command left behind in its group would disturb
+		// later trials (and could write into their output): end them.
+		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	wall := time.Since(start)
 	netLines := conns.finish()
