@@ -63,12 +63,15 @@ func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent [
 	for _, c := range ready {
 		p.items = append(p.items, buildItem{choice: c})
 	}
+	var recents []buildItem
 	for _, r := range recent {
-		if r.Backend != dev.Backend {
+		if r.Backend != dev.Backend || offered(ready, r.Build) {
 			continue
 		}
-		p.items = append(p.items, buildItem{choice: BuildChoice{Label: r.Label, Detail: "recently used", Build: r.Build}, recent: true})
+		recents = append(recents, buildItem{choice: BuildChoice{Label: r.Label, Detail: "recently used", Build: r.Build}, recent: true})
 	}
+	// Recently used builds come first: they are usually what comes next.
+	p.items = append(recents, p.items...)
 	switch dev.Backend {
 	case "local":
 		p.items = append(p.items, buildItem{action: "command", choice: BuildChoice{Label: "command…", Detail: "type a shell command line (run with sh -c)"}})
@@ -78,6 +81,16 @@ func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent [
 	p.input = newTextInput()
 	p.input.SetWidth(60)
 	return p
+}
+
+// offered reports whether b is among the ready builds.
+func offered(ready []BuildChoice, b lab.Build) bool {
+	for _, c := range ready {
+		if sameBuild(c.Build, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // buildsDoneMsg says both arms have a build.

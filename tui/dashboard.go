@@ -177,7 +177,11 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		d.run = msg.run
-		d.status = "session: " + msg.run.sessionPath
+		if msg.run.sessionPath != "" {
+			d.status = "session: " + msg.run.sessionPath
+		} else {
+			d.status = "not recorded: a check writes no session"
+		}
 		if d.quitting {
 			msg.run.cancel()
 		}

@@ -376,7 +376,7 @@ func (m *Model) paneHelp() keyHelp {
 		h = m.dash.help()
 	}
 	h.short = append(h.short, m.keys.Help, m.keys.Quit)
-	if m.screen == screenBuilds || m.screen == screenControls {
+	if m.screen == screenBuilds || m.screen == screenControls || (m.screen == screenDashboard && m.dash.mode == modeCheck) {
 		h.short = append(h.short, m.keys.Back)
 	}
 	h.full = append(h.full, []key.Binding{m.keys.Help, m.keys.Back, m.keys.Quit})

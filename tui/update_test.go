@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -395,5 +396,42 @@ func TestHelpToggles(t *testing.T) {
 	press(t, m, "esc")
 	if m.help.ShowAll {
 		t.Error("esc did not close help")
+	}
+}
+
+func TestAPKFilePickerAndPackage(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"app-old.apk", "notes.txt", "sub/app-new.APK"} {
+		path := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("apk"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	m := sized(New(Options{Now: fixedNow}), 80, 24)
+	m.Update(deviceChosenMsg{device: lab.DeviceInfo{ID: "adb:R58M", Backend: "adb", State: "device"}})
+	press(t, m, "enter") // APK file…
+	if m.builds.mode != "apk" {
+		t.Fatalf("mode %q, want the file picker", m.builds.mode)
+	}
+	view := screenText(m)
+	if !strings.Contains(view, "sub/") || !strings.Contains(view, "app-old.apk") || strings.Contains(view, "notes.txt") {
+		t.Fatalf("picker lists the wrong files:\n%s", view)
+	}
+	press(t, m, "down", "enter") // into sub/
+	press(t, m, "down", "enter") // app-new.APK
+	if m.builds.mode != "package" {
+		t.Fatalf("mode %q after choosing a file, want the package prompt", m.builds.mode)
+	}
+	for _, r := range "com.ex/.Main" {
+		press(t, m, string(r))
+	}
+	press(t, m, "enter")
+	c := m.builds.chosen[0]
+	if c == nil || c.Build.APK != filepath.Join(dir, "sub", "app-new.APK") || c.Build.Package != "com.ex" || c.Build.Activity != ".Main" {
+		t.Fatalf("chosen %+v", c)
 	}
 }
