@@ -203,6 +203,13 @@ func TestPrepareCleanupAndEnv(t *testing.T) {
 	if r := trial(d, c); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, `prepare[0] "echo no >&2; false": exit status 1: no`) {
 		t.Errorf("failing prepare: %+v", r)
 	}
+	// A server started in the background by prepare does not hold the
+	// trial up (it keeps the hook's output open).
+	start := time.Now()
+	c.Prepare, c.Cleanup = []string{"sleep 5 &"}, nil
+	if r := trial(d, c); r.Status != lab.StatusOK || time.Since(start) > 3*time.Second {
+		t.Errorf("prepare starting a background process: %+v after %v", r, time.Since(start))
+	}
 	c.Prepare, c.Cleanup = nil, []string{"exit 4"}
 	if r := trial(d, c); r.Status != lab.StatusFailed || !strings.Contains(r.Reason, "cleanup[0]") {
 		t.Errorf("failing cleanup: %+v", r)

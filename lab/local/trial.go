@@ -21,10 +21,6 @@ import (
 // cleanupTimeout bounds the cleanup commands of a trial.
 const cleanupTimeout = 60 * time.Second
 
-// commandWaitDelay bounds how long a finished command's leftover children
-// may hold its output pipes open.
-const commandWaitDelay = 2 * time.Second
-
 // runTrial restores state_dir, runs the prepare commands, the build's
 // command and the cleanup commands, and measures the command. RunTrial
 // (proxy.go) wraps it with the record/replay proxy.
@@ -167,8 +163,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		return fail("reading stdout: " + cerr.Error())
 	}
 	out.flush()
-	errTail := &tailBuffer{max: 2048}
-	errTail.Write([]byte(capt.stderrTail(2048)))
+	errTail := capt.stderrTail(2048)
 
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
@@ -182,7 +177,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		if errors.As(err, &ee) && ee.Exited() {
 			reason = "exit status " + strconv.Itoa(ee.ExitCode())
 		}
-		if tail := strings.TrimSpace(errTail.String()); tail != "" {
+		if tail := strings.TrimSpace(errTail); tail != "" {
 			reason += ": " + lastLines(tail, 3)
 		}
 		return fail(reason)
@@ -296,20 +291,32 @@ func indexOf(xs []string, x string) int {
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
 
-// runHook runs one prepare or cleanup command with sh -c.
+// runHook runs one prepare or cleanup command with sh -c. Its output goes
+// to a memory file, not a pipe, so a server it starts in the background
+// (holding the output open) does not keep perflab waiting; that server is
+// left running, in its own process group.
 func runHook(ctx context.Context, script, dir string, env []string) error {
+	out, err := memFile("perflab-hook")
+	if err != nil {
+		return err
+	}
+	defer out.Close()
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = commandWaitDelay
-	var tail tailBuffer
-	tail.max = 1024
-	cmd.Stdout = &tail
-	cmd.Stderr = &tail
+	cmd.Stdout = out
+	cmd.Stderr = out
 	if err := cmd.Run(); err != nil {
-		if t := strings.TrimSpace(tail.String()); t != "" {
+		st, _ := out.Stat()
+		size := int64(0)
+		if st != nil {
+			size = st.Size()
+		}
+		b := make([]byte, min(size, 1024))
+		n, _ := out.ReadAt(b, size-int64(len(b)))
+		if t := strings.TrimSpace(string(b[:n])); t != "" {
 			return fmt.Errorf("%v: %s", err, lastLines(t, 3))
 		}
 		return err
@@ -379,29 +386,6 @@ func (c *lineCollector) flush() {
 		c.line(c.partial)
 		c.partial = nil
 	}
-}
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 func lastLines(s string, n int) string {
