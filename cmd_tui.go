@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -260,7 +261,13 @@ func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, opts...)
-	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+	_, err := p.Run()
+	// A run still going (the program was interrupted) ends with its end
+	// event written before perflab exits.
+	if werr := m.WaitSaved(10 * time.Second); werr != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", werr)
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 		return 1
 	}

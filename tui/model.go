@@ -399,6 +399,21 @@ func (m *Model) Session() string {
 	return ""
 }
 
+// WaitSaved cancels a run still going (the program was killed) and waits,
+// up to timeout, until its session file is closed with its end event.
+func (m *Model) WaitSaved(timeout time.Duration) error {
+	if m.dash == nil || m.dash.run == nil || m.dash.run.saved == nil {
+		return nil
+	}
+	m.dash.run.cancel()
+	select {
+	case <-m.dash.run.saved:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("session %s: not closed after %s; it holds every finished trial", m.dash.run.sessionPath, timeout)
+	}
+}
+
 func (m *Model) render() string {
 	w, h := m.width, m.height
 	if w < 20 || h < 5 {

@@ -33,6 +33,8 @@ type liveRun struct {
 	events      <-chan relayItem
 	sessionPath string
 	device      lab.DeviceInfo
+	// saved is closed once the relay has closed the session file.
+	saved chan struct{}
 }
 
 // relayItem is one event relayed from the runner, or a failure to record it.
@@ -69,10 +71,14 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 		probe := lab.ProbeOptions{DurationS: p.probeS, IntervalS: 1, Realtime: p.realtime}
 		r := b.NewRunner(withProbe(dev, probe, samples), &exp)
 		out := make(chan relayItem, maxBatch)
-		go relay(rctx, dev, r, w, samples, out)
+		saved := make(chan struct{})
+		go func() {
+			defer close(saved)
+			relay(rctx, dev, r, w, samples, out)
+		}()
 		return runStartedMsg{run: &liveRun{
 			stream: stream, runner: r, cancel: cancel, events: out,
-			sessionPath: sessionPath, device: info,
+			sessionPath: sessionPath, device: info, saved: saved,
 		}}
 	}
 }

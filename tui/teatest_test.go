@@ -155,3 +155,29 @@ func TestTeatestReplay(t *testing.T) {
 		t.Error("replay did not reach the end")
 	}
 }
+
+// TestWaitSavedEndsAnInterruptedRun checks that a run cut short (the
+// program killed mid-run) still closes its session with an end event.
+func TestWaitSavedEndsAnInterruptedRun(t *testing.T) {
+	dir := t.TempDir()
+	m := sized(New(Options{Backend: realBackend(), SessionDir: dir, Now: fixedNow}), 80, 24)
+	m.device = simInfo()
+	m.exp = synthPlan(50)
+	m.controls = newControlsPane(m.st, m.device, m.exp, nil, false) // real time: slow enough to interrupt
+	msg := m.start()()
+	m.Update(msg)
+	if m.dash.err != nil {
+		t.Fatal(m.dash.err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := m.WaitSaved(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sessions.Load(m.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.End(); e == nil || e.Reason != "cancelled" {
+		t.Fatalf("end %+v, want cancelled", e)
+	}
+}
