@@ -40,6 +40,8 @@ type Runner struct {
 	paused   bool
 	round    int // the round in progress (or next to start)
 	queue    []Event
+	out      chan Event // set by Run
+	sending  bool       // the emitter is sending a batch outside the lock
 	started  bool
 	finished bool // no more events will be queued
 	now      func() time.Time
@@ -72,6 +74,7 @@ func (r *Runner) Run(ctx context.Context) <-chan Event {
 	}
 	r.started = true
 	r.start = r.now()
+	r.out = out
 	r.mu.Unlock()
 
 	go r.emit(out)
@@ -80,6 +83,10 @@ func (r *Runner) Run(ctx context.Context) <-chan Event {
 }
 
 // emit moves queued events to out, in order, and closes out after the last.
+// Most events skip it: pushLocked hands an event straight to out when
+// nothing is queued before it and out has room, which saves a goroutine
+// hand-off per trial; the queue takes over when the consumer lags, so
+// pushing never blocks (live controls are called from UI code).
 func (r *Runner) emit(out chan<- Event) {
 	defer close(out)
 	for {
@@ -90,19 +97,31 @@ func (r *Runner) emit(out chan<- Event) {
 		batch := r.queue
 		r.queue = nil
 		done := r.finished
+		r.sending = len(batch) > 0
 		r.mu.Unlock()
 		for _, e := range batch {
 			out <- e
 		}
+		r.mu.Lock()
+		r.sending = false
+		r.mu.Unlock()
 		if done && len(batch) == 0 {
 			return
 		}
 	}
 }
 
-// push queues an event stamped with the time since start. Callers hold r.mu.
+// pushLocked stamps an event with the time since start and sends or queues
+// it. Callers hold r.mu.
 func (r *Runner) pushLocked(e Event) {
 	e.T = r.now().Sub(r.start).Seconds()
+	if len(r.queue) == 0 && !r.sending && r.out != nil {
+		select {
+		case r.out <- e:
+			return
+		default:
+		}
+	}
 	r.queue = append(r.queue, e)
 	r.cond.Broadcast()
 }

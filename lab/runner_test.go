@@ -311,3 +311,52 @@ func TestTrackerProgress(t *testing.T) {
 		t.Errorf("fraction %v", f)
 	}
 }
+
+// TestRunnerEventsStayOrderedUnderLoad: notes added from many goroutines
+// while trials stream to a slow consumer all arrive, in time order, with
+// the end event last.
+func TestRunnerEventsStayOrderedUnderLoad(t *testing.T) {
+	r := NewRunner(&scriptDevice{}, testExp(OrderRandom, 300, 0))
+	ch := r.Run(context.Background())
+	var wg sync.WaitGroup
+	added := make(chan int, 1000)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if r.AddNote("n") == nil {
+					added <- 1
+				}
+			}
+		}()
+	}
+	var evs []Event
+	for e := range ch {
+		evs = append(evs, e)
+		if len(evs)%50 == 0 {
+			time.Sleep(time.Millisecond) // a consumer that lags now and then
+		}
+	}
+	wg.Wait()
+	close(added)
+	want := 0
+	for range added {
+		want++
+	}
+	notes := 0
+	for i, e := range evs {
+		if e.Note != nil {
+			notes++
+		}
+		if i > 0 && e.T < evs[i-1].T {
+			t.Fatalf("event %d (%s) at %v after %v", i, e.Type, e.T, evs[i-1].T)
+		}
+	}
+	if notes != want {
+		t.Errorf("%d notes arrived, %d were accepted", notes, want)
+	}
+	if end := lastEnd(t, evs); end.Reason != "completed" || end.Counts[StatusOK] != 600 {
+		t.Errorf("end %+v", end)
+	}
+}
