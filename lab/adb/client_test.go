@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +117,19 @@ func TestShellAgainstRealADBServer(t *testing.T) {
 		code, err := c.Shell(ctx(t), serial, "cat", strings.NewReader("piped in\n"), &out, nil)
 		if err != nil || code != 0 || out.String() != "piped in\n" {
 			t.Fatalf("cat with stdin: code %d err %v out %q", code, err, out.String())
+		}
+	})
+	t.Run("interactive shell, from lab/adb and from the adb command line", func(t *testing.T) {
+		var out bytes.Buffer
+		code, err := c.Shell(ctx(t), serial, "", strings.NewReader("getprop ro.product.model\nfalse\nexit\n"), &out, nil)
+		if err != nil || code != 1 || out.String() != "sim:/ # Pixel 3\nsim:/ # sim:/ # " {
+			t.Errorf("interactive: code %d err %v out %q", code, err, out.String())
+		}
+		cmd := exec.Command("adb", "-P", strconv.Itoa(srv.Port), "-s", serial, "shell")
+		cmd.Stdin = strings.NewReader("id -u\nexit\n")
+		got, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(got), "sim:/ # 2000") {
+			t.Errorf("adb shell with piped input: %v %q", err, got)
 		}
 	})
 	t.Run("output streams before the command ends", func(t *testing.T) {

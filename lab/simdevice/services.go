@@ -2,6 +2,7 @@ package simdevice
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,14 +25,19 @@ func (c *conn) service(name string) handler {
 		if !ok {
 			return nil
 		}
-		v2 := false
+		v2, pty := false, strings.TrimSpace(cmd) == ""
 		for _, o := range strings.Split(opts, ",")[1:] {
-			if o == "v2" {
+			switch o {
+			case "v2":
 				v2 = true
+			case "pty":
+				pty = true
+			case "raw":
+				pty = false
 			}
 		}
 		if v2 {
-			return func(ctx context.Context, s *stream) { c.shellV2(ctx, s, cmd) }
+			return func(ctx context.Context, s *stream) { c.shellV2(ctx, s, cmd, pty) }
 		}
 		return func(ctx context.Context, s *stream) { c.shellV1(ctx, s, cmd, true) }
 	case strings.HasPrefix(name, "exec:"):
@@ -78,25 +84,89 @@ func (c *conn) shellV1(ctx context.Context, s *stream, cmd string, withStderr bo
 	c.srv.dev.Shell(ctx, cmd, strings.NewReader(""), out, errw)
 }
 
-// interactive is a minimal line-by-line shell for `adb shell` without a
-// command: one prompt, one command per line, exit or EOF ends it.
+// interactive serves `adb shell` without a command over the plain
+// protocol: a terminal-like prompt until exit or EOF.
 func (c *conn) interactive(ctx context.Context, s *stream) {
-	out := &lockedWriter{w: s}
-	br := bufio.NewReader(s)
+	c.repl(ctx, s, &lockedWriter{w: s}, true)
+}
+
+// repl is the interactive shell: a prompt, line editing with echo when
+// the host's terminal is raw (pty), one command per line, until exit,
+// Ctrl-D on an empty line, or the end of input. It returns the last
+// command's status.
+func (c *conn) repl(ctx context.Context, in io.Reader, out io.Writer, pty bool) int {
+	w := out
+	if pty {
+		w = crlfWriter{out}
+	}
+	prompt := func() { io.WriteString(w, "sim:/ # ") }
+	status := 0
+	var line []byte
+	buf := make([]byte, 1024)
+	prompt()
+	esc := 0
 	for {
-		io.WriteString(out, "sim:/ # ")
-		line, err := br.ReadString('\n')
-		line = strings.TrimRight(line, "\r\n")
-		if strings.TrimSpace(line) == "exit" {
-			return
+		n, err := in.Read(buf)
+		for _, b := range buf[:n] {
+			switch {
+			case esc > 0:
+				// Skip the rest of an escape sequence (arrow keys).
+				if esc == 1 && b == '[' || esc == 2 && (b < '@' || b > '~') {
+					esc = 2
+					continue
+				}
+				esc = 0
+			case b == 0x1b:
+				esc = 1
+			case b == '\r' || b == '\n':
+				if pty {
+					io.WriteString(w, "\n")
+				}
+				cmd := strings.TrimSpace(string(line))
+				line = line[:0]
+				if cmd == "exit" {
+					return status
+				}
+				if cmd != "" {
+					status = c.srv.dev.Shell(ctx, cmd, strings.NewReader(""), w, w)
+				}
+				prompt()
+			case b == 0x7f || b == 0x08:
+				if len(line) > 0 {
+					line = line[:len(line)-1]
+					if pty {
+						io.WriteString(w, "\b \b")
+					}
+				}
+			case b == 0x03:
+				line = line[:0]
+				if pty {
+					io.WriteString(w, "^C\n")
+				}
+				prompt()
+			case b == 0x04 && len(line) == 0:
+				return status
+			case b >= 0x20 || b == '\t':
+				line = append(line, b)
+				if pty {
+					w.Write([]byte{b})
+				}
+			}
 		}
-		if strings.TrimSpace(line) != "" {
-			c.srv.dev.Shell(ctx, line, strings.NewReader(""), out, out)
-		}
-		if err != nil {
-			return
+		if err != nil || ctx.Err() != nil {
+			return status
 		}
 	}
+}
+
+// crlfWriter turns \n into \r\n for a raw terminal.
+type crlfWriter struct{ w io.Writer }
+
+func (c crlfWriter) Write(p []byte) (int, error) {
+	if _, err := c.w.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 type lockedWriter struct {
@@ -138,7 +208,7 @@ func (p packetWriter) Write(b []byte) (int, error) {
 
 // shellV2 runs cmd with separate stdout and stderr packets and ends with the
 // exit-code packet.
-func (c *conn) shellV2(ctx context.Context, s *stream, cmd string) {
+func (c *conn) shellV2(ctx context.Context, s *stream, cmd string, pty bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stdinR, stdinW := io.Pipe()
@@ -165,12 +235,12 @@ func (c *conn) shellV2(ctx context.Context, s *stream, cmd string) {
 	var mu sync.Mutex
 	stdout := packetWriter{&mu, s, wire.ShellStdout}
 	stderr := packetWriter{&mu, s, wire.ShellStderr}
+	var code int
 	if strings.TrimSpace(cmd) == "" {
-		io.WriteString(stderr, "simdevice: interactive shell v2 is not supported; pass a command\n")
-		s.Write(wire.AppendShellPacket(nil, wire.ShellExit, []byte{1}))
-		return
+		code = c.repl(ctx, stdinR, stdout, pty)
+	} else {
+		code = c.srv.dev.Shell(ctx, cmd, stdinR, stdout, stderr)
 	}
-	code := c.srv.dev.Shell(ctx, cmd, stdinR, stdout, stderr)
 	stdinR.Close()
 	mu.Lock()
 	s.Write(wire.AppendShellPacket(nil, wire.ShellExit, []byte{byte(code)}))
