@@ -115,6 +115,11 @@ func (d *dashboard) running() bool {
 	return d.mode != modeReplay && (d.starting || (d.run != nil && !d.finished))
 }
 
+// steerable reports whether live actions still reach a running run.
+func (d *dashboard) steerable() bool {
+	return d.mode == modeLive && d.run != nil && !d.finished && d.state.end == nil
+}
+
 // typing reports whether the dashboard wants raw keys (note, controls, y/N).
 func (d *dashboard) typing() bool { return d.noting || d.editing || d.confirmAbort }
 
@@ -196,6 +201,9 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 		cmd := d.applyEvents(msg.events)
 		if msg.closed {
 			d.finished = true
+			if d.run.sessionPath != "" {
+				d.status = "saved " + d.run.sessionPath + " · q quits"
+			}
 			d.run.cancel()
 			if d.quitting {
 				return tea.Quit
@@ -287,7 +295,7 @@ func (d *dashboard) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 	if d.rp != nil {
 		return d.rp.key(msg, d.keys)
 	}
-	live := d.run != nil && !d.finished
+	live := d.steerable()
 	switch {
 	case key.Matches(msg, d.keys.Abort) && d.running():
 		d.confirmAbort, d.abortThenQ = true, false
@@ -357,6 +365,15 @@ func (d *dashboard) help() keyHelp {
 		h := d.ctrl.help()
 		h.short = append(h.short, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")))
 		return h
+	}
+	if d.mode == modeLive && !d.steerable() {
+		// The run has ended (or not started): nothing left to steer.
+		for _, b := range []*key.Binding{&k.Order, &k.Pause, &k.Controls, &k.Note} {
+			b.SetEnabled(false)
+		}
+	}
+	if !d.running() {
+		k.Abort.SetEnabled(false)
 	}
 	short := []key.Binding{k.Order, k.Pause, k.Controls, k.Note, k.Abort, k.Play, k.Step, k.Speed, k.End}
 	return keyHelp{short: short, full: [][]key.Binding{{k.Order, k.Controls, k.Pause}, {k.Note, k.Abort}, {k.Play, k.Step, k.Speed, k.End}}}

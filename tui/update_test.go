@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -433,5 +434,25 @@ func TestAPKFilePickerAndPackage(t *testing.T) {
 	c := m.builds.chosen[0]
 	if c == nil || c.Build.APK != filepath.Join(dir, "sub", "app-new.APK") || c.Build.Package != "com.ex" || c.Build.Activity != ".Main" {
 		t.Fatalf("chosen %+v", c)
+	}
+}
+
+func TestNoColorStylesUseNoColours(t *testing.T) {
+	colour := regexp.MustCompile(`\x1b\[[0-9;]*(38|48);[25];`)
+	st := NewStyles(true, true)
+	m, _, _, _ := liveModel(t, 120, 40)
+	*m.st = st
+	m.help.Styles = st.Help
+	m.Update(eventsArrivedMsg{stream: 1, events: synthEvents(10, 10, false)})
+	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0, true)
+	if out := m.render(); colour.MatchString(out) {
+		t.Errorf("NO_COLOR styles emit colours: %q", colour.FindString(out))
+	}
+	// The verdict is spelled out, not only coloured.
+	if !strings.Contains(screenText(m), "regression") {
+		t.Error("verdict word missing")
+	}
+	if out := NewStyles(true, false).Regression.Render("x"); !colour.MatchString(out) {
+		t.Errorf("colour styles have no colour: %q", out)
 	}
 }
