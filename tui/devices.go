@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/lab"
 )
@@ -205,7 +206,17 @@ func (p devicesPane) detail(d lab.DeviceInfo) []string {
 	if caps == "" {
 		caps = "none"
 	}
-	lines := []string{truncate(st.Header.Render("capabilities: ")+caps, p.width)}
+	// Wrap the capability list: a phone has a dozen.
+	var lines []string
+	line := st.Header.Render("capabilities:")
+	for _, c := range strings.Fields(caps) {
+		if lipgloss.Width(line)+1+len(c) > p.width && len(lines) < 2 {
+			lines = append(lines, line)
+			line = " "
+		}
+		line += " " + c
+	}
+	lines = append(lines, truncate(line, p.width))
 	if d.Server != "" {
 		lines = append(lines, truncate(st.Muted.Render("adb server: "+d.Server), p.width))
 	}
