@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
-# hyperfine, tmux, python3-scipy) when missing, then checks formatting, vets
+# hyperfine, tmux, GNU time, python3-scipy) when missing, then checks formatting, vets
 # and runs every test with the race detector. README.md and .ci/run use it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 need=()
-for pair in adb:adb valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux; do
+for pair in adb:adb valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux /usr/bin/time:time; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 /usr/bin/python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)
