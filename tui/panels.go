@@ -18,7 +18,6 @@ type panelData struct {
 	resamples         int
 	live              bool // computed with fewer resamples while running
 	metrics           []metricPanel
-	kwAllP            float64
 	n                 int // counted trials the analysis covers
 	warnings          []string
 }
@@ -230,9 +229,6 @@ func pPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 		}
 		line += fmt.Sprintf(" %7s %9s", mde, fmt.Sprintf("%d/%d", m.nA, m.nB))
 		lines = append(lines, truncate(line, w))
-	}
-	if !math.IsNaN(pd.kwAllP) && pd.kwAllP != 0 {
-		lines = append(lines, truncate(fmt.Sprintf("Kruskal–Wallis (all groups) p=%s", fmtP(pd.kwAllP)), w))
 	}
 	return lines
 }

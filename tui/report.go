@@ -36,7 +36,7 @@ func analyze(in []metricInput, alpha, confidence float64, final bool) panelData 
 	r := analysis.Compare(ms, opt)
 	pd := panelData{
 		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
-		resamples: opt.Resamples, live: !final, kwAllP: float64(r.KruskalWallisAll.P), n: n,
+		resamples: opt.Resamples, live: !final, n: n,
 	}
 	for _, m := range r.Metrics {
 		p := float64(m.MannWhitney.P)
@@ -140,7 +140,7 @@ func pctOf(x float64) string {
 // will use, no metrics.
 func emptyPanel(plan lab.Experiment) panelData {
 	o := analysis.DefaultOptions()
-	pd := panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test, kwAllP: math.NaN()}
+	pd := panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test}
 	if plan.Alpha > 0 {
 		pd.alpha = plan.Alpha
 	}
