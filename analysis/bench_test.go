@@ -57,3 +57,34 @@ func BenchmarkCompare10Metrics(b *testing.B) {
 		Compare(in, opt)
 	}
 }
+
+// BenchmarkCompareLarge: the analysis behind `perflab report` on a
+// 100,000-trial session: 3 metrics at n = 50,000 per arm (the target of
+// bench/report_vs_benchstat.sh is to be no slower than benchstat).
+func BenchmarkCompareLarge(b *testing.B) {
+	var in []MetricInput
+	for i := range 3 {
+		x, y := benchSamples(50_000, uint64(i))
+		in = append(in, MetricInput{Name: fmt.Sprintf("metric%d", i), Unit: "ms", Samples: [][]float64{x, y}})
+	}
+	opt := DefaultOptions()
+	for b.Loop() {
+		Compare(in, opt)
+	}
+}
+
+// BenchmarkHodgesLehmannLarge: n = 50,000 per arm.
+func BenchmarkHodgesLehmannLarge(b *testing.B) {
+	x, y := benchSamples(50_000, 2)
+	for b.Loop() {
+		HodgesLehmann(x, y)
+	}
+}
+
+// BenchmarkMannWhitneyLarge: n = 50,000 per arm.
+func BenchmarkMannWhitneyLarge(b *testing.B) {
+	x, y := benchSamples(50_000, 2)
+	for b.Loop() {
+		MannWhitneyU(x, y)
+	}
+}

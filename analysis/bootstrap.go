@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -72,8 +71,16 @@ func bootstrap(a, b []float64, confidence float64, resamples int, seed uint64, d
 	}
 	scale := scaleOf(a, b)
 	as, bsorted := scaled(a, scale), scaled(b, scale)
-	slices.Sort(as)
-	slices.Sort(bsorted)
+	sortFloats(as)
+	sortFloats(bsorted)
+	return bootstrapScaled(as, bsorted, scale, confidence, resamples, seed, draw)
+}
+
+// bootstrapScaled is bootstrap of as·scale and bsorted·scale, as and
+// bsorted sorted, with at least 2 values each and at least 2 resamples.
+func bootstrapScaled(as, bsorted []float64, scale, confidence float64, resamples int, seed uint64, draw medianSampler) (Bootstrap, []string) {
+	bs := Bootstrap{Point: undefined(), Low: undefined(), High: undefined(), SE: undefined(),
+		Resamples: resamples, PctLow: undefined(), PctHigh: undefined()}
 	ma, mb := medianSorted(as), medianSorted(bsorted)
 	bs.Point = defined((mb - ma) * scale)
 

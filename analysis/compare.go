@@ -286,10 +286,24 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 		w.add("", fmt.Sprintf("unknown direction %q: taking lower as better", in.Better))
 		better = BetterLower
 	}
+	// Each sample is sorted once; summaries, rank tests, the bootstrap and
+	// the Hodges–Lehmann estimate share the sorted copies.
+	sa, sb := sortedCopy(a), sortedCopy(b)
 	m := MetricResult{Name: in.Name, Unit: in.Unit, Better: better,
-		A: Summarize(a), B: Summarize(b)}
+		A: summarizeSorted(sa), B: summarizeSorted(sb)}
+	// Non-empty inputs, sorted, for the Kruskal–Wallis test of all of them.
+	var all [][]float64
+	for _, s := range [][]float64{sa, sb} {
+		if len(s) > 0 {
+			all = append(all, s)
+		}
+	}
 	for _, s := range in.Samples[min(2, len(in.Samples)):] {
-		m.Others = append(m.Others, Summarize(s))
+		ss := sortedCopy(s)
+		m.Others = append(m.Others, summarizeSorted(ss))
+		if len(ss) > 0 {
+			all = append(all, ss)
+		}
 	}
 
 	enough := true
@@ -332,27 +346,52 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 	if m.A.N > 0 && m.B.N > 0 && (m.A.Mean == 0 || m.A.Median == 0) {
 		w.add("", "relative difference undefined where A's mean or median is 0")
 	}
-	m.HodgesLehmann = HodgesLehmann(a, b)
+	// Hodges–Lehmann and the bootstrap work on both arms scaled alike.
+	var scaleAB float64
+	var as, bs []float64
+	if len(a) > 0 && len(b) > 0 {
+		scaleAB = scaleOf(sa, sb)
+		as, bs = scaled(sa, scaleAB), scaled(sb, scaleAB)
+		m.HodgesLehmann = hodgesLehmannScaled(as, bs, scaleAB)
+	} else {
+		m.HodgesLehmann = undefined()
+	}
 
 	var ws []string
 	m.Welch, ws = WelchTest(a, b, opt.Confidence)
 	quiet("", ws)
-	m.MannWhitney, ws = MannWhitneyU(a, b)
-	quiet("", ws)
-	m.KruskalWallis, ws = KruskalWallisH(a, b)
-	quiet("", ws)
-	m.KruskalWallisAll, ws = KruskalWallisH(in.Samples...)
-	if len(in.Samples) > 2 {
+	if len(a) > 0 && len(b) > 0 {
+		// One ranking of A and B serves both rank tests.
+		r := rankGroups(sa, sb)
+		m.MannWhitney, ws = mannWhitneyRanks(len(a), len(b), r)
+		quiet("", ws)
+		m.KruskalWallis, ws = kruskalWallisRanks([]int{len(a), len(b)}, r)
+		quiet("", ws)
+	} else {
+		m.MannWhitney, ws = MannWhitneyU(a, b)
+		quiet("", ws)
+		m.KruskalWallis, ws = kruskalWallisSorted(nil)
 		quiet("", ws)
 	}
-	m.Bootstrap, ws = BootstrapMedianDiff(a, b, opt.Confidence, opt.Resamples,
-		metricSeed(opt.Seed, in.Name, in.Unit))
+	if len(in.Samples) <= 2 {
+		m.KruskalWallisAll = m.KruskalWallis // the same two samples
+	} else {
+		m.KruskalWallisAll, ws = kruskalWallisSorted(all)
+		quiet("", ws)
+	}
+	if len(a) >= 2 && len(b) >= 2 && opt.Resamples >= 2 {
+		m.Bootstrap, ws = bootstrapScaled(as, bs, scaleAB, opt.Confidence, opt.Resamples,
+			metricSeed(opt.Seed, in.Name, in.Unit), orderStatMedian)
+	} else {
+		m.Bootstrap, ws = BootstrapMedianDiff(a, b, opt.Confidence, opt.Resamples,
+			metricSeed(opt.Seed, in.Name, in.Unit))
+	}
 	quiet("", ws)
-	m.Trend.A, ws = SpearmanTrend(a)
+	m.Trend.A, ws = spearmanSorted(a, sa)
 	if len(a) >= 3 && !constA {
 		w.add("A: ", ws...)
 	}
-	m.Trend.B, ws = SpearmanTrend(b)
+	m.Trend.B, ws = spearmanSorted(b, sb)
 	if len(b) >= 3 && !constB {
 		w.add("B: ", ws...)
 	}

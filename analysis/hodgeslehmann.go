@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // HodgesLehmann returns the Hodges–Lehmann estimate of the shift from a to
@@ -16,23 +16,60 @@ func HodgesLehmann(a, b []float64) Float {
 	}
 	scale := scaleOf(a, b)
 	as, bs := scaled(a, scale), scaled(b, scale)
-	slices.Sort(as)
-	slices.Sort(bs)
+	sortFloats(as)
+	sortFloats(bs)
+	return hodgesLehmannScaled(as, bs, scale)
+}
+
+// hodgesLehmannScaled is HodgesLehmann of the non-empty samples as·scale
+// and bs·scale, as and bs sorted.
+func hodgesLehmannScaled(as, bs []float64, scale float64) Float {
 	total := len(as) * len(bs)
 	// A fixed seed keeps the pivot sequence, and so the running time,
 	// reproducible; the result does not depend on it.
 	rng := rand.New(rand.NewPCG(uint64(len(as)), uint64(len(bs))))
-	hi := selectDiff(as, bs, total/2, rng)
+	lo, hi := selectDiff(as, bs, total/2, rng)
 	if total%2 == 1 {
 		return defined(hi * scale)
 	}
-	lo := selectDiff(as, bs, total/2-1, rng)
 	return defined(mid(lo, hi) * scale)
 }
 
-// selectDiff returns the k-th smallest (0-based) of b[j] − a[i] over all
+// selectDiff returns the (k−1)-th and the k-th smallest (0-based) of
+// b[j] − a[i] over all pairs, for sorted a and b (for k = 0 both are the
+// smallest).
+func selectDiff(a, b []float64, k int, rng *rand.Rand) (prev, kth float64) {
+	kth = selectDiffK(a, b, k, rng)
+	return prevDiff(a, b, kth, k), kth
+}
+
+// prevDiff returns the (k−1)-th smallest of b[j] − a[i] given v, the k-th
+// (v itself for k = 0), in one O(m+n) pass.
+func prevDiff(a, b []float64, v float64, k int) float64 {
+	if k == 0 {
+		return v
+	}
+	lt, j := 0, 0
+	best := math.Inf(-1)
+	for i := range a {
+		// As a[i] grows, more of b lies below v + a[i].
+		for j < len(b) && b[j]-a[i] < v {
+			j++
+		}
+		lt += j
+		if j > 0 {
+			best = max(best, b[j-1]-a[i])
+		}
+	}
+	if lt < k {
+		return v // the (k−1)-th is tied with the k-th
+	}
+	return best // lt == k: the largest difference below v
+}
+
+// selectDiffK returns the k-th smallest (0-based) of b[j] − a[i] over all
 // pairs, for sorted a and b.
-func selectDiff(a, b []float64, k int, rng *rand.Rand) float64 {
+func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 	m, n := len(a), len(b)
 	// Row i holds b[j] − a[i], increasing in j; the candidates for the
 	// answer in row i are columns lo[i] ≤ j < hi[i]. Everything left of lo

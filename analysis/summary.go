@@ -1,9 +1,6 @@
 package analysis
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // Summary describes one sample.
 type Summary struct {
@@ -21,17 +18,20 @@ type Summary struct {
 // holds (the mean of nothing, the SD of one value) are undefined. Values
 // of any finite magnitude are handled without overflow.
 func Summarize(xs []float64) Summary {
+	return summarizeSorted(sortedCopy(xs))
+}
+
+// summarizeSorted is Summarize of sorted values.
+func summarizeSorted(xs []float64) Summary {
 	s := Summary{N: len(xs), Mean: undefined(), Median: undefined(), SD: undefined(),
 		CV: undefined(), Min: undefined(), Max: undefined()}
 	if len(xs) == 0 {
 		return s
 	}
+	// Dividing by a power of two keeps the order, so the scaled values
+	// are sorted too.
 	scale := scaleOf(xs)
-	sorted := make([]float64, len(xs))
-	for i, x := range xs {
-		sorted[i] = x / scale
-	}
-	slices.Sort(sorted)
+	sorted := scaled(xs, scale)
 	mean, sd := meanSD(sorted)
 	s.Mean = defined(mean * scale)
 	s.Median = defined(medianSorted(sorted) * scale)

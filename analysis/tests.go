@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -98,57 +97,6 @@ func scaled(xs []float64, scale float64) []float64 {
 	return out
 }
 
-// ranked is a pooled sample with average ranks for ties.
-type ranked struct {
-	ranks   []float64 // rank of each input value, in input order (1-based, ties averaged)
-	tieTerm float64   // Σ (t³ − t) over groups of t tied values
-	ties    bool
-}
-
-// rankAll ranks the concatenation of the groups.
-func rankAll(groups ...[]float64) ranked {
-	n := 0
-	for _, g := range groups {
-		n += len(g)
-	}
-	type iv struct {
-		v float64
-		i int
-	}
-	all := make([]iv, 0, n)
-	for _, g := range groups {
-		for _, v := range g {
-			all = append(all, iv{v, len(all)})
-		}
-	}
-	slices.SortFunc(all, func(x, y iv) int {
-		switch {
-		case x.v < y.v:
-			return -1
-		case x.v > y.v:
-			return 1
-		}
-		return 0
-	})
-	r := ranked{ranks: make([]float64, n)}
-	for i := 0; i < n; {
-		j := i + 1
-		for j < n && all[j].v == all[i].v {
-			j++
-		}
-		avg := float64(i+j+1) / 2 // mean of ranks i+1 .. j
-		for k := i; k < j; k++ {
-			r.ranks[all[k].i] = avg
-		}
-		if t := float64(j - i); t > 1 {
-			r.tieTerm += t*t*t - t
-			r.ties = true
-		}
-		i = j
-	}
-	return r
-}
-
 // MannWhitneyU runs the two-sided Mann–Whitney U test of a against b. U is
 // the statistic of sample a. The p-value is exact when both samples have at
 // most 8 values and there are no ties; otherwise it is the normal
@@ -158,12 +106,15 @@ func MannWhitneyU(a, b []float64) (MannWhitney, []string) {
 	if len(a) == 0 || len(b) == 0 {
 		return m, []string{"Mann–Whitney test needs at least 1 value per sample"}
 	}
-	r := rankAll(a, b)
-	na, nb := float64(len(a)), float64(len(b))
-	ra := 0.0
-	for _, x := range r.ranks[:len(a)] {
-		ra += x
-	}
+	return mannWhitneyRanks(len(a), len(b), rankGroups(sortedCopy(a), sortedCopy(b)))
+}
+
+// mannWhitneyRanks is MannWhitneyU from the pooled ranks of non-empty
+// samples of sizes la and lb.
+func mannWhitneyRanks(la, lb int, r pooledRanks) (MannWhitney, []string) {
+	m := MannWhitney{U: undefined(), P: undefined(), PAsymptotic: undefined()}
+	na, nb := float64(la), float64(lb)
+	ra := r.sums[0]
 	u1 := ra - na*(na+1)/2
 	u2 := na*nb - u1
 	m.U = defined(u1)
@@ -178,9 +129,9 @@ func MannWhitneyU(a, b []float64) (MannWhitney, []string) {
 		warn = append(warn, "Mann–Whitney p undefined: all values are equal")
 	}
 	m.P = m.PAsymptotic
-	if len(a) <= maxExactN && len(b) <= maxExactN && !r.ties {
+	if la <= maxExactN && lb <= maxExactN && !r.ties {
 		m.Exact = true
-		m.P = defined(math.Min(1, 2*mwuSurvival(len(a), len(b), int(math.Round(big)))))
+		m.P = defined(math.Min(1, 2*mwuSurvival(la, lb, int(math.Round(big)))))
 	}
 	return m, warn
 }
@@ -236,26 +187,36 @@ func mwuMinP(m, n int) float64 {
 // KruskalWallisH runs the Kruskal–Wallis H test on two or more groups (as
 // scipy.stats.kruskal). Empty groups are ignored.
 func KruskalWallisH(groups ...[]float64) (KruskalWallis, []string) {
-	k := KruskalWallis{H: undefined(), P: undefined()}
 	var gs [][]float64
 	for _, g := range groups {
 		if len(g) > 0 {
-			gs = append(gs, g)
+			gs = append(gs, sortedCopy(g))
 		}
 	}
+	return kruskalWallisSorted(gs)
+}
+
+// kruskalWallisSorted is KruskalWallisH of sorted, non-empty groups.
+func kruskalWallisSorted(gs [][]float64) (KruskalWallis, []string) {
 	if len(gs) < 2 {
-		return k, []string{"Kruskal–Wallis test needs at least 2 non-empty samples"}
+		return KruskalWallis{H: undefined(), P: undefined()}, []string{"Kruskal–Wallis test needs at least 2 non-empty samples"}
 	}
-	r := rankAll(gs...)
-	n := float64(len(r.ranks))
-	sum, off := 0.0, 0
-	for _, g := range gs {
-		rs := 0.0
-		for _, x := range r.ranks[off : off+len(g)] {
-			rs += x
-		}
-		off += len(g)
-		sum += rs * rs / float64(len(g))
+	sizes := make([]int, len(gs))
+	for i, g := range gs {
+		sizes[i] = len(g)
+	}
+	return kruskalWallisRanks(sizes, rankGroups(gs...))
+}
+
+// kruskalWallisRanks is the Kruskal–Wallis test of at least two non-empty
+// groups of the given sizes from their pooled ranks.
+func kruskalWallisRanks(sizes []int, r pooledRanks) (KruskalWallis, []string) {
+	k := KruskalWallis{H: undefined(), P: undefined()}
+	n := float64(r.n)
+	sum := 0.0
+	for i, size := range sizes {
+		rs := r.sums[i]
+		sum += rs * rs / float64(size)
 	}
 	h := 12/(n*(n+1))*sum - 3*(n+1)
 	corr := 1 - r.tieTerm/(n*n*n-n)
@@ -267,7 +228,7 @@ func KruskalWallisH(groups ...[]float64) (KruskalWallis, []string) {
 		h = 0 // rounding
 	}
 	k.H = defined(h)
-	k.P = defined(distuv.ChiSquared{K: float64(len(gs) - 1)}.Survival(h))
+	k.P = defined(distuv.ChiSquared{K: float64(len(sizes) - 1)}.Survival(h))
 	return k, nil
 }
 
@@ -277,16 +238,24 @@ func KruskalWallisH(groups ...[]float64) (KruskalWallis, []string) {
 // small p means the values drift with trial order, so they are not
 // independent and identically distributed.
 func SpearmanTrend(xs []float64) (Correlation, []string) {
+	if len(xs) < 3 {
+		return spearmanSorted(xs, nil)
+	}
+	return spearmanSorted(xs, sortedCopy(xs))
+}
+
+// spearmanSorted is SpearmanTrend given sorted, the sorted copy of xs.
+func spearmanSorted(xs, sorted []float64) (Correlation, []string) {
 	c := Correlation{Rho: undefined(), P: undefined()}
 	n := len(xs)
 	if n < 3 {
 		return c, []string{fmt.Sprintf("trend needs at least 3 values, have %d", n)}
 	}
-	r := rankAll(xs)
+	ranks := ranksInOrder(xs, sorted)
 	// Pearson correlation of ranks with 1..n.
 	mr := float64(n+1) / 2
 	sxy, sxx, syy := 0.0, 0.0, 0.0
-	for i, x := range r.ranks {
+	for i, x := range ranks {
 		dx := x - mr
 		dy := float64(i+1) - mr
 		sxy += dx * dy

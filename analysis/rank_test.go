@@ -1,0 +1,156 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// refRanks ranks the concatenation of the groups the obvious way, by
+// sorting (value, position) pairs: the reference for rankGroups and
+// ranksInOrder.
+func refRanks(groups ...[]float64) (ranks []float64, tieTerm float64, ties bool) {
+	type iv struct {
+		v float64
+		i int
+	}
+	var all []iv
+	for _, g := range groups {
+		for _, v := range g {
+			all = append(all, iv{v, len(all)})
+		}
+	}
+	slices.SortFunc(all, func(x, y iv) int {
+		switch {
+		case x.v < y.v:
+			return -1
+		case x.v > y.v:
+			return 1
+		}
+		return 0
+	})
+	n := len(all)
+	ranks = make([]float64, n)
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && all[j].v == all[i].v {
+			j++
+		}
+		for k := i; k < j; k++ {
+			ranks[all[k].i] = float64(i+j+1) / 2
+		}
+		if t := float64(j - i); t > 1 {
+			tieTerm += t*t*t - t
+			ties = true
+		}
+		i = j
+	}
+	return ranks, tieTerm, ties
+}
+
+// randomSample draws n values of one of several shapes: continuous, few
+// distinct integers (many ties), signed zeros, huge and tiny magnitudes.
+func randomSample(rng *rand.Rand, n, kind int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		switch kind {
+		case 0:
+			xs[i] = 100 * math.Exp(0.05*rng.NormFloat64())
+		case 1:
+			xs[i] = float64(rng.IntN(7) - 3)
+		case 2:
+			xs[i] = []float64{0, math.Copysign(0, -1), 1, -1}[rng.IntN(4)]
+		case 3:
+			xs[i] = math.Round(rng.NormFloat64()*4) * 1e300
+		case 4:
+			xs[i] = rng.NormFloat64() * 1e-310 // subnormal
+		default:
+			xs[i] = []float64{math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.MaxFloat64, 5}[rng.IntN(5)]
+		}
+	}
+	return xs
+}
+
+func TestSortFloatsMatchesSlicesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := rng.IntN(3 * radixMin)
+		xs := randomSample(rng, n, trial%6)
+		got, want := slices.Clone(xs), slices.Clone(xs)
+		sortFloats(got)
+		slices.Sort(want)
+		for i := range got {
+			// Equal values are interchangeable, except that the radix
+			// sort puts −0 before +0 (slices.Sort leaves them in any order).
+			if got[i] != want[i] {
+				t.Fatalf("trial %d (n=%d): sorted[%d] = %v, want %v", trial, n, i, got[i], want[i])
+			}
+		}
+		if n >= radixMin && !slices.IsSortedFunc(got, func(x, y float64) int { return cmp.Compare(floatKey(x), floatKey(y)) }) {
+			t.Fatalf("trial %d: −0 after +0 or out of order", trial)
+		}
+	}
+	xs := []float64{3, math.NaN(), 1, 2}
+	xs = append(xs, make([]float64, radixMin)...)
+	sortFloats(xs)
+	if !math.IsNaN(xs[0]) || xs[len(xs)-1] != 3 {
+		t.Errorf("with NaN: got first %v last %v, want NaN first as slices.Sort", xs[0], xs[len(xs)-1])
+	}
+}
+
+func TestRankGroupsMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 400 {
+		k := 1 + rng.IntN(4)
+		kind := trial % 6
+		var groups, sorted [][]float64
+		for range k {
+			n := 1 + rng.IntN(40)
+			if trial%10 == 0 {
+				n = 1 + rng.IntN(3000)
+			}
+			g := randomSample(rng, n, kind)
+			groups = append(groups, g)
+			sorted = append(sorted, sortedCopy(g))
+		}
+		ranks, tieTerm, ties := refRanks(groups...)
+		r := rankGroups(sorted...)
+		if r.tieTerm != tieTerm || r.ties != ties || r.n != len(ranks) {
+			t.Fatalf("trial %d: tie term %v ties %v n %d, want %v %v %d", trial, r.tieTerm, r.ties, r.n, tieTerm, ties, len(ranks))
+		}
+		off := 0
+		for gi, g := range groups {
+			sum := 0.0
+			for _, x := range ranks[off : off+len(g)] {
+				sum += x
+			}
+			off += len(g)
+			if r.sums[gi] != sum {
+				t.Fatalf("trial %d: rank sum of group %d = %v, want %v", trial, gi, r.sums[gi], sum)
+			}
+		}
+		own, _, _ := refRanks(groups[0])
+		if got := ranksInOrder(groups[0], sorted[0]); !slices.Equal(got, own) {
+			t.Fatalf("trial %d: ranksInOrder = %v, want %v", trial, got, own)
+		}
+	}
+}
+
+// TestHodgesLehmannLargeMatchesBruteForce covers samples big enough for
+// many rounds of pivoting before the direct selection.
+func TestHodgesLehmannLargeMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 12 {
+		na, nb := 200+rng.IntN(300), 200+rng.IntN(300)
+		kind := []int{0, 1, 2, 0}[trial%4]
+		a, b := randomSample(rng, na, kind), randomSample(rng, nb, kind)
+		for i := range b {
+			b[i] += float64(trial % 3)
+		}
+		if got, want := HodgesLehmann(a, b), bruteHL(a, b); float64(got) != want {
+			t.Fatalf("trial %d (na=%d nb=%d): HodgesLehmann = %v, want %v", trial, na, nb, float64(got), want)
+		}
+	}
+}
