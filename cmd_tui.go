@@ -154,7 +154,12 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		opt.SessionFile = filepath.Base(f.out)
 	}
 	m := tui.NewRun(opt, info, *exp)
-	return runProgram(ctx, m, stdout, stderr)
+	code := runProgram(ctx, m, stdout, stderr)
+	if code == exitOK && m.Regressed() {
+		// As with --headless: a regression found is exit status 3.
+		return exitRegression
+	}
+	return code
 }
 
 // openReplayTUI opens a saved session in the workbench (perflab replay

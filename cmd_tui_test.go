@@ -156,7 +156,7 @@ func TestWorkbenchInTmux(t *testing.T) {
 	})
 	p.keys("o") // randomization off: random → alternate from the next round
 	p.waitText("order: random → alternate", 10*time.Second)
-	p.waitText("order alternate", 5*time.Second)
+	p.waitText("· order alternate ·", 5*time.Second)
 	later := p.waitFor("p-values for 4 trials per arm", 60*time.Second, func(s string) bool {
 		m := pRow.FindStringSubmatch(s)
 		return m != nil && atoi(m[1]) >= 4 && atoi(m[2]) >= 4
@@ -230,4 +230,32 @@ func TestWorkbenchInTmux(t *testing.T) {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// TestRunOpensWorkbenchInTmux: perflab run EXP.json without --headless opens
+// the workbench on the experiment's controls; a detected regression exits
+// with status 3, as --headless does.
+func TestRunOpensWorkbenchInTmux(t *testing.T) {
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	wd, _ := os.Getwd()
+	p := newTmuxPane(t, 80, 24, fmt.Sprintf("cd %s && env XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s %s run examples/local-regression.json; echo PERFLAB-EXIT=$?",
+		wd, home, home, bin))
+	s := p.waitText("3/3 controls on local", 10*time.Second)
+	if !strings.Contains(s, "loop-24k") || !strings.Contains(s, "ASLR off") {
+		t.Fatalf("controls screen:\n%s", s)
+	}
+	p.keys("Enter")
+	s = p.waitText("local · ended: completed", 60*time.Second)
+	if !regexp.MustCompile(`user_ms\s+\+\d+\.\d+%.*regression`).MatchString(s) {
+		t.Errorf("the +20%% work not found as a regression:\n%s", s)
+	}
+	p.keys("q")
+	p.waitText("PERFLAB-EXIT=3", 10*time.Second)
+	if m, _ := filepath.Glob(filepath.Join(home, "perflab", "sessions", "*.jsonl")); len(m) != 1 {
+		t.Errorf("sessions written: %v", m)
+	}
 }

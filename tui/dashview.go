@@ -65,11 +65,11 @@ func (d *dashboard) View() string {
 		}
 		return k
 	}
-	head := st.Title.Render(s.device.ID)
+	// The state comes first: on a narrow screen the build names give way.
+	head := st.Title.Render(s.device.ID) + " · " + st.Header.Render(d.stateWord())
 	if d.mode != modeCheck {
-		head += " · A " + buildName(lab.ArmControl) + " vs B " + buildName(lab.ArmTreatment) + " · order " + s.order
+		head += " · order " + s.order + " · A " + buildName(lab.ArmControl) + " vs B " + buildName(lab.ArmTreatment)
 	}
-	head += " · " + st.Header.Render(d.stateWord())
 	top = append(top, truncate(head, w))
 	// Line 2: progress and ETA.
 	if d.mode != modeCheck {

@@ -391,6 +391,20 @@ func (m *Model) View() tea.View {
 	return v
 }
 
+// Regressed reports whether the last run completed and its final analysis
+// found a regression in some metric (perflab run's exit status 3).
+func (m *Model) Regressed() bool {
+	if m.dash == nil || m.dash.mode != modeLive || !m.dash.finalDone || m.dash.state.end == nil || m.dash.state.end.Reason != "completed" {
+		return false
+	}
+	for _, mp := range m.dash.panel.metrics {
+		if mp.verdict == "regression" {
+			return true
+		}
+	}
+	return false
+}
+
 // Session returns the path of the session file written by the last run.
 func (m *Model) Session() string {
 	if m.dash != nil && m.dash.run != nil {
