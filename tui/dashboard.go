@@ -389,12 +389,12 @@ func (d *dashboard) SetSize(w, h int) {
 
 // startCheck opens the device and streams probe samples as events; nothing
 // is recorded.
-func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64, stream int) tea.Cmd {
+func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64, realtime bool, stream int) tea.Cmd {
 	return func() tea.Msg {
 		if b.OpenDevice == nil {
 			return runStartedMsg{err: fmt.Errorf("no device backend")}
 		}
-		d, err := b.OpenDevice(ctx, dev.ID, dev.Backend == "sim")
+		d, err := b.OpenDevice(ctx, dev.ID, realtime)
 		if err != nil {
 			return runStartedMsg{err: fmt.Errorf("open device %s: %w", dev.ID, err)}
 		}
@@ -411,7 +411,7 @@ func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64
 			samples := make(chan lab.ProbeSample, 64)
 			done := make(chan error, 1)
 			go func() {
-				done <- pr.Probe(cctx, lab.ProbeOptions{DurationS: durS, IntervalS: 1, Realtime: dev.Backend == "sim"}, samples)
+				done <- pr.Probe(cctx, lab.ProbeOptions{DurationS: durS, IntervalS: 1, Realtime: realtime}, samples)
 				close(samples)
 			}()
 			for s := range samples {

@@ -47,6 +47,10 @@ type Options struct {
 	Device string
 	// Profiles lists governor profile names offered for a device.
 	Profiles func(dev lab.DeviceInfo) []string
+	// Instant runs simulated devices in simulated time by default, checks
+	// included (tests, quick demos); otherwise they are paced in real time
+	// so a run can be watched and steered.
+	Instant bool
 	// Now stamps session file names (tests fix it).
 	Now func() time.Time
 }
@@ -107,7 +111,7 @@ func NewRun(opt Options, dev lab.DeviceInfo, exp lab.Experiment) *Model {
 	m.device = dev
 	m.exp = exp
 	m.fixedEx = true
-	m.controls = newControlsPane(m.st, dev, exp, m.profiles(dev), false)
+	m.controls = m.newControls(dev, exp)
 	m.screen = screenControls
 	return m
 }
@@ -133,6 +137,15 @@ func (m *Model) profiles(dev lab.DeviceInfo) []string {
 		return nil
 	}
 	return m.opt.Profiles(dev)
+}
+
+// newControls opens the stepper for a run of exp on dev.
+func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane {
+	p := newControlsPane(m.st, dev, exp, m.profiles(dev), false)
+	if m.opt.Instant {
+		p.realtime = false
+	}
+	return p
 }
 
 func (m *Model) newDashboard(mode dashMode) *dashboard {
@@ -275,7 +288,7 @@ func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 		m.dash = m.newDashboard(modeCheck)
 		m.dash.starting = true
 		m.screen = screenDashboard
-		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.stream)
+		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.device.Backend == "sim" && !m.opt.Instant, m.stream)
 	}
 	var ready []BuildChoice
 	if m.opt.Backend.Builds != nil {
@@ -295,7 +308,7 @@ func (m *Model) chooseBuilds(msg buildsDoneMsg) tea.Cmd {
 		exp.Seed = m.opt.Now().UnixNano() % 1_000_000
 	}
 	m.exp = exp
-	m.controls = newControlsPane(m.st, m.device, exp, m.profiles(m.device), false)
+	m.controls = m.newControls(m.device, exp)
 	m.screen = screenControls
 	m.resize()
 	b := m.device.Backend

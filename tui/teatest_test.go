@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"os"
+	"regexp"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
@@ -179,5 +182,31 @@ func TestWaitSavedEndsAnInterruptedRun(t *testing.T) {
 	}
 	if e := s.End(); e == nil || e.Reason != "cancelled" {
 		t.Fatalf("end %+v, want cancelled", e)
+	}
+}
+
+// TestStabilityCheckFromThePicker runs the picker's check (c) on the real
+// simulated phone and shows its chart and verdict; nothing is recorded.
+func TestStabilityCheckFromThePicker(t *testing.T) {
+	dir := t.TempDir()
+	m := sized(New(Options{Backend: realBackend(), SessionDir: dir, Device: "sim:pixel", Now: fixedNow, Instant: true}), 80, 24)
+	run(t, m, m.Init(), skipTicks)
+	press(t, m, "c")
+	if m.screen != screenDashboard || m.dash.mode != modeCheck {
+		t.Fatalf("screen %d", m.screen)
+	}
+	if !m.dash.finished || len(m.dash.state.probe) < 25 {
+		t.Fatalf("check: finished %v, %d samples", m.dash.finished, len(m.dash.state.probe))
+	}
+	s := screenText(m)
+	if !regexp.MustCompile(`MFLOPS stability check · (stable|unstable) · mean \d+ MFLOPS`).MatchString(s) || !strings.Contains(s, "┤") {
+		t.Errorf("check screen:\n%s", s)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a check wrote %v", ents)
+	}
+	press(t, m, "esc")
+	if m.screen != screenDevices {
+		t.Errorf("esc: screen %d, want the picker", m.screen)
 	}
 }
