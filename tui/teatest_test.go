@@ -5,9 +5,9 @@ import (
 	"context"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
-	"path/filepath"
 	"testing"
 	"time"
 
