@@ -61,3 +61,14 @@ func BenchmarkApplyTrial(b *testing.B) {
 }
 
 func sizeName(s [2]int) string { return strconv.Itoa(s[0]) + "x" + strconv.Itoa(s[1]) }
+
+// BenchmarkFinalAnalysis measures the full-resample analysis done once a
+// run ends (or a replay reaches its end) at 10,000 trials.
+func BenchmarkFinalAnalysis(b *testing.B) {
+	m := tenThousand(b, 80, 24, false)
+	in := m.dash.state.inputs()
+	b.ResetTimer()
+	for b.Loop() {
+		analyze(in, 0, 0, true)
+	}
+}
