@@ -7,7 +7,7 @@ import (
 
 // tenThousand returns a live model holding a 10,000-trial session (5,000
 // rounds) with its analysis computed, as the dashboard shows it.
-func tenThousand(b *testing.B, w, h int, final bool) *Model {
+func tenThousand(b *testing.B, w, h int) *Model {
 	t := &testing.T{}
 	m, _, _, _ := liveModel(t, w, h)
 	evs := synthEvents(4999, 120, false)
@@ -17,7 +17,7 @@ func tenThousand(b *testing.B, w, h int, final bool) *Model {
 	if n := len(m.dash.state.trials); n != 10000 {
 		b.Fatalf("%d trials", n)
 	}
-	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0, final)
+	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0)
 	m.dash.panelVer = m.dash.state.version
 	return m
 }
@@ -27,7 +27,7 @@ func tenThousand(b *testing.B, w, h int, final bool) *Model {
 func BenchmarkDashboardView(b *testing.B) {
 	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
 		b.Run(sizeName(size), func(b *testing.B) {
-			m := tenThousand(b, size[0], size[1], false)
+			m := tenThousand(b, size[0], size[1])
 			b.ResetTimer()
 			for b.Loop() {
 				_ = m.View()
@@ -36,16 +36,6 @@ func BenchmarkDashboardView(b *testing.B) {
 	}
 }
 
-// BenchmarkLiveAnalysis measures the recomputation after one more trial at
-// 10,000 trials (live resamples), which runs in a tea.Cmd, off the frame.
-func BenchmarkLiveAnalysis(b *testing.B) {
-	m := tenThousand(b, 80, 24, false)
-	in := m.dash.state.inputs()
-	b.ResetTimer()
-	for b.Loop() {
-		analyze(in, 0, 0, false)
-	}
-}
 
 // BenchmarkApplyTrial measures what Update spends on one trial event.
 func BenchmarkApplyTrial(b *testing.B) {
@@ -62,13 +52,14 @@ func BenchmarkApplyTrial(b *testing.B) {
 
 func sizeName(s [2]int) string { return strconv.Itoa(s[0]) + "x" + strconv.Itoa(s[1]) }
 
-// BenchmarkFinalAnalysis measures the full-resample analysis done once a
-// run ends (or a replay reaches its end) at 10,000 trials.
-func BenchmarkFinalAnalysis(b *testing.B) {
-	m := tenThousand(b, 80, 24, false)
+// BenchmarkAnalysis measures the analysis redone after each counted
+// trial at 10,000 trials (10,000 bootstrap resamples), in a tea.Cmd, off
+// the frame.
+func BenchmarkAnalysis(b *testing.B) {
+	m := tenThousand(b, 80, 24)
 	in := m.dash.state.inputs()
 	b.ResetTimer()
 	for b.Loop() {
-		analyze(in, 0, 0, true)
+		analyze(in, 0, 0)
 	}
 }

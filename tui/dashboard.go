@@ -37,7 +37,7 @@ type dashboard struct {
 	finalDone  bool
 	stability  string // one-line summary of the probe so far
 	stabLines  []string
-	analyzeFor func(in []metricInput, final bool) panelData
+	analyzeFor func(in []metricInput) panelData
 	stabFor    func([]lab.ProbeSample) (string, []string)
 
 	// live
@@ -159,7 +159,7 @@ func (d *dashboard) maybeAnalyze() tea.Cmd {
 	f := d.analyzeFor
 	return func() tea.Msg {
 		t0 := time.Now()
-		pd := f(in, final)
+		pd := f(in)
 		return reportComputedMsg{version: ver, final: final, panel: pd, took: time.Since(t0)}
 	}
 }

@@ -151,8 +151,8 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 func (m *Model) newDashboard(mode dashMode) *dashboard {
 	d := newDashboard(m.st, mode, m.device, m.exp)
 	alpha, conf := m.exp.Alpha, m.exp.Confidence
-	d.analyzeFor = func(in []metricInput, final bool) panelData {
-		return analyze(in, alpha, conf, final)
+	d.analyzeFor = func(in []metricInput) panelData {
+		return analyze(in, alpha, conf)
 	}
 	d.stabFor = stabilitySummary
 	d.ctrl.profiles = m.profiles(m.device)

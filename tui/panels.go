@@ -16,7 +16,6 @@ type panelData struct {
 	alpha, confidence float64
 	correction, test  string
 	resamples         int
-	live              bool // computed with fewer resamples while running
 	metrics           []metricPanel
 	n                 int // counted trials the analysis covers
 	warnings          []string
@@ -136,9 +135,6 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 		conf = 0.95
 	}
 	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
-	if pd.live && pd.resamples > 0 {
-		title += fmt.Sprintf(" (%d resamples, live)", pd.resamples)
-	}
 	lines := []string{st.PanelTitle.Render(truncate(title, w))}
 	if len(pd.metrics) == 0 {
 		return append(lines, st.Muted.Render("  waiting for counted trials of both builds"))

@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -262,8 +263,8 @@ func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
 	if m.dash.panelVer != m.dash.state.version || m.dash.computing {
 		t.Errorf("panel at %d, state at %d, computing %v", m.dash.panelVer, m.dash.state.version, m.dash.computing)
 	}
-	if !m.dash.panel.live || m.dash.panel.resamples != liveResamples {
-		t.Errorf("live panel: live %v resamples %d", m.dash.panel.live, m.dash.panel.resamples)
+	if m.dash.panel.resamples != analysis.DefaultResamples {
+		t.Errorf("live panel with %d resamples, want the report's %d", m.dash.panel.resamples, analysis.DefaultResamples)
 	}
 }
 
@@ -312,8 +313,8 @@ func TestReplayStepsJumpsAndConcludes(t *testing.T) {
 	if !m.dash.rp.done() || m.dash.state.end == nil {
 		t.Fatal("G did not reach the end")
 	}
-	if !m.dash.finalDone || m.dash.panel.live {
-		t.Fatalf("final analysis not done: finalDone %v live %v", m.dash.finalDone, m.dash.panel.live)
+	if !m.dash.finalDone {
+		t.Fatal("final analysis not done")
 	}
 	got := map[string]string{}
 	for _, mp := range m.dash.panel.metrics {
@@ -444,7 +445,7 @@ func TestNoColorStylesUseNoColours(t *testing.T) {
 	*m.st = st
 	m.help.Styles = st.Help
 	m.Update(eventsArrivedMsg{stream: 1, events: synthEvents(10, 10, false)})
-	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0, true)
+	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0)
 	if out := m.render(); colour.MatchString(out) {
 		t.Errorf("NO_COLOR styles emit colours: %q", colour.FindString(out))
 	}
