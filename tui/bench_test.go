@@ -36,7 +36,6 @@ func BenchmarkDashboardView(b *testing.B) {
 	}
 }
 
-
 // BenchmarkApplyTrial measures what Update spends on one trial event.
 func BenchmarkApplyTrial(b *testing.B) {
 	evs := synthEvents(4999, 0, false)
