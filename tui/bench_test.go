@@ -8,8 +8,7 @@ import (
 // tenThousand returns a live model holding a 10,000-trial session (5,000
 // rounds) with its analysis computed, as the dashboard shows it.
 func tenThousand(b *testing.B, w, h int) *Model {
-	t := &testing.T{}
-	m, _, _, _ := liveModel(t, w, h)
+	m, _, _, _ := liveModel(b, w, h)
 	evs := synthEvents(4999, 120, false)
 	for _, ev := range evs {
 		m.dash.state.apply(ev)

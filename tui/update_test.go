@@ -167,7 +167,7 @@ func TestControlsStepperGreysOutAndToggles(t *testing.T) {
 }
 
 // liveModel returns a model showing a live run driven by a fake runner.
-func liveModel(t *testing.T, w, h int) (*Model, *fakeRunner, chan relayItem, *bool) {
+func liveModel(t testing.TB, w, h int) (*Model, *fakeRunner, chan relayItem, *bool) {
 	m := sized(New(Options{Now: fixedNow}), w, h)
 	m.device, m.exp = simInfo(), synthPlan(30)
 	fr := newFakeRunner()
