@@ -112,7 +112,9 @@ func newDashboard(st *Styles, mode dashMode, dev lab.DeviceInfo, plan lab.Experi
 
 // running reports whether a live run or check is still producing events.
 func (d *dashboard) running() bool {
-	return d.mode != modeReplay && (d.starting || (d.run != nil && !d.finished))
+	// Once the end event is in, the session is complete: quitting needs no
+	// confirmation (runProgram still waits for the file to close).
+	return d.mode != modeReplay && (d.starting || (d.run != nil && !d.finished && d.state.end == nil))
 }
 
 // steerable reports whether live actions still reach a running run.
