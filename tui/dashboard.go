@@ -368,6 +368,15 @@ func (d *dashboard) help() keyHelp {
 		h.short = append(h.short, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")))
 		return h
 	}
+	if d.noting || d.confirmAbort {
+		ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "record note"))
+		no := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+		if d.confirmAbort {
+			ok.SetHelp("y", "abort")
+			no.SetHelp("n/any key", "keep running")
+		}
+		return keyHelp{short: []key.Binding{ok, no}, full: [][]key.Binding{{ok, no}}}
+	}
 	if d.mode == modeLive && !d.steerable() {
 		// The run has ended (or not started): nothing left to steer.
 		for _, b := range []*key.Binding{&k.Order, &k.Pause, &k.Controls, &k.Note} {
