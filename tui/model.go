@@ -388,6 +388,9 @@ func (m *Model) paneHelp() keyHelp {
 	case screenDashboard:
 		h = m.dash.help()
 	}
+	if (m.screen == screenDashboard && m.dash.typing()) || (m.screen == screenBuilds && m.builds.editing()) {
+		return h // keys go to the prompt: ? and q are text there
+	}
 	h.short = append(h.short, m.keys.Help, m.keys.Quit)
 	if m.screen == screenBuilds || m.screen == screenControls || (m.screen == screenDashboard && m.dash.mode == modeCheck) {
 		h.short = append(h.short, m.keys.Back)
