@@ -288,7 +288,8 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 	}
 	// Each sample is sorted once; summaries, rank tests, the bootstrap and
 	// the Hodges–Lehmann estimate share the sorted copies.
-	sa, sb := sortedCopy(a), sortedCopy(b)
+	sa, ranksA := sortedWithRanks(a)
+	sb, ranksB := sortedWithRanks(b)
 	m := MetricResult{Name: in.Name, Unit: in.Unit, Better: better,
 		A: summarizeSorted(sa), B: summarizeSorted(sb)}
 	// Non-empty inputs, sorted, for the Kruskal–Wallis test of all of them.
@@ -387,11 +388,11 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 			metricSeed(opt.Seed, in.Name, in.Unit))
 	}
 	quiet("", ws)
-	m.Trend.A, ws = spearmanSorted(a, sa)
+	m.Trend.A, ws = spearmanRanks(ranksA)
 	if len(a) >= 3 && !constA {
 		w.add("A: ", ws...)
 	}
-	m.Trend.B, ws = spearmanSorted(b, sb)
+	m.Trend.B, ws = spearmanRanks(ranksB)
 	if len(b) >= 3 && !constB {
 		w.add("B: ", ws...)
 	}

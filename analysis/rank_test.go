@@ -135,6 +135,10 @@ func TestRankGroupsMatchesReference(t *testing.T) {
 		if got := ranksInOrder(groups[0], sorted[0]); !slices.Equal(got, own) {
 			t.Fatalf("trial %d: ranksInOrder = %v, want %v", trial, got, own)
 		}
+		s, ranks := sortedWithRanks(groups[0])
+		if !slices.Equal(s, sorted[0]) || !slices.Equal(ranks, own) {
+			t.Fatalf("trial %d (n=%d): sortedWithRanks differs from sorting and ranking", trial, len(groups[0]))
+		}
 	}
 }
 

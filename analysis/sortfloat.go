@@ -5,26 +5,74 @@ import (
 	"slices"
 )
 
-// radixMin is the length from which sortFloats uses a radix sort.
+// radixMin is the length from which sorting uses a radix sort.
 const radixMin = 512
 
 // sortFloats sorts xs in increasing order. Long slices of non-NaN values
 // are sorted by an LSD radix sort of order-preserving integer keys (linear
 // time; −0 sorts before +0); the rest by slices.Sort.
 func sortFloats(xs []float64) {
-	n := len(xs)
-	if n < radixMin {
+	if len(xs) < radixMin || hasNaN(xs) {
 		slices.Sort(xs)
 		return
 	}
+	keys, _ := radixSort(xs, false)
+	for i, k := range keys {
+		xs[i] = keyFloat(k)
+	}
+}
+
+// sortedWithRanks returns a sorted copy of xs and the average rank
+// (1-based, ties averaged) of each value of xs within xs, in the order of
+// xs. Long slices of non-NaN values are radix sorted with their positions,
+// which gives the ranks in linear time.
+func sortedWithRanks(xs []float64) (sorted, ranks []float64) {
+	n := len(xs)
+	if n < radixMin || hasNaN(xs) {
+		sorted = sortedCopy(xs)
+		return sorted, ranksInOrder(xs, sorted)
+	}
+	keys, pos := radixSort(xs, true)
+	sorted = make([]float64, n)
+	for i, k := range keys {
+		sorted[i] = keyFloat(k)
+	}
+	ranks = make([]float64, n)
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && sorted[j] == sorted[i] { // −0 == +0: one tie group
+			j++
+		}
+		r := float64(i+j+1) / 2 // mean of ranks i+1 .. j
+		for _, p := range pos[i:j] {
+			ranks[p] = r
+		}
+		i = j
+	}
+	return sorted, ranks
+}
+
+func hasNaN(xs []float64) bool {
+	return slices.ContainsFunc(xs, func(x float64) bool { return x != x })
+}
+
+// radixSort returns the keys (floatKey) of xs, which holds no NaN, in
+// increasing order and, when withPos, the position in xs of each. It is an
+// LSD radix sort by bytes that skips bytes all keys share.
+func radixSort(xs []float64, withPos bool) ([]uint64, []uint32) {
+	n := len(xs)
 	keys := make([]uint64, 2*n)
 	src, dst := keys[:n], keys[n:]
+	var psrc, pdst []uint32
+	if withPos {
+		pos := make([]uint32, 2*n)
+		psrc, pdst = pos[:n], pos[n:]
+		for i := range psrc {
+			psrc[i] = uint32(i)
+		}
+	}
 	var counts [8][256]int
 	for i, x := range xs {
-		if x != x { // NaN: keep slices.Sort's order of NaNs
-			slices.Sort(xs)
-			return
-		}
 		k := floatKey(x)
 		src[i] = k
 		for d := range 8 {
@@ -34,23 +82,31 @@ func sortFloats(xs []float64) {
 	for d := range 8 {
 		c := &counts[d]
 		if c[byte(src[0]>>(8*d))] == n {
-			continue // every key has this digit: nothing to do
+			continue // every key has this byte: the pass would change nothing
 		}
 		sum := 0
 		for v := range c {
 			c[v], sum = sum, sum+c[v]
 		}
 		shift := 8 * uint(d)
-		for _, k := range src {
-			b := byte(k >> shift)
-			dst[c[b]] = k
-			c[b]++
+		if withPos {
+			for i, k := range src {
+				b := byte(k >> shift)
+				dst[c[b]] = k
+				pdst[c[b]] = psrc[i]
+				c[b]++
+			}
+			psrc, pdst = pdst, psrc
+		} else {
+			for _, k := range src {
+				b := byte(k >> shift)
+				dst[c[b]] = k
+				c[b]++
+			}
 		}
 		src, dst = dst, src
 	}
-	for i, k := range src {
-		xs[i] = keyFloat(k)
-	}
+	return src, psrc
 }
 
 // floatKey maps a float64 to a uint64 with the same order (for non-NaN

@@ -238,20 +238,18 @@ func kruskalWallisRanks(sizes []int, r pooledRanks) (KruskalWallis, []string) {
 // small p means the values drift with trial order, so they are not
 // independent and identically distributed.
 func SpearmanTrend(xs []float64) (Correlation, []string) {
-	if len(xs) < 3 {
-		return spearmanSorted(xs, nil)
-	}
-	return spearmanSorted(xs, sortedCopy(xs))
+	_, ranks := sortedWithRanks(xs)
+	return spearmanRanks(ranks)
 }
 
-// spearmanSorted is SpearmanTrend given sorted, the sorted copy of xs.
-func spearmanSorted(xs, sorted []float64) (Correlation, []string) {
+// spearmanRanks is SpearmanTrend given the ranks of the values within
+// their sample, in trial order.
+func spearmanRanks(ranks []float64) (Correlation, []string) {
 	c := Correlation{Rho: undefined(), P: undefined()}
-	n := len(xs)
+	n := len(ranks)
 	if n < 3 {
 		return c, []string{fmt.Sprintf("trend needs at least 3 values, have %d", n)}
 	}
-	ranks := ranksInOrder(xs, sorted)
 	// Pearson correlation of ranks with 1..n.
 	mr := float64(n+1) / 2
 	sxy, sxx, syy := 0.0, 0.0, 0.0
