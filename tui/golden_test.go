@@ -80,6 +80,20 @@ var scenes = []struct {
 		press(t, m, "G")
 		return m
 	}},
+	{"check", func(t *testing.T, w, h int) *Model {
+		m := sized(New(Options{Now: fixedNow}), w, h)
+		m.device = simInfo()
+		m.dash = m.newDashboard(modeCheck)
+		m.screen = screenDashboard
+		m.Update(runStartedMsg{run: &liveRun{stream: 0, cancel: func() {}, events: make(chan relayItem), device: simInfo()}})
+		m.dash.Update(eventsArrivedMsg{stream: 0, events: synthEvents(0, 45, false)[:45]})
+		return m
+	}},
+	{"live-controls", func(t *testing.T, w, h int) *Model {
+		m, _, _, _ := liveModel(t, w, h)
+		press(t, m, "c", "down", "space")
+		return m
+	}},
 	{"help", func(t *testing.T, w, h int) *Model {
 		m, _, _, _ := liveModel(t, w, h)
 		press(t, m, "?")
