@@ -341,11 +341,12 @@ func (m *Model) start() tea.Cmd {
 	m.dash.starting = true
 	m.screen = screenDashboard
 	name := fmt.Sprintf("%s-%s.jsonl", m.opt.Now().UTC().Format("20060102-150405"), safeName(m.device.ID))
+	pick := true
 	if m.opt.SessionFile != "" {
-		name, m.opt.SessionFile = m.opt.SessionFile, ""
+		name, m.opt.SessionFile, pick = m.opt.SessionFile, "", false
 	}
 	path := filepath.Join(m.opt.SessionDir, name)
-	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime}
+	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime, pickName: pick}
 	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
 }
 

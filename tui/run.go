@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +25,9 @@ type runPlan struct {
 	// realtime paces a simulated device at wall-clock speed, so the run can
 	// be watched and steered; otherwise it runs in simulated time.
 	realtime bool
+	// pickName lets startRun add -2, -3... to a session file name that is
+	// taken (two runs in one second); a name the user gave is kept as is.
+	pickName bool
 }
 
 // liveRun is a run in progress: the runner's live controls, the relay's
@@ -61,6 +67,9 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 		info := dev.Info()
 		exp := p.exp
 		exp.Device = info.ID
+		if p.pickName {
+			sessionPath = freeName(sessionPath)
+		}
 		w, err := b.CreateSession(sessionPath, info, &exp)
 		if err != nil {
 			dev.Close()
@@ -80,6 +89,19 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 			stream: stream, runner: r, cancel: cancel, events: out,
 			sessionPath: sessionPath, device: info, saved: saved,
 		}}
+	}
+}
+
+// freeName returns path, or path with -2, -3... before its extension when
+// a file of that name exists.
+func freeName(path string) string {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	for i := 2; ; i++ {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return path
+		}
+		path = fmt.Sprintf("%s-%d%s", base, i, ext)
 	}
 }
 

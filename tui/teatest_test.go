@@ -210,3 +210,25 @@ func TestStabilityCheckFromThePicker(t *testing.T) {
 		t.Errorf("esc: screen %d, want the picker", m.screen)
 	}
 }
+
+// TestTwoRunsInOneSecondGetTwoSessions: the second run of the same second
+// gets its own file instead of failing on the first one's.
+func TestTwoRunsInOneSecondGetTwoSessions(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := 0; i < 2; i++ {
+		m := sized(New(Options{Backend: realBackend(), SessionDir: dir, Now: fixedNow, Instant: true}), 80, 24)
+		m.device = simInfo()
+		m.exp = synthPlan(3)
+		m.controls = m.newControls(m.device, m.exp)
+		m.controls.probeS = 0
+		run(t, m, m.start(), skipTicks)
+		if m.dash.err != nil || m.dash.state.end == nil {
+			t.Fatalf("run %d: err %v end %v", i, m.dash.err, m.dash.state.end)
+		}
+		paths = append(paths, m.Session())
+	}
+	if paths[0] == paths[1] || filepath.Base(paths[1]) != "20261122-030000-sim_pixel-2.jsonl" {
+		t.Errorf("session files %v", paths)
+	}
+}
