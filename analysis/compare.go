@@ -267,9 +267,13 @@ func (w *warnings) add(prefix string, msgs ...string) {
 	}
 }
 
+// hlParallelMin is the number of differences from which compareMetric
+// computes the Hodges–Lehmann estimate in a goroutine of its own.
+const hlParallelMin = 1 << 20
+
 // compareMetric computes everything except the corrected p-value and, when
 // the metric is comparable, the verdict.
-func compareMetric(in MetricInput, opt Options) MetricResult {
+func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	var a, b []float64
 	if len(in.Samples) > 0 {
 		a = in.Samples[0]
@@ -290,7 +294,7 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 	// the Hodges–Lehmann estimate share the sorted copies.
 	sa, ranksA := sortedWithRanks(a)
 	sb, ranksB := sortedWithRanks(b)
-	m := MetricResult{Name: in.Name, Unit: in.Unit, Better: better,
+	m = MetricResult{Name: in.Name, Unit: in.Unit, Better: better,
 		A: summarizeSorted(sa), B: summarizeSorted(sb)}
 	// Non-empty inputs, sorted, for the Kruskal–Wallis test of all of them.
 	var all [][]float64
@@ -353,7 +357,15 @@ func compareMetric(in MetricInput, opt Options) MetricResult {
 	if len(a) > 0 && len(b) > 0 {
 		scaleAB = scaleOf(sa, sb)
 		as, bs = scaled(sa, scaleAB), scaled(sb, scaleAB)
-		m.HodgesLehmann = hodgesLehmannScaled(as, bs, scaleAB)
+		if len(as)*len(bs) >= hlParallelMin {
+			// The costliest statistic runs alongside the others, so that
+			// metrics split evenly over the processors.
+			hl := make(chan Float, 1)
+			go func() { hl <- hodgesLehmannScaled(as, bs, scaleAB) }()
+			defer func() { m.HodgesLehmann = <-hl }()
+		} else {
+			m.HodgesLehmann = hodgesLehmannScaled(as, bs, scaleAB)
+		}
 	} else {
 		m.HodgesLehmann = undefined()
 	}

@@ -15,8 +15,15 @@ func MetricInputs(events []lab.Event, upTo ...int) []analysis.MetricInput {
 		events = events[:upTo[0]]
 	}
 	var acc Accumulator
+	// Size each arm's samples for every counted trial up front: one
+	// allocation per sample instead of repeated growth.
 	for i := range events {
-		acc.Add(events[i])
+		if arm, ok := countedArm(&events[i]); ok {
+			acc.sizeHint[arm]++
+		}
+	}
+	for i := range events {
+		acc.add(&events[i])
 	}
 	return acc.Inputs()
 }
@@ -24,37 +31,54 @@ func MetricInputs(events []lab.Event, upTo ...int) []analysis.MetricInput {
 // Accumulator collects metric samples event by event, for live views that
 // should not rescan a whole session after every trial.
 type Accumulator struct {
-	index map[string]int
-	ins   []analysis.MetricInput
+	index    map[string]int
+	ins      []analysis.MetricInput
+	sizeHint [2]int // capacity of a new metric's samples per arm
+}
+
+// countedArm returns the input index of e's arm (0 control, 1 treatment)
+// when e is a counted trial.
+func countedArm(e *lab.Event) (int, bool) {
+	if e.Type != lab.EventTrial || e.Trial == nil || !e.Trial.Counted() {
+		return 0, false
+	}
+	switch e.Trial.Arm {
+	case lab.ArmControl:
+		return 0, true
+	case lab.ArmTreatment:
+		return 1, true
+	}
+	return 0, false
 }
 
 // Add takes one event; only counted trials matter.
-func (a *Accumulator) Add(e lab.Event) {
-	if e.Type != lab.EventTrial || e.Trial == nil || !e.Trial.Counted() {
-		return
-	}
-	var arm int
-	switch e.Trial.Arm {
-	case lab.ArmControl:
-		arm = 0
-	case lab.ArmTreatment:
-		arm = 1
-	default:
+func (a *Accumulator) Add(e lab.Event) { a.add(&e) }
+
+func (a *Accumulator) add(e *lab.Event) {
+	arm, ok := countedArm(e)
+	if !ok {
 		return
 	}
 	if a.index == nil {
 		a.index = map[string]int{}
 	}
-	for _, m := range e.Trial.Metrics {
-		i, ok := a.index[m.Name]
-		if !ok {
-			i = len(a.ins)
-			a.index[m.Name] = i
-			better := m.Better
-			if better == "" {
-				better = analysis.BetterLower
+	for k := range e.Trial.Metrics {
+		m := &e.Trial.Metrics[k]
+		// Trials usually list their metrics in the same order: try the
+		// input at the same position before the map.
+		i := k
+		if i >= len(a.ins) || a.ins[i].Name != m.Name {
+			var seen bool
+			if i, seen = a.index[m.Name]; !seen {
+				i = len(a.ins)
+				a.index[m.Name] = i
+				better := m.Better
+				if better == "" {
+					better = analysis.BetterLower
+				}
+				a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better,
+					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
 			}
-			a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better, Samples: make([][]float64, 2)})
 		}
 		a.ins[i].Samples[arm] = append(a.ins[i].Samples[arm], m.Value)
 	}
