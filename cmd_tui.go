@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
@@ -261,6 +262,11 @@ func governorProfiles(dev lab.DeviceInfo) []string {
 
 // runProgram runs the workbench and reports where the session went.
 func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int {
+	if f, ok := stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		fmt.Fprintln(stderr, "perflab: the workbench needs a terminal and the output is not one;")
+		fmt.Fprintln(stderr, "  use a command instead: perflab run EXP.json --headless, perflab replay SESSION.jsonl --headless, perflab help")
+		return exitUsage
+	}
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if os.Getenv("NO_COLOR") != "" {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))

@@ -259,3 +259,18 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 		t.Errorf("sessions written: %v", m)
 	}
 }
+
+// TestWorkbenchNeedsATerminal: without a terminal the workbench says what
+// to use instead rather than drawing into a pipe.
+func TestWorkbenchNeedsATerminal(t *testing.T) {
+	for _, args := range [][]string{nil, {"replay", "examples/none.jsonl"}} {
+		_, stderr, code := runPerflab(t, args...)
+		if args == nil && (code != 2 || !strings.Contains(stderr, "needs a terminal") || !strings.Contains(stderr, "--headless")) {
+			t.Errorf("perflab with stdout a pipe: code %d, stderr %q", code, stderr)
+		}
+		if args != nil && (code == 0 || !strings.Contains(stderr, "none.jsonl")) {
+			// A missing session is reported before any terminal is needed.
+			t.Errorf("perflab %v: code %d, stderr %q", args, code, stderr)
+		}
+	}
+}
