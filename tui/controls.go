@@ -311,6 +311,23 @@ func (p controlsPane) explain(r controlRow) string {
 	return r.def.explain
 }
 
+// whyNot says why a row is greyed out.
+func (p controlsPane) whyNot(r controlRow) string {
+	switch {
+	case r.setting == "probe":
+		return p.device.ID + " cannot run the MFLOPS probe"
+	case r.def.key == "governor" && p.device.Has(lab.CapGovernor):
+		return "no governor profile known for " + p.device.ID + ": run perflab tune " + p.device.ID + " first"
+	}
+	why := fmt.Sprintf("%s lacks the %s capability", p.device.ID, r.def.cap)
+	for _, n := range p.device.Notes {
+		if strings.Contains(n, r.def.cap) || (r.def.key == "governor" && strings.Contains(n, "cpufreq")) {
+			why += " (" + n + ")"
+		}
+	}
+	return why
+}
+
 func (p controlsPane) label(r controlRow) string {
 	switch r.setting {
 	case "order":
@@ -461,8 +478,21 @@ func (p controlsPane) View() string {
 	labelW := 18
 	valW := 14
 	explW := p.width - labelW - valW - 6
+	// The focused row's explanation, in full, takes the last lines.
+	var about []string
+	if p.cursor >= 0 && p.cursor < len(p.rows) && p.height >= 8 {
+		r := p.rows[p.cursor]
+		text := p.label(r) + ": " + p.explain(r)
+		if !p.supported(r) {
+			text = p.label(r) + ": " + p.whyNot(r)
+		}
+		about = wrapWords(text, p.width-2, 2)
+	}
 	// Keep the cursor visible when the rows do not fit.
-	avail := p.height - 2
+	avail := p.height - 2 - len(about)
+	if len(about) > 0 {
+		avail--
+	}
 	first, avail := visibleRange(p.cursor, avail)
 	for i := first; i < len(p.rows) && i < first+avail; i++ {
 		r := p.rows[i]
@@ -488,6 +518,12 @@ func (p controlsPane) View() string {
 	}
 	if len(p.rows) > avail {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("  %d/%d", p.cursor+1, len(p.rows))) + "\n")
+	}
+	if len(about) > 0 {
+		b.WriteString("\n")
+		for _, l := range about {
+			b.WriteString("  " + st.Muted.Render(l) + "\n")
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -54,6 +54,35 @@ func sideBySide(left, right string, gap int) string {
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, strings.Repeat(" ", gap), right)
 }
 
+// wrapWords breaks text into at most n lines of width w, the last cut with
+// an ellipsis if the text is longer.
+func wrapWords(text string, w, n int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = truncate(lines[n-1]+" …", w)
+	}
+	for i, l := range lines {
+		lines[i] = truncate(l, w)
+	}
+	return lines
+}
+
 // newTextInput returns a text input with a steady cursor: a blinking one
 // redraws the screen twice a second for nothing.
 func newTextInput() textinput.Model {
