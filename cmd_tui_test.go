@@ -274,3 +274,18 @@ func TestWorkbenchNeedsATerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestTUIFlags(t *testing.T) {
+	var out, errb strings.Builder
+	if code := cmdTUI(t.Context(), []string{"--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "Opens the workbench") || !strings.Contains(errb.String(), "-adb") {
+		t.Errorf("--help: code %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := cmdTUI(t.Context(), []string{"sim:pixel"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unexpected argument "sim:pixel"`) {
+		t.Errorf("positional: code %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := openRunTUI(t.Context(), "examples/no-such.json", nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no-such.json") {
+		t.Errorf("missing experiment: code %d, %q", code, errb.String())
+	}
+}
