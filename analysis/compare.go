@@ -371,7 +371,15 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	}
 
 	var ws []string
-	m.Welch, ws = WelchTest(a, b, opt.Confidence)
+	// Welch's test and the minimum detectable effect share the moments.
+	if len(a) >= 2 && len(b) >= 2 {
+		moments := welchMoments(a, b)
+		m.Welch, ws = welchFrom(moments, opt.Confidence)
+		m.MDEPct = mdeFrom(moments, opt.Alpha, 0.8)
+	} else {
+		m.Welch, ws = WelchTest(a, b, opt.Confidence)
+		m.MDEPct = undefined() // fewer than 2 values in an arm
+	}
 	quiet("", ws)
 	if len(a) > 0 && len(b) > 0 {
 		// One ranking of A and B serves both rank tests.
@@ -419,7 +427,6 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 				arm.name, float64(arm.c.Rho), float64(arm.c.P)))
 		}
 	}
-	m.MDEPct = MinDetectableEffect(a, b, opt.Alpha, 0.8)
 
 	if !enough {
 		m.Verdict = VerdictUndetermined
@@ -519,7 +526,12 @@ func MinDetectableEffect(a, b []float64, alpha, power float64) Float {
 	if len(a) < 2 || len(b) < 2 {
 		return undefined()
 	}
-	p := welchMoments(a, b)
+	return mdeFrom(welchMoments(a, b), alpha, power)
+}
+
+// mdeFrom is MinDetectableEffect from the moments of samples of at least
+// 2 values.
+func mdeFrom(p welchParts, alpha, power float64) Float {
 	if p.se2 == 0 || p.ma == 0 {
 		return undefined()
 	}

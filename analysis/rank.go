@@ -33,7 +33,7 @@ func rankGroups(sorted ...[]float64) pooledRanks {
 	case 1:
 		pooled = sorted[0]
 	case 2:
-		pooled = mergeSorted(sorted[0], sorted[1])
+		return rankPair(sorted[0], sorted[1])
 	default:
 		for _, g := range sorted {
 			pooled = append(pooled, g...)
@@ -79,21 +79,45 @@ func rankGroups(sorted ...[]float64) pooledRanks {
 	return r
 }
 
-// mergeSorted merges two sorted slices into a new one.
-func mergeSorted(a, b []float64) []float64 {
-	out := make([]float64, 0, len(a)+len(b))
+// rankPair is rankGroups of two sorted groups, walking both at once.
+func rankPair(a, b []float64) pooledRanks {
+	r := pooledRanks{n: len(a) + len(b), sums: make([]float64, 2)}
 	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if b[j] < a[i] {
-			out = append(out, b[j])
-			j++
-		} else {
-			out = append(out, a[i])
+	for i < len(a) || j < len(b) {
+		// The next distinct value and how often each group holds it.
+		var v float64
+		switch {
+		case j == len(b) || (i < len(a) && a[i] <= b[j]):
+			v = a[i]
+		default:
+			v = b[j]
+		}
+		i0, j0 := i, j
+		for i < len(a) && a[i] == v {
 			i++
 		}
+		for j < len(b) && b[j] == v {
+			j++
+		}
+		if i == i0 && j == j0 { // NaN: only finite values are ranked meaningfully
+			if i < len(a) && a[i] == a[i] {
+				j++
+			} else {
+				i++
+			}
+		}
+		ca, cb := i-i0, j-j0
+		p := i0 + j0 // values ranked below v
+		t := ca + cb
+		avg := float64(p+p+t+1) / 2 // mean of ranks p+1 .. p+t
+		r.sums[0] += float64(ca) * avg
+		r.sums[1] += float64(cb) * avg
+		if tf := float64(t); t > 1 {
+			r.tieTerm += tf*tf*tf - tf
+			r.ties = true
+		}
 	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+	return r
 }
 
 // ranksInOrder returns the average rank of each value of xs within xs, in

@@ -31,12 +31,16 @@ func summarizeSorted(xs []float64) Summary {
 	// Dividing by a power of two keeps the order, so the scaled values
 	// are sorted too.
 	scale := scaleOf(xs)
-	sorted := scaled(xs, scale)
-	mean, sd := meanSD(sorted)
+	n := len(xs)
+	mean, sd := meanSDScaled(xs, scale)
+	median := xs[n/2] / scale
+	if n%2 == 0 {
+		median = mid(xs[n/2-1]/scale, median)
+	}
 	s.Mean = defined(mean * scale)
-	s.Median = defined(medianSorted(sorted) * scale)
-	s.Min = defined(sorted[0] * scale)
-	s.Max = defined(sorted[len(sorted)-1] * scale)
+	s.Median = defined(median * scale)
+	s.Min = defined(xs[0] / scale * scale)
+	s.Max = defined(xs[n-1] / scale * scale)
 	if len(xs) >= 2 {
 		s.SD = defined(sd * scale)
 		if mean != 0 {
@@ -68,14 +72,17 @@ func scaleOf(samples ...[]float64) float64 {
 
 // meanSD returns the mean and the n−1 standard deviation of xs (NaN when
 // undefined), using two passes for accuracy.
-func meanSD(xs []float64) (mean, sd float64) {
+func meanSD(xs []float64) (mean, sd float64) { return meanSDScaled(xs, 1) }
+
+// meanSDScaled is meanSD of the values x/scale for x in xs.
+func meanSDScaled(xs []float64, scale float64) (mean, sd float64) {
 	n := len(xs)
 	if n == 0 {
 		return math.NaN(), math.NaN()
 	}
 	sum := 0.0
 	for _, x := range xs {
-		sum += x
+		sum += x / scale
 	}
 	mean = sum / float64(n)
 	if n < 2 {
@@ -83,7 +90,7 @@ func meanSD(xs []float64) (mean, sd float64) {
 	}
 	ss, comp := 0.0, 0.0
 	for _, x := range xs {
-		d := x - mean
+		d := x/scale - mean
 		ss += d * d
 		comp += d
 	}

@@ -48,7 +48,12 @@ func WelchTest(a, b []float64, confidence float64) (Welch, []string) {
 	if len(a) < 2 || len(b) < 2 {
 		return w, []string{"Welch t-test needs at least 2 values per sample"}
 	}
-	p := welchMoments(a, b)
+	return welchFrom(welchMoments(a, b), confidence)
+}
+
+// welchFrom is WelchTest from the moments of samples of at least 2 values.
+func welchFrom(p welchParts, confidence float64) (Welch, []string) {
+	w := Welch{T: undefined(), DF: undefined(), P: undefined(), CILow: undefined(), CIHigh: undefined()}
 	if p.se2 == 0 {
 		return w, []string{"Welch t-test undefined: both samples have zero variance"}
 	}
@@ -80,8 +85,8 @@ type welchParts struct {
 func welchMoments(a, b []float64) welchParts {
 	p := welchParts{scale: scaleOf(a, b)}
 	var sa, sb float64
-	p.ma, sa = meanSD(scaled(a, p.scale))
-	p.mb, sb = meanSD(scaled(b, p.scale))
+	p.ma, sa = meanSDScaled(a, p.scale)
+	p.mb, sb = meanSDScaled(b, p.scale)
 	na, nb := float64(len(a)), float64(len(b))
 	va, vb := sa*sa/na, sb*sb/nb
 	p.se2 = va + vb
