@@ -87,7 +87,7 @@ func TestCompareRealGoBench(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
 	for _, name := range []string{"a.txt", "b.txt"} {
-		cmd := exec.Command(gobin, "test", "-run", "XXX", "-bench", "HodgesLehmann", "-benchtime", "5x", "-count", "4", "-benchmem", "./analysis/")
+		cmd := exec.Command(gobin, "test", "-run", "XXX", "-bench", "^BenchmarkHodgesLehmann$", "-benchtime", "5x", "-count", "4", "-benchmem", "./analysis/")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("go test -bench: %v\n%s", err, out)
