@@ -89,39 +89,66 @@ func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 	for i := range hi {
 		hi[i] = n
 	}
-	cntLT := make([]int, m)
-	cntLE := make([]int, m)
-	// narrow counts the differences below and up to pivot and moves the
-	// bounds; it reports whether pivot is the answer.
-	narrow := func(pivot float64) bool {
-		lt, le := 0, 0
-		jl, je := 0, 0
+	cnt := make([]int, m)
+	// count sets cnt[i] to the number of differences in row i below pivot
+	// (or, with orEqual, up to it) and returns their total. pivot is a
+	// candidate, so everything left of lo is below it and everything from
+	// hi on above it: each count lies in [lo[i], hi[i]]. As i grows a[i]
+	// grows, so the count can only move right.
+	count := func(pivot float64, orEqual bool) int {
+		total, j := 0, 0
 		for i := range m {
-			// b[j] − a[i] < pivot  ⇔  b[j] < pivot + a[i]; the threshold
-			// rises with i, so the column boundaries only move right.
-			for jl < n && b[jl]-a[i] < pivot {
-				jl++
+			j = max(j, lo[i])
+			ai := a[i]
+			if orEqual {
+				for j < hi[i] && b[j]-ai <= pivot {
+					j++
+				}
+			} else {
+				for j < hi[i] && b[j]-ai < pivot {
+					j++
+				}
 			}
-			for je < n && b[je]-a[i] <= pivot {
-				je++
-			}
-			cntLT[i], cntLE[i] = jl, je
-			lt += jl
-			le += je
+			cnt[i] = j
+			total += j
 		}
-		switch {
-		case k < lt:
-			for i := range m {
-				hi[i] = min(hi[i], cntLT[i])
-			}
-		case k < le:
-			return true
-		default:
-			for i := range m {
-				lo[i] = max(lo[i], cntLE[i])
-			}
+		return total
+	}
+	below := func() { // the k-th is below the last pivot counted
+		for i := range m {
+			hi[i] = min(hi[i], cnt[i])
 		}
-		return false
+	}
+	above := func() { // the k-th is above the last pivot counted
+		for i := range m {
+			lo[i] = max(lo[i], cnt[i])
+		}
+	}
+	// narrowLow and narrowHigh move the bounds past a pivot that is
+	// expected to lie below (above) the k-th, counting the other side of a
+	// tie only when the expectation fails; they report whether the pivot
+	// is the k-th.
+	narrowLow := func(pivot float64) bool {
+		if k >= count(pivot, true) {
+			above()
+			return false
+		}
+		if k < count(pivot, false) {
+			below()
+			return false
+		}
+		return true
+	}
+	narrowHigh := func(pivot float64) bool {
+		if k < count(pivot, false) {
+			below()
+			return false
+		}
+		if k >= count(pivot, true) {
+			above()
+			return false
+		}
+		return true
 	}
 	picks := make([]int, hlSamples)
 	sample := make([]float64, hlSamples)
@@ -161,10 +188,10 @@ func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 		// around f·s bracket it.
 		f := float64(k-below) / float64(cand)
 		d := 3.5*math.Sqrt(hlSamples*f*(1-f)) + 1
-		if l := int(f*hlSamples - d); l >= 0 && narrow(sample[l]) {
+		if l := int(f*hlSamples - d); l >= 0 && narrowLow(sample[l]) {
 			return sample[l]
 		}
-		if h := int(math.Ceil(f*hlSamples + d)); h < hlSamples && narrow(sample[h]) {
+		if h := int(math.Ceil(f*hlSamples + d)); h < hlSamples && narrowHigh(sample[h]) {
 			return sample[h]
 		}
 	}
