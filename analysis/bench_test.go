@@ -88,3 +88,11 @@ func BenchmarkMannWhitneyLarge(b *testing.B) {
 		MannWhitneyU(x, y)
 	}
 }
+
+// BenchmarkSortedWithRanks: one arm of 50,000 values sorted and ranked.
+func BenchmarkSortedWithRanks(b *testing.B) {
+	x, _ := benchSamples(50_000, 4)
+	for b.Loop() {
+		sortedWithRanks(x)
+	}
+}

@@ -29,19 +29,11 @@ func hodgesLehmannScaled(as, bs []float64, scale float64) Float {
 	// A fixed seed keeps the pivot sequence, and so the running time,
 	// reproducible; the result does not depend on it.
 	rng := rand.New(rand.NewPCG(uint64(len(as)), uint64(len(bs))))
-	lo, hi := selectDiff(as, bs, total/2, rng)
+	lo, hi := selectDiff(as, bs, total/2, rng, hlSamples)
 	if total%2 == 1 {
 		return defined(hi * scale)
 	}
 	return defined(mid(lo, hi) * scale)
-}
-
-// selectDiff returns the (k−1)-th and the k-th smallest (0-based) of
-// b[j] − a[i] over all pairs, for sorted a and b (for k = 0 both are the
-// smallest).
-func selectDiff(a, b []float64, k int, rng *rand.Rand) (prev, kth float64) {
-	kth = selectDiffK(a, b, k, rng)
-	return prevDiff(a, b, kth, k), kth
 }
 
 // prevDiff returns the (k−1)-th smallest of b[j] − a[i] given v, the k-th
@@ -68,18 +60,19 @@ func prevDiff(a, b []float64, v float64, k int) float64 {
 	return best // lt == k: the largest difference below v
 }
 
-// hlSamples is the number of candidate differences sampled per round of
-// selectDiffK to choose its pivots.
+// hlSamples is the number of candidate differences the Hodges–Lehmann
+// estimate samples per round of selectDiff to choose its pivots.
 const hlSamples = 2048
 
-// selectDiffK returns the k-th smallest (0-based) of b[j] − a[i] over all
-// pairs, for sorted a and b. Each round samples candidates uniformly and
+// selectDiff returns the (k−1)-th and the k-th smallest (0-based) of
+// b[j] − a[i] over all pairs, for sorted a and b (for k = 0 both are the
+// smallest). Each round samples the given number of candidates uniformly and
 // takes as pivots the two sample quantiles that bracket the k-th with high
 // probability (Floyd–Rivest style), so the candidates shrink by a factor of
 // about 40 per round: a handful of O(m+n) passes in all, against
 // O(log(m·n)) with a single random pivot. The result does not depend on
 // the random numbers, only the running time does.
-func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
+func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth float64) {
 	m, n := len(a), len(b)
 	// Row i holds b[j] − a[i], increasing in j; the candidates for the
 	// answer in row i are columns lo[i] ≤ j < hi[i]. Everything left of lo
@@ -150,8 +143,8 @@ func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 		}
 		return true
 	}
-	picks := make([]int, hlSamples)
-	sample := make([]float64, hlSamples)
+	picks := make([]int, samples)
+	sample := make([]float64, samples)
 	for {
 		cand, below := 0, 0
 		for i := range m {
@@ -166,7 +159,26 @@ func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 					vals = append(vals, b[j]-a[i])
 				}
 			}
-			return selectK(vals, k-below)
+			kk := k - below
+			kth = selectK(vals, kk)
+			// The (k−1)-th is the largest candidate before the k-th or,
+			// when the k-th is the smallest candidate, the largest
+			// difference left of the candidates.
+			prev = math.Inf(-1)
+			for _, v := range vals[:kk] {
+				prev = max(prev, v)
+			}
+			if kk == 0 {
+				for i := range m {
+					if lo[i] > 0 {
+						prev = max(prev, b[lo[i]-1]-a[i])
+					}
+				}
+			}
+			if k == 0 {
+				prev = kth
+			}
+			return prev, kth
 		}
 		// Sample candidates uniformly (with replacement): sorted picks are
 		// mapped to (row, column) in one walk over the rows.
@@ -187,12 +199,17 @@ func selectDiffK(a, b []float64, k int, rng *rand.Rand) float64 {
 		// the samples is binomial, so ±3.5 standard deviations (plus one)
 		// around f·s bracket it.
 		f := float64(k-below) / float64(cand)
-		d := 3.5*math.Sqrt(hlSamples*f*(1-f)) + 1
-		if l := int(f*hlSamples - d); l >= 0 && narrowLow(sample[l]) {
-			return sample[l]
+		d := 3.5*math.Sqrt(float64(samples)*f*(1-f)) + 1
+		l, h := int(f*float64(samples)-d), int(math.Ceil(f*float64(samples)+d))
+		if l < 0 && h >= samples {
+			// Too few samples to bracket: one random candidate as pivot.
+			l = rng.IntN(samples)
 		}
-		if h := int(math.Ceil(f*hlSamples + d)); h < hlSamples && narrowHigh(sample[h]) {
-			return sample[h]
+		if l >= 0 && narrowLow(sample[l]) {
+			return prevDiff(a, b, sample[l], k), sample[l]
+		}
+		if h < samples && narrowHigh(sample[h]) {
+			return prevDiff(a, b, sample[h], k), sample[h]
 		}
 	}
 }

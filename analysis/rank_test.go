@@ -158,3 +158,30 @@ func TestHodgesLehmannLargeMatchesBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectDiffFewSamples: with few samples per round the pivots often
+// land on the wrong side of the k-th or on a tie with it; every path must
+// still give the exact order statistics.
+func TestSelectDiffFewSamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 200 {
+		na, nb := 1+rng.IntN(80), 1+rng.IntN(80)
+		kind := []int{0, 1, 2}[trial%3]
+		a, b := randomSample(rng, na, kind), randomSample(rng, nb, kind)
+		var d []float64
+		for _, x := range a {
+			for _, y := range b {
+				d = append(d, y-x)
+			}
+		}
+		slices.Sort(d)
+		sortFloats(a)
+		sortFloats(b)
+		k := rng.IntN(len(d))
+		prev, kth := selectDiff(a, b, k, rng, 1+trial%16)
+		want := d[max(k-1, 0)]
+		if kth != d[k] || prev != want {
+			t.Fatalf("trial %d (na=%d nb=%d k=%d): got (%v, %v), want (%v, %v)", trial, na, nb, k, prev, kth, want, d[k])
+		}
+	}
+}

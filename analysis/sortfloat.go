@@ -8,6 +8,13 @@ import (
 // radixMin is the length from which sorting uses a radix sort.
 const radixMin = 512
 
+// Radix sort digits: radixDigits digits of radixBits bits cover a uint64.
+const (
+	radixBits   = 11
+	radixDigits = (64 + radixBits - 1) / radixBits
+	radixMask   = 1<<radixBits - 1
+)
+
 // sortFloats sorts xs in increasing order. Long slices of non-NaN values
 // are sorted by an LSD radix sort of order-preserving integer keys (linear
 // time; −0 sorts before +0); the rest by slices.Sort.
@@ -58,7 +65,8 @@ func hasNaN(xs []float64) bool {
 
 // radixSort returns the keys (floatKey) of xs, which holds no NaN, in
 // increasing order and, when withPos, the position in xs of each. It is an
-// LSD radix sort by bytes that skips bytes all keys share.
+// LSD radix sort by digits of radixBits bits that skips digits all keys
+// share.
 func radixSort(xs []float64, withPos bool) ([]uint64, []uint32) {
 	n := len(xs)
 	keys := make([]uint64, 2*n)
@@ -71,27 +79,27 @@ func radixSort(xs []float64, withPos bool) ([]uint64, []uint32) {
 			psrc[i] = uint32(i)
 		}
 	}
-	var counts [8][256]int
+	var counts [radixDigits][1 << radixBits]int
 	for i, x := range xs {
 		k := floatKey(x)
 		src[i] = k
-		for d := range 8 {
-			counts[d][byte(k>>(8*d))]++
+		for d := range radixDigits {
+			counts[d][k>>(radixBits*d)&radixMask]++
 		}
 	}
-	for d := range 8 {
+	for d := range radixDigits {
 		c := &counts[d]
-		if c[byte(src[0]>>(8*d))] == n {
-			continue // every key has this byte: the pass would change nothing
+		shift := radixBits * uint(d)
+		if c[src[0]>>shift&radixMask] == n {
+			continue // every key has this digit: the pass would change nothing
 		}
 		sum := 0
 		for v := range c {
 			c[v], sum = sum, sum+c[v]
 		}
-		shift := 8 * uint(d)
 		if withPos {
 			for i, k := range src {
-				b := byte(k >> shift)
+				b := k >> shift & radixMask
 				dst[c[b]] = k
 				pdst[c[b]] = psrc[i]
 				c[b]++
@@ -99,7 +107,7 @@ func radixSort(xs []float64, withPos bool) ([]uint64, []uint32) {
 			psrc, pdst = pdst, psrc
 		} else {
 			for _, k := range src {
-				b := byte(k >> shift)
+				b := k >> shift & radixMask
 				dst[c[b]] = k
 				c[b]++
 			}
