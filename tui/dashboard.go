@@ -216,6 +216,7 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 	case reportComputedMsg:
 		d.computing = false
 		d.panel = msg.panel
+		d.panel.final = msg.final && msg.version == d.state.version
 		d.panelVer = msg.version
 		if msg.final && msg.version == d.state.version {
 			d.finalDone = true

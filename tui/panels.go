@@ -17,7 +17,8 @@ type panelData struct {
 	correction, test  string
 	resamples         int
 	metrics           []metricPanel
-	n                 int // counted trials the analysis covers
+	n                 int  // counted trials the analysis covers
+	final             bool // computed after the last event: the run's conclusion
 	warnings          []string
 }
 
@@ -135,6 +136,9 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 		conf = 0.95
 	}
 	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
+	if pd.final {
+		title += " · final"
+	}
 	lines := []string{st.PanelTitle.Render(truncate(title, w))}
 	if len(pd.metrics) == 0 {
 		return append(lines, st.Muted.Render("  waiting for counted trials of both builds"))

@@ -74,7 +74,10 @@ func TestTeatestRunOnSimulatedPhone(t *testing.T) {
 	tm.Send(keyPress("space")) // sim pace: instant
 	waitScreen(t, tm, "instant", 5*time.Second)
 	tm.Send(keyPress("enter"))
-	waitScreen(t, tm, "end: completed", 60*time.Second)
+	// Output read by one wait is gone for the next: wait for both at once.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("end: completed")) && bytes.Contains(b, []byte("· final"))
+	}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	tm.Send(keyPress("q"))
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
 
