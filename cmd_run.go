@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -463,6 +464,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump")
 		return exitUsage
 	}
+	// Loading a large session allocates many small, long-lived values; the
+	// collector's default pacing spends more on rescanning them than the
+	// report spends on statistics. Memory is bounded by the session's size.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	s, err := sessions.Load(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
