@@ -127,8 +127,15 @@ func (d *dashboard) body(w, h int) string {
 	}
 	showChart := len(s.probe) > 0 && (len(s.trials) == 0 || (w >= 110 && h >= 30))
 	warn := append(warningLines(s, d.panel), d.stabLines...)
+	// With the chart hidden, its verdict stays in view: a warning when
+	// unstable, a plain line when stable.
+	stabLine := ""
 	if len(s.probe) > 0 && !showChart && d.stability != "" {
-		warn = append([]string{"stability check: " + d.stability}, warn...)
+		if strings.HasPrefix(d.stability, "stable") {
+			stabLine = st.Muted.Render(truncate("✓ stability check: "+d.stability, w))
+		} else {
+			warn = append([]string{"stability check: " + d.stability}, warn...)
+		}
 	}
 	logs := s.log
 	if w < 110 {
@@ -138,6 +145,9 @@ func (d *dashboard) body(w, h int) string {
 		var lines []string
 		lines = append(lines, ciPanel(st, d.panel, w, maxRows)...)
 		lines = append(lines, pPanel(st, d.panel, w, maxRows)...)
+		if stabLine != "" {
+			lines = append(lines, stabLine)
+		}
 		for i, l := range warn {
 			if i >= 3 {
 				lines = append(lines, st.Warning.Render(fmt.Sprintf("  … %d more warnings", len(warn)-i)))
@@ -171,6 +181,9 @@ func (d *dashboard) body(w, h int) string {
 	right = append(right, ciPanel(st, d.panel, rw, 12)...)
 	right = append(right, "")
 	right = append(right, pPanel(st, d.panel, rw, 12)...)
+	if stabLine != "" {
+		right = append(right, "", truncate(stabLine, rw))
+	}
 	if len(warn) > 0 {
 		right = append(right, "", st.PanelTitle.Render("warnings"))
 		for _, l := range warn {
