@@ -210,6 +210,7 @@ func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
 		},
 		NewRunner: func(dev lab.Device, exp *lab.Experiment) tui.Runner { return lab.NewRunner(dev, exp) },
 		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (tui.SessionWriter, error) {
+			useSessionProxyFile(exp, path) // keep the proxy recording beside the session
 			h := sessions.NewHeader("perflab "+version, dev, exp)
 			if force {
 				return sessions.CreateOverwrite(path, h)

@@ -54,6 +54,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return cmdTUI(ctx, nil, stdout, stderr)
 	}
 	name := args[0]
+	// Flags without a command are the workbench's (perflab --device local).
+	if strings.HasPrefix(name, "-") && name != "-h" && name != "--help" && name != "--version" {
+		return cmdTUI(ctx, args, stdout, stderr)
+	}
 	switch name {
 	case "help", "-h", "--help":
 		if len(args) > 1 {
