@@ -301,17 +301,37 @@ func formatCounts(c sessions.Counts) string {
 // place on a terminal, a line every few seconds otherwise. Failed trials
 // and live changes always get a line of their own.
 type progressPrinter struct {
-	w        io.Writer
+	redrawGate
+	w       io.Writer
+	quiet   bool
+	tracker *lab.Tracker
+	drawn   bool
+}
+
+// redrawGate paces progress lines: ten redraws a second on a terminal; in
+// a log a line every 5 s or every 10% of the work, so CI logs stay short.
+type redrawGate struct {
 	tty      bool
-	quiet    bool
-	tracker  *lab.Tracker
 	last     time.Time
 	lastFrac float64
-	drawn    bool
+}
+
+// due reports whether to draw now, and if so remembers the draw.
+func (g *redrawGate) due(final bool, frac float64) bool {
+	now := time.Now()
+	if g.tty {
+		if !final && now.Sub(g.last) < 100*time.Millisecond {
+			return false
+		}
+	} else if !final && now.Sub(g.last) < 5*time.Second && frac-g.lastFrac < 0.1 {
+		return false
+	}
+	g.last, g.lastFrac = now, frac
+	return true
 }
 
 func newProgressPrinter(w io.Writer, exp *lab.Experiment, quiet bool) *progressPrinter {
-	return &progressPrinter{w: w, tty: runIsTTY(w), quiet: quiet, tracker: lab.NewTracker(exp)}
+	return &progressPrinter{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, tracker: lab.NewTracker(exp)}
 }
 
 func runIsTTY(w io.Writer) bool {
@@ -355,16 +375,10 @@ func (p *progressPrinter) line(msg string) {
 
 func (p *progressPrinter) draw(final bool) {
 	pr := p.tracker.Progress()
-	now := time.Now()
 	frac := pr.Fraction()
-	if p.tty {
-		if !final && now.Sub(p.last) < 100*time.Millisecond {
-			return
-		}
-	} else if !final && now.Sub(p.last) < 5*time.Second && frac-p.lastFrac < 0.1 {
+	if !p.due(final, frac) {
 		return
 	}
-	p.last, p.lastFrac = now, frac
 	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (control %d, treatment %d counted", progressBar(frac, 20), frac*100,
 		pr.Done, pr.Total, pr.Counted[lab.ArmControl], pr.Counted[lab.ArmTreatment])
 	if pr.Failed > 0 {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -552,17 +551,15 @@ func signedPct(f analysis.Float) string {
 // studyProgress prints a study's progress on stderr: a redrawn line on a
 // terminal, a line every few seconds otherwise. Failed runs get a line.
 type studyProgress struct {
-	w        io.Writer
-	tty      bool
-	quiet    bool
-	last     time.Time
-	lastFrac float64
-	drawn    bool
-	counts   map[string]int
+	redrawGate
+	w      io.Writer
+	quiet  bool
+	drawn  bool
+	counts map[string]int
 }
 
 func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
-	return &studyProgress{w: w, tty: runIsTTY(w), quiet: quiet, counts: map[string]int{}}
+	return &studyProgress{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, counts: map[string]int{}}
 }
 
 func (s *studyProgress) add(p study.Progress) {
@@ -578,16 +575,10 @@ func (s *studyProgress) add(p study.Progress) {
 		s.drawn = false
 	}
 	final := p.Done == p.Total
-	now := time.Now()
 	frac := p.Fraction()
-	if s.tty {
-		if !final && now.Sub(s.last) < 100*time.Millisecond {
-			return
-		}
-	} else if !final && now.Sub(s.last) < 5*time.Second && frac-s.lastFrac < 0.1 {
+	if !s.due(final, frac) {
 		return
 	}
-	s.last, s.lastFrac = now, frac
 	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d runs (%s)  elapsed %s", progressBar(frac, 20), frac*100, p.Done, p.Total,
 		s.summary(), fmtElapsed(p.Elapsed))
 	if !final {
