@@ -391,14 +391,7 @@ func (d *Device) Idle(ctx context.Context, dur time.Duration) error {
 		_, err := d.c.Run(ctx, d.serial, fmt.Sprintf("perflab-advance %.3f", dur.Seconds()))
 		return err
 	}
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return lab.Sleep(ctx, dur)
 }
 
 // resolveBuild finds the package and activity a build runs.

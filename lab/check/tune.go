@@ -264,14 +264,7 @@ func cool(ctx context.Context, dev lab.Device, d time.Duration) error {
 	if i, ok := dev.(Idler); ok {
 		return i.Idle(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return lab.Sleep(ctx, d)
 }
 
 // Save writes the result as <model>.json under the profile directory.

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/perflab/perflab/lab"
 )
 
 // Proxy modes, the values of the experiment file's controls.proxy.
@@ -203,7 +205,7 @@ func Start(cfg Config) (*Proxy, error) {
 		index:  map[reqKey][]*Exchange{},
 		byURL:  map[string][]*Exchange{},
 		builds: map[string]int{},
-		timer:  sleep,
+		timer:  lab.Sleep,
 		done:   make(chan struct{}),
 	}
 	p.trial.index = -1
@@ -805,20 +807,6 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	<-done
 	conn.Close()
 	up.Close()
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

@@ -178,7 +178,7 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 		return shell.LaunchResult{}, err
 	}
 	if a.s.opt.Realtime {
-		if err := sleep(ctx, l.Wait); err != nil {
+		if err := lab.Sleep(ctx, l.Wait); err != nil {
 			return shell.LaunchResult{}, err
 		}
 	}
@@ -217,17 +217,6 @@ func (a *adapter) report(ctx context.Context, port int, ms []lab.Metric) error {
 	}
 	_, err = io.WriteString(c, b.String())
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Probe models the perflab-probe program: the same flags, and one JSON
