@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sim"
+	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/tui"
 )
@@ -217,8 +218,20 @@ func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
 			}
 			return sessions.Create(path, h)
 		},
-		Builds: readyBuilds,
+		Builds:     readyBuilds,
+		StartStudy: func(ctx context.Context, p tui.StudyPlan) <-chan study.Update { return startStudy(ctx, devOpt, p) },
 	}
+}
+
+// startStudy runs a workbench study as perflab validate or perflab order
+// would, with their device construction and defaults.
+func startStudy(ctx context.Context, devOpt devices.Options, p tui.StudyPlan) <-chan study.Update {
+	devs := studyDevices(p.Experiment.Device, devOpt, 0)
+	if p.Study == tui.StudyOrder {
+		return study.OrderStream(ctx, study.OrderConfig{Experiment: p.Experiment, Devices: devs, Runs: p.Runs})
+	}
+	// The stepper always sets the effect (off is 0: none).
+	return study.ValidateStream(ctx, validateConfig(p.Experiment, devs, p.AA, p.EffectPct, true))
 }
 
 // readyBuilds offers the builds a device can run without typing anything:

@@ -117,10 +117,15 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	if len(pos) == 1 {
 		exp.Device = pos[0]
 	}
-	id := exp.Device
-	opt := devices.Options{ADBServers: f.adb, Realtime: f.realtime}
+	devs := studyDevices(exp.Device, devices.Options{ADBServers: f.adb, Realtime: f.realtime}, f.parallel)
+	return exp, devs, nil
+}
+
+// studyDevices says how a study of device id gets its devices; perflab
+// validate, perflab order and the workbench's study modes share it.
+func studyDevices(id string, opt devices.Options, parallel int) study.Devices {
 	sim := strings.HasPrefix(id, "sim:")
-	devs := study.Devices{
+	return study.Devices{
 		Open: func(ctx context.Context, seed int64) (lab.Device, error) {
 			o := opt
 			o.Seed = seed
@@ -128,10 +133,27 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 		},
 		// Simulated phones are cheap and seedable: a fresh one per run
 		// makes runs independent and lets them run in parallel.
-		Fresh:    sim && !f.realtime,
-		Parallel: f.parallel,
+		Fresh:    sim && !opt.Realtime,
+		Parallel: parallel,
 	}
-	return exp, devs, nil
+}
+
+// validateConfig is a validation study of exp with validate's defaults:
+// K A/A experiments by device kind when aa is 0, and on sim the effect
+// injected (1% when none is given); elsewhere effectPct is declared.
+func validateConfig(exp *lab.Experiment, devs study.Devices, aa int, effectPct float64, effectGiven bool) study.ValidateConfig {
+	sim := strings.HasPrefix(exp.Device, "sim:")
+	cfg := study.ValidateConfig{Experiment: exp, Devices: devs, AA: aa, Inject: sim, EffectPct: effectPct}
+	if cfg.AA == 0 {
+		cfg.AA = validateAAReal
+		if sim {
+			cfg.AA = validateAASim
+		}
+	}
+	if !effectGiven && sim {
+		cfg.EffectPct = validateEffectSm
+	}
+	return cfg
 }
 
 // parseEffect reads "1", "1%", "+1.5%", "-2%".
@@ -169,26 +191,18 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	sim := strings.HasPrefix(exp.Device, "sim:")
-	cfg := study.ValidateConfig{Experiment: exp, Devices: devs, AA: *aa, Inject: sim,
-		EffectRuns: *effectRuns, Metric: *metric, Test: *test}
-	if cfg.AA == 0 {
-		cfg.AA = validateAAReal
-		if sim {
-			cfg.AA = validateAASim
-		}
-	}
-	if cfg.AA < 1 || *effectRuns < 0 {
-		fmt.Fprintln(stderr, "perflab validate: --aa and --effect-runs want a positive number of experiments")
-		return exitUsage
-	}
-	switch {
-	case *effect != "":
-		if cfg.EffectPct, err = parseEffect(*effect); err != nil {
+	effectPct := 0.0
+	if *effect != "" {
+		if effectPct, err = parseEffect(*effect); err != nil {
 			fmt.Fprintln(stderr, "perflab validate:", err)
 			return exitUsage
 		}
-	case sim:
-		cfg.EffectPct = validateEffectSm
+	}
+	cfg := validateConfig(exp, devs, *aa, effectPct, *effect != "")
+	cfg.EffectRuns, cfg.Metric, cfg.Test = *effectRuns, *metric, *test
+	if cfg.AA < 1 || *effectRuns < 0 {
+		fmt.Fprintln(stderr, "perflab validate: --aa and --effect-runs want a positive number of experiments")
+		return exitUsage
 	}
 	if *test != analysis.TestMannWhitney && *test != analysis.TestWelch {
 		fmt.Fprintf(stderr, "perflab validate: --test %q: want mann-whitney or welch\n", *test)
@@ -225,19 +239,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "perflab validate: interrupted; the result covers the experiments that finished:", err)
 		return exitError
 	}
-	if validationFailed(v) {
+	if v.Failed() {
 		return exitRegression
 	}
 	return exitOK
-}
-
-// validationFailed reports whether the setup failed validation.
-func validationFailed(v *study.Validation) bool {
-	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
-	if p.Excludes(v.Alpha) {
-		return true
-	}
-	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < 0.8
 }
 
 // validationLine is the JSON contract of `perflab validate --json`.

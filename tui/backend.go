@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/study"
 )
 
 // Runner is the live side of lab.Runner the workbench drives. Every live
@@ -47,4 +48,30 @@ type Backend struct {
 	// Builds lists the ready-made builds for a device (sim apps with known
 	// effects, for instance).
 	Builds func(dev lab.DeviceInfo) []BuildChoice
+	// StartStudy runs a validation or order study (lab/study) in the
+	// background. The channel carries progress after every run; the last
+	// update holds the result or the error, then the channel closes.
+	StartStudy func(ctx context.Context, p StudyPlan) <-chan study.Update
+}
+
+// Study kinds the stepper offers besides a single run.
+const (
+	StudyValidate = "validate"
+	StudyOrder    = "order"
+)
+
+// StudyPlan is a study the workbench asks the lab to run, with the
+// settings the stepper chose. The device is Experiment.Device.
+type StudyPlan struct {
+	Study      string          // StudyValidate or StudyOrder
+	Experiment *lab.Experiment // builds, trials, order, controls, seed
+	// AA is the number of A/A experiments (validate).
+	AA int
+	// EffectPct is the known effect in % (validate; 0 runs none). On the
+	// simulated phone it is injected; elsewhere it is the difference the
+	// user declares the treatment has.
+	EffectPct float64
+	// Runs is N, the repetitions of a fixed-order and a random-order run
+	// (order).
+	Runs int
 }

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/study"
 )
 
 // controlDef describes one noise control: what it is called in the
@@ -162,7 +163,7 @@ func setControl(c *lab.Controls, k, v string) {
 // controlRow is one row of the stepper: a control or a run setting.
 type controlRow struct {
 	def     controlDef
-	setting string // "order", "trials", "warmup", "probe"; "" for a control
+	setting string // "order", "trials", "warmup", "probe", "pace", "mode", "aa", "effect", "runs"; "" for a control
 }
 
 // controlsPane is the controls stepper: it walks through every control with
@@ -176,14 +177,20 @@ type controlsPane struct {
 	trials   int
 	warmup   int
 	probeS   float64
-	realtime bool     // sim only: wall-clock pacing
-	profiles []string // governor profile names offered for this device
-	rows     []controlRow
-	cursor   int
-	live     bool // editing controls of a running run: no run settings
-	keys     controlsKeys
-	width    int
-	height   int
+	realtime bool // sim only: wall-clock pacing
+	// mode is what enter starts: "run" (one experiment), StudyValidate or
+	// StudyOrder; aa, effectPct and runs are the studies' settings.
+	mode      string
+	aa        int
+	effectPct float64
+	runs      int
+	profiles  []string // governor profile names offered for this device
+	rows      []controlRow
+	cursor    int
+	live      bool // editing controls of a running run: no run settings
+	keys      controlsKeys
+	width     int
+	height    int
 }
 
 type controlsKeys struct {
@@ -227,6 +234,12 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		p.probeS = 30
 	}
 	p.realtime = dev.Backend == "sim"
+	p.mode, p.runs, p.aa = modeRun, study.DefaultOrderRuns, studyAAReal
+	if dev.Backend == "sim" {
+		// The simulated phone is cheap and knows the truth: many
+		// experiments, and a known 1% effect injected.
+		p.aa, p.effectPct = studyAASim, 1
+	}
 	for _, d := range controlDefs {
 		if len(d.backends) > 0 && !contains(d.backends, dev.Backend) {
 			continue
@@ -246,6 +259,8 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		if dev.Backend == "sim" {
 			p.rows = append(p.rows, controlRow{setting: "pace"})
 		}
+		p.rows = append(p.rows, controlRow{setting: "mode"}, controlRow{setting: "aa"},
+			controlRow{setting: "effect"}, controlRow{setting: "runs"})
 	}
 	return p
 }
@@ -261,8 +276,18 @@ func contains(xs []string, x string) bool {
 
 // supported reports whether the device can apply the row's control.
 func (p controlsPane) supported(r controlRow) bool {
-	if r.setting != "" {
-		return r.setting != "probe" || p.device.Has(lab.CapProbe)
+	switch r.setting {
+	case "probe":
+		return p.mode == modeRun && p.device.Has(lab.CapProbe)
+	case "pace":
+		return p.mode == modeRun
+	case "aa", "effect":
+		return p.mode == StudyValidate
+	case "runs":
+		return p.mode == StudyOrder
+	case "":
+	default:
+		return true
 	}
 	if r.def.cap == "" {
 		return true
@@ -291,6 +316,17 @@ func (p controlsPane) value(r controlRow) string {
 			return "real time"
 		}
 		return "instant"
+	case "mode":
+		return p.mode
+	case "aa":
+		return fmt.Sprintf("%d", p.aa)
+	case "effect":
+		if p.effectPct == 0 {
+			return "off"
+		}
+		return fmt.Sprintf("%+g%%", p.effectPct)
+	case "runs":
+		return fmt.Sprintf("%d", p.runs)
 	}
 	return r.def.get(p.controls)
 }
@@ -307,6 +343,17 @@ func (p controlsPane) explain(r controlRow) string {
 		return "MFLOPS stability check before the first trial, charted live"
 	case "pace":
 		return "real time: watch and steer the run · instant: simulated time, done in seconds"
+	case "mode":
+		return "run: one A/B experiment · validate: K A/A experiments (and a known effect) measure the false-positive rate and power · order: N fixed- against random-order runs test order dependence"
+	case "aa":
+		return "K A/A experiments (control against itself): the false-positive rate and its binomial CI against α"
+	case "effect":
+		if p.device.Backend == "sim" {
+			return "K more experiments whose treatment is the control made X% costlier (injected: the simulated phone knows the truth); the detection rate"
+		}
+		return "K more experiments of A against B, which you declare differ by X%; the detection rate (off: none)"
+	case "runs":
+		return "N repetitions of a fixed-order and a random-order run, compared by Kruskal–Wallis (OrderSage)"
 	}
 	return r.def.explain
 }
@@ -314,6 +361,12 @@ func (p controlsPane) explain(r controlRow) string {
 // whyNot says why a row is greyed out.
 func (p controlsPane) whyNot(r controlRow) string {
 	switch {
+	case r.setting == "probe" && p.mode != modeRun, r.setting == "pace":
+		return "a study runs no stability check and, on sim, runs in simulated time with a fresh phone per run"
+	case r.setting == "aa" || r.setting == "effect":
+		return "only for mode validate"
+	case r.setting == "runs":
+		return "only for mode order"
 	case r.setting == "probe":
 		return p.device.ID + " cannot run the MFLOPS probe"
 	case r.def.key == "governor" && p.device.Has(lab.CapGovernor):
@@ -340,6 +393,14 @@ func (p controlsPane) label(r controlRow) string {
 		return "stability check"
 	case "pace":
 		return "sim pace"
+	case "mode":
+		return "mode"
+	case "aa":
+		return "A/A experiments"
+	case "effect":
+		return "known effect"
+	case "runs":
+		return "order runs"
 	}
 	return r.def.label
 }
@@ -365,6 +426,16 @@ func (p *controlsPane) step(dir int) {
 		}
 	case "pace":
 		p.realtime = !p.realtime
+	case "mode":
+		p.mode = cycle([]string{modeRun, StudyValidate, StudyOrder}, p.mode, dir)
+		p.keys.Start.SetHelp("enter", "start "+p.mode)
+	case "aa":
+		p.aa = stepInt(p.aa, dir, 2, 10000)
+	case "runs":
+		p.runs = stepInt(p.runs, dir, 2, 10000)
+	case "effect":
+		steps := []string{"0", "0.5", "1", "2", "5", "10", "-1"}
+		p.effectPct, _ = strconv.ParseFloat(cycle(steps, strconv.FormatFloat(p.effectPct, 'f', -1, 64), dir), 64)
 	case "probe":
 		steps := []string{"0", "10", "30", "60", "120"}
 		p.probeS, _ = strconv.ParseFloat(cycle(steps, strconv.FormatFloat(p.probeS, 'f', -1, 64), dir), 64)
@@ -428,6 +499,31 @@ func (p *controlsPane) setAll(on bool) {
 		}
 		setControl(&p.controls, r.def.key, v)
 	}
+}
+
+// modeRun is the stepper's mode for a single run.
+const modeRun = "run"
+
+// Default numbers of A/A experiments, as perflab validate has them: many
+// cheap ones on the simulated phone, a handful on real hardware.
+const (
+	studyAASim  = 200
+	studyAAReal = 20
+)
+
+// studyPlan returns the study the stepper describes, or nil for a run.
+func (p controlsPane) studyPlan(exp lab.Experiment) *StudyPlan {
+	if p.mode == modeRun {
+		return nil
+	}
+	e := p.experiment(exp)
+	sp := &StudyPlan{Study: p.mode, Experiment: &e}
+	if p.mode == StudyValidate {
+		sp.AA, sp.EffectPct = p.aa, p.effectPct
+	} else {
+		sp.Runs = p.runs
+	}
+	return sp
 }
 
 // controlsDoneMsg is produced when the user starts (or applies) the controls.
@@ -505,6 +601,14 @@ func (p controlsPane) View() string {
 		expl := p.explain(r)
 		if !p.supported(r) {
 			expl = "not supported on " + p.device.ID
+			switch {
+			case r.setting == "aa" || r.setting == "effect":
+				expl = "only with mode validate"
+			case r.setting == "runs":
+				expl = "only with mode order"
+			case (r.setting == "probe" || r.setting == "pace") && p.mode != modeRun:
+				expl = "not for a study"
+			}
 			line = st.Disabled.Render(line + " " + truncate(expl, explW))
 		} else {
 			if i == p.cursor {

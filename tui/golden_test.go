@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/study"
 )
 
 // updating reports whether -update was given. The flag itself is defined
@@ -97,6 +98,24 @@ var scenes = []struct {
 	{"help", func(t *testing.T, w, h int) *Model {
 		m, _, _, _ := liveModel(t, w, h)
 		press(t, m, "?")
+		return m
+	}},
+	{"study-live", func(t *testing.T, w, h int) *Model {
+		m, _ := studyModel(t, w, h, StudyValidate)
+		ups := aaUpdates(30, 400, 4, 17)
+		failed := progress("aa", 30, 31, 400, "failed")
+		failed.Progress.Error = "open device sim:pixel: connection refused"
+		m.Update(studyUpdatedMsg{stream: m.stream, updates: append(ups, failed)})
+		return m
+	}},
+	{"study-validate", func(t *testing.T, w, h int) *Model {
+		m, _ := studyModel(t, w, h, StudyValidate)
+		m.Update(studyUpdatedMsg{stream: m.stream, updates: append(aaUpdates(40, 40, 3, 9), study.Update{Validation: fakeValidation()}), closed: true})
+		return m
+	}},
+	{"study-order", func(t *testing.T, w, h int) *Model {
+		m, _ := studyModel(t, w, h, StudyOrder)
+		m.Update(studyUpdatedMsg{stream: m.stream, updates: []study.Update{progress("random", 9, 20, 20, "no change"), {Order: fakeOrder()}}, closed: true})
 		return m
 	}},
 	{"note", func(t *testing.T, w, h int) *Model {

@@ -27,6 +27,7 @@ const (
 	screenBuilds
 	screenControls
 	screenDashboard
+	screenStudy
 )
 
 // Options configure the workbench.
@@ -71,6 +72,7 @@ type Model struct {
 	builds   buildsPane
 	controls controlsPane
 	dash     *dashboard
+	study    *studyDash
 	recent   []recentBuild
 
 	device  lab.DeviceInfo
@@ -206,6 +208,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.screen == screenControls {
 			return m, m.start()
 		}
+	case studyUpdatedMsg:
+		if m.study != nil {
+			return m, m.study.Update(msg)
+		}
+		return m, nil
 	}
 	var cmd tea.Cmd
 	switch m.screen {
@@ -217,14 +224,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.controls, cmd = m.controls.Update(msg)
 	case screenDashboard:
 		cmd = m.dash.Update(msg)
+	case screenStudy:
+		cmd = m.study.Update(msg)
 	}
 	return m, cmd
 }
 
 // globalKey handles help, quit and back; done means the key was consumed.
 func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	typing := (m.screen == screenBuilds && m.builds.editing()) || (m.screen == screenDashboard && m.dash.typing())
+	typing := (m.screen == screenBuilds && m.builds.editing()) || (m.screen == screenDashboard && m.dash.typing()) ||
+		(m.screen == screenStudy && m.study.typing())
 	if msg.String() == "ctrl+c" {
+		if m.screen == screenStudy {
+			if m.study.confirmAbort || m.study.quitting {
+				m.study.abort(true)
+				return tea.Quit, true // a second ctrl+c does not wait for the runs in progress
+			}
+			return m.study.askQuit(), true
+		}
 		if m.screen == screenDashboard {
 			if m.dash.confirmAbort || m.dash.quitting {
 				m.dash.abort(true)
@@ -251,6 +268,9 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if m.screen == screenDashboard {
 			return m.dash.askQuit(), true
 		}
+		if m.screen == screenStudy {
+			return m.study.askQuit(), true
+		}
 		return tea.Quit, true
 	case key.Matches(msg, m.keys.Back):
 		return m.back(), true
@@ -270,6 +290,11 @@ func (m *Model) back() tea.Cmd {
 			return listDevices(m.ctx, m.opt.Backend)
 		}
 		m.screen = screenBuilds
+	case screenStudy:
+		if !m.study.running() {
+			m.screen = screenControls
+			m.resize()
+		}
 	case screenDashboard:
 		if m.dash.mode == modeCheck {
 			if m.dash.running() {
@@ -330,13 +355,21 @@ func label(b lab.Build) string {
 	return strings.Join(b.Command, " ")
 }
 
-// start begins the run: session file, runner, relay.
+// start begins the run (session file, runner, relay) or the study the
+// stepper's mode asks for.
 func (m *Model) start() tea.Cmd {
 	m.exp = m.controls.experiment(m.exp)
 	if m.exp.Seed == 0 {
 		m.exp.Seed = m.opt.Now().UnixNano() % 1_000_000
 	}
 	m.stream++
+	if sp := m.controls.studyPlan(m.exp); sp != nil {
+		sp.Experiment.Device = m.device.ID
+		m.study = newStudyDash(m.st, m.device, *sp)
+		m.study.SetSize(m.width, m.height-1)
+		m.screen = screenStudy
+		return m.study.start(m.ctx, m.opt.Backend, m.stream)
+	}
 	m.dash = m.newDashboard(modeLive)
 	m.dash.starting = true
 	m.screen = screenDashboard
@@ -375,6 +408,9 @@ func (m *Model) resize() {
 	if m.dash != nil {
 		m.dash.SetSize(m.width, m.height-1)
 	}
+	if m.study != nil {
+		m.study.SetSize(m.width, m.height-1)
+	}
 }
 
 func (m *Model) paneHelp() keyHelp {
@@ -388,12 +424,16 @@ func (m *Model) paneHelp() keyHelp {
 		h = m.controls.help()
 	case screenDashboard:
 		h = m.dash.help()
+	case screenStudy:
+		h = m.study.help()
 	}
-	if (m.screen == screenDashboard && m.dash.typing()) || (m.screen == screenBuilds && m.builds.editing()) {
+	if (m.screen == screenDashboard && m.dash.typing()) || (m.screen == screenBuilds && m.builds.editing()) ||
+		(m.screen == screenStudy && m.study.typing()) {
 		return h // keys go to the prompt: ? and q are text there
 	}
 	h.short = append(h.short, m.keys.Help, m.keys.Quit)
-	if m.screen == screenBuilds || m.screen == screenControls || (m.screen == screenDashboard && m.dash.mode == modeCheck) {
+	if m.screen == screenBuilds || m.screen == screenControls || (m.screen == screenDashboard && m.dash.mode == modeCheck) ||
+		(m.screen == screenStudy && !m.study.running()) {
 		h.short = append(h.short, m.keys.Back)
 	}
 	h.full = append(h.full, []key.Binding{m.keys.Help, m.keys.Back, m.keys.Quit})
@@ -458,6 +498,9 @@ func (m *Model) render() string {
 	helpLine := truncate(m.help.View(hb), w)
 	if m.screen == screenDashboard {
 		return m.dash.View() + "\n" + pad(helpLine, w)
+	}
+	if m.screen == screenStudy {
+		return m.study.View() + "\n" + pad(helpLine, w)
 	}
 	var title, body string
 	switch m.screen {

@@ -209,6 +209,17 @@ func ValidateStream(ctx context.Context, cfg ValidateConfig) <-chan Update {
 	})
 }
 
+// Failed reports whether the setup failed validation: the A/A
+// false-positive interval excludes α, or a known effect was found in fewer
+// than 80% of its experiments.
+func (v *Validation) Failed() bool {
+	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
+	if p.Excludes(v.Alpha) {
+		return true
+	}
+	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < 0.8
+}
+
 // verdictOf returns the primary test's verdict on metric for one run.
 func verdictOf(d *runData, metric string, opt analysis.Options) string {
 	if metric == "" {

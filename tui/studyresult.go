@@ -1,0 +1,214 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/guptarohit/asciigraph"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab/study"
+)
+
+// plotLines draws series with asciigraph in a w × h area (h lines of
+// plot, x-axis labels left of it). Fewer points than columns are drawn one
+// per column; more are resampled to fit.
+func plotLines(series [][]float64, w, h int, precision uint) []string {
+	if h < 2 || w < 24 || len(series) == 0 || len(series[0]) == 0 {
+		return nil
+	}
+	width := w - 12
+	data := make([][]float64, len(series))
+	for i, s := range series {
+		if len(s) == 1 {
+			s = []float64{s[0], s[0]}
+		}
+		data[i] = s
+	}
+	opts := []asciigraph.Option{asciigraph.Height(h), asciigraph.Precision(precision)}
+	if len(data[0]) > width {
+		opts = append(opts, asciigraph.Width(width))
+	}
+	var lines []string
+	for _, l := range strings.Split(asciigraph.PlotMany(data, opts...), "\n") {
+		lines = append(lines, truncate(l, w))
+	}
+	return lines
+}
+
+// validationLines draws a validation's result: the facts of perflab
+// validate's report, with the failures and warnings coloured.
+func (d *studyDash) validationLines(w, h int) []string {
+	st := d.st
+	v := d.validation
+	unit := ""
+	if v.Unit != "" {
+		unit = " " + v.Unit
+	}
+	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("%s (%s is better) · %s test · α = %g · %d trials/arm · order %s",
+		v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order), w))}
+	fp := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", v.AA.FalsePositives, v.AA.Experiments,
+		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh))
+	if (analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).Excludes(v.Alpha) {
+		fp += st.Regression.Render("EXCLUDES α")
+	} else {
+		fp += st.OK.Render("holds α")
+	}
+	if v.AA.Failed > 0 {
+		fp += st.Warning.Render(fmt.Sprintf("  (%d failed)", v.AA.Failed))
+	}
+	lines = append(lines, truncate(fp, w))
+	if e := v.Effect; e.Experiments > 0 {
+		how := "declared"
+		if e.Injected {
+			how = "injected"
+		}
+		s := fmt.Sprintf("%-21s", fmt.Sprintf("effect %+g%% %s", e.EffectPct, how))
+		s += fmt.Sprintf("detected %d of %d = %s  CI %s–%s  ", e.Detected, e.Experiments, pct(e.Rate), pct(e.CILow), pct(e.CIHigh))
+		if float64(e.Rate) < 0.8 {
+			s += st.Regression.Render("UNDER 80% power")
+		} else {
+			s += st.OK.Render("≥ 80% power")
+		}
+		obs := fmt.Sprintf("%21sobserved Δ %+.2f%% of the mean", "", float64(e.ObservedPct))
+		if e.Wrong > 0 {
+			obs += st.Warning.Render(fmt.Sprintf(" · %d significant in the wrong direction", e.Wrong))
+		}
+		if e.Failed > 0 {
+			obs += st.Warning.Render(fmt.Sprintf(" · %d failed", e.Failed))
+		}
+		lines = append(lines, truncate(s, w), truncate(obs, w))
+	} else {
+		lines = append(lines, st.Muted.Render(truncate("effect               not run (set a known effect in the stepper)", w)))
+	}
+	for _, arm := range []struct {
+		name string
+		a    study.ArmVariance
+	}{{"control  ", v.Variance.Control}, {"treatment", v.Variance.Treatment}} {
+		lines = append(lines, truncate(fmt.Sprintf("variance, %s  %s%s²  sd %s%s  CV %s  mean %s%s", arm.name,
+			num(arm.a.Variance), unit, num(arm.a.SD), unit, pct(arm.a.CV), num(arm.a.Mean), unit), w))
+	}
+	tt := v.TrialTrend
+	trend := fmt.Sprintf("trial-number trend   ρ = %s  p = %s  over %d positions  ", num(tt.Rho), num(tt.P), len(tt.Means))
+	if tt.P.Defined() && float64(tt.P) < v.Alpha {
+		trend += st.Regression.Render("TREND: not IID")
+	} else {
+		trend += st.OK.Render("no trend")
+	}
+	lines = append(lines, truncate(trend, w))
+	for _, m := range v.OtherMetrics {
+		lines = append(lines, st.Muted.Render(truncate(fmt.Sprintf("A/A false positives of %s: %d of %d = %s", m.Metric, m.FalsePositives, m.Experiments, pct(m.Rate)), w)))
+	}
+	var tail []string
+	for _, s := range v.Warnings {
+		tail = append(tail, wrapped(st.Warning, "⚠ "+s, w)...)
+	}
+	if v.Failed() {
+		tail = append(tail, wrapped(st.Regression, "✗ the setup does not validate: do not trust its verdicts as they stand", w)...)
+	} else {
+		ok := "✓ the setup validates: false positives hold α"
+		if v.Effect.Experiments > 0 {
+			ok += " and the known effect is found"
+		}
+		tail = append(tail, wrapped(st.OK, ok, w)...)
+	}
+	// The chart takes the room left between the facts and the verdict.
+	if room := h - len(lines) - len(tail) - 2; room >= 5 && len(tt.Means) > 1 {
+		means := make([]float64, len(tt.Means))
+		for i, m := range tt.Means {
+			means[i] = math.NaN()
+			if m.Defined() {
+				means[i] = 100 * (float64(m) - 1)
+			}
+		}
+		lines = append(lines, "", st.PanelTitle.Render(truncate("mean by trial number, % off each experiment's mean (first trial left)", w)))
+		lines = append(lines, plotLines([][]float64{means}, w, min(10, room-2), 2)...)
+	}
+	return append(append(lines, ""), tail...)
+}
+
+// orderLines draws an order study's result: the facts of perflab order's
+// report, red flags and the conclusion coloured.
+func (d *studyDash) orderLines(w int) []string {
+	st := d.st
+	o := d.order
+	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("Order dependence: %d repetitions, %d trials/arm, α = %g, Bonferroni α = %.3g over %d tests",
+		o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests)), w))}
+	nameW := 10
+	for _, t := range o.Tests {
+		nameW = max(nameW, len(t.Name))
+	}
+	lines = append(lines, st.Header.Render(truncate(fmt.Sprintf("%-*s  %-8s  %-8s  %-16s  %-22s  %s", nameW, "test", "p (KW)", "Δ% f−r", "", "median fixed [CI]", "median random [CI]"), w)))
+	ci := func(iv analysis.Interval) string {
+		return fmt.Sprintf("%s [%s, %s]", num(iv.Point), num(iv.Low), num(iv.High))
+	}
+	for _, t := range o.Tests {
+		delta := "–"
+		if t.DeltaPct.Defined() {
+			delta = fmt.Sprintf("%+.2f%%", float64(t.DeltaPct))
+		}
+		mark := ""
+		switch {
+		case t.RedFlag && t.Significant:
+			mark = "matters RED FLAG"
+		case t.RedFlag:
+			mark = "RED FLAG"
+		case t.Significant:
+			mark = "order matters"
+		}
+		row := fmt.Sprintf("%-*s  %-8s  %-8s  %-16s  %-22s  %s", nameW, t.Name, num(t.P), delta, mark, ci(t.Fixed), ci(t.Random))
+		if mark != "" {
+			row = st.Regression.Render(row)
+		}
+		lines = append(lines, truncate(row, w))
+	}
+	if len(o.Conclusions) > 0 {
+		lines = append(lines, "", st.PanelTitle.Render("A/B conclusion by order"))
+		for _, c := range o.Conclusions {
+			row := fmt.Sprintf("  %s: fixed %s (Δ %s), random %s (Δ %s)", c.Metric, c.Fixed, signedPct(c.DeltaPctFixed), c.Random, signedPct(c.DeltaPctRandom))
+			if c.Fixed != c.Random {
+				row = st.Regression.Render("≠" + row[1:] + " · differ")
+			}
+			lines = append(lines, truncate(row, w))
+		}
+	}
+	lines = append(lines, "")
+	for _, t := range o.Tests {
+		for _, r := range t.Reasons {
+			lines = append(lines, wrapped(st.Warning, t.Name+": "+r, w)...)
+		}
+	}
+	switch {
+	case o.OrderMatters:
+		lines = append(lines, wrapped(st.Regression, "✗ Order matters: fixed and random orders give different results. Use random order (and a fuller reset procedure).", w)...)
+	case o.Underpowered:
+		lines = append(lines, wrapped(st.Warning, "? Inconclusive: too few repetitions for any test to reach significance.", w)...)
+	default:
+		lines = append(lines, wrapped(st.OK, "✓ Order likely does not matter: no test differs between fixed and random order.", w)...)
+	}
+	for _, s := range o.Warnings {
+		lines = append(lines, wrapped(st.Warning, "⚠ "+s, w)...)
+	}
+	if o.Failed > 0 {
+		lines = append(lines, st.Warning.Render(truncate(fmt.Sprintf("⚠ %d runs failed", o.Failed), w)))
+	}
+	return lines
+}
+
+// wrapped breaks text into at most three lines of width w in style s.
+func wrapped(s lipgloss.Style, text string, w int) []string {
+	lines := wrapWords(text, w, 3)
+	for i, l := range lines {
+		lines[i] = s.Render(l)
+	}
+	return lines
+}
+
+func signedPct(f analysis.Float) string {
+	if !f.Defined() {
+		return "–"
+	}
+	return fmt.Sprintf("%+.2f%%", float64(f))
+}
