@@ -224,7 +224,13 @@ func (d *studyDash) apply(u study.Update) {
 	if u.Order != nil {
 		d.order = u.Order
 	}
-	if u.Err != nil && !(errors.Is(u.Err, context.Canceled) && (u.Validation != nil || u.Order != nil)) {
+	switch {
+	case u.Err == nil:
+	case errors.Is(u.Err, context.Canceled):
+		if u.Validation == nil && u.Order == nil {
+			d.err = errors.New("aborted before any run finished: no result")
+		}
+	default:
 		d.err = u.Err
 	}
 }

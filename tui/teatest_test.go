@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -35,6 +36,9 @@ func realBackend() Backend {
 		NewRunner: func(dev lab.Device, exp *lab.Experiment) Runner { return lab.NewRunner(dev, exp) },
 		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (SessionWriter, error) {
 			return sessions.Create(path, sessions.NewHeader("perflab test", dev, exp))
+		},
+		StartStudy: func(ctx context.Context, p StudyPlan) <-chan study.Update {
+			return study.ValidateStream(ctx, testValidateConfig(p))
 		},
 		Builds: func(lab.DeviceInfo) []BuildChoice {
 			return []BuildChoice{
@@ -233,5 +237,83 @@ func TestTwoRunsInOneSecondGetTwoSessions(t *testing.T) {
 	}
 	if paths[0] == paths[1] || filepath.Base(paths[1]) != "20261122-030000-sim_pixel-2.jsonl" {
 		t.Errorf("session files %v", paths)
+	}
+}
+
+// testValidateConfig is the validation study of a workbench plan on the
+// simulated phone, as cmd_tui.go builds it: a fresh seeded phone per run,
+// the effect injected.
+func testValidateConfig(p StudyPlan) study.ValidateConfig {
+	id := p.Experiment.Device
+	devs := study.Devices{Fresh: true, Open: func(ctx context.Context, seed int64) (lab.Device, error) {
+		return devices.Open(ctx, id, devices.Options{Seed: seed})
+	}}
+	return study.ValidateConfig{Experiment: p.Experiment, Devices: devs, AA: p.AA, EffectPct: p.EffectPct, Inject: true}
+}
+
+// TestTeatestValidateOnSimulatedPhone picks the validate mode in the
+// stepper, runs a small real validation on the simulated phone and checks
+// that the dashboard reaches the result lab/study computes for that plan.
+func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
+	m := New(Options{Backend: realBackend(), SessionDir: t.TempDir(), Device: "sim:pixel", Now: fixedNow})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitScreen(t, tm, "sim:pixel", 5*time.Second)
+	tm.Send(keyPress("enter"))
+	waitScreen(t, tm, "2/3 pick builds", 5*time.Second)
+	tm.Send(keyPress("enter"))
+	tm.Send(keyPress("enter"))
+	waitScreen(t, tm, "3/3 controls", 5*time.Second)
+	for i := 0; i < 30; i++ {
+		tm.Send(keyPress("down")) // the cursor stops on the last row, order runs
+	}
+	for _, k := range []string{"up", "up", "up", "space"} { // mode: validate
+		tm.Send(keyPress(k))
+	}
+	// The probe and pace rows grey out.
+	waitScreen(t, tm, "not for a study", 5*time.Second)
+	tm.Send(keyPress("down")) // A/A experiments: 200 → 100 → 50 → 30 → 20
+	for i := 0; i < 4; i++ {
+		tm.Send(keyPress("left"))
+	}
+	for i := 0; i < 5; i++ { // up to trials: 30 → 20 → 15 → 10
+		tm.Send(keyPress("up"))
+	}
+	for i := 0; i < 3; i++ {
+		tm.Send(keyPress("left"))
+	}
+	// Keys reach the stepper in order; the plan is checked at the end (a
+	// wait for "[10 per arm]" could miss it: only changed cells are drawn).
+	tm.Send(keyPress("enter"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		// The renderer rewrites only changed cells: wait for whole new lines.
+		return bytes.Contains(b, []byte("esc back to the stepper")) && bytes.Contains(b, []byte("the setup"))
+	}, teatest.WithDuration(90*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+	tm.Send(keyPress("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+
+	sd := fm.study
+	if sd == nil || sd.validation == nil {
+		t.Fatalf("no validation result (err %v)", sd.err)
+	}
+	got := sd.validation
+	if sd.plan.AA != 20 || sd.plan.EffectPct != 1 || sd.plan.Experiment.Trials != 10 {
+		t.Fatalf("plan K=%d effect %v trials %d: the stepper's choices did not reach the study", sd.plan.AA, sd.plan.EffectPct, sd.plan.Experiment.Trials)
+	}
+	if got.AA.Experiments+got.AA.Failed != 20 || got.Effect.Experiments+got.Effect.Failed != 20 || got.TrialsPerArm != 10 {
+		t.Errorf("result covers %d+%d A/A and %d+%d effect experiments of %d trials, want 20, 20 and 10",
+			got.AA.Experiments, got.AA.Failed, got.Effect.Experiments, got.Effect.Failed, got.TrialsPerArm)
+	}
+	if n := sd.tally("aa").runs + sd.tally("effect").runs; n != 40 {
+		t.Errorf("the live tally saw %d runs, want 40", n)
+	}
+	// The same plan run directly gives the same result: seeds are per run.
+	want, err := study.Validate(context.Background(), testValidateConfig(sd.plan), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AA.FalsePositives != want.AA.FalsePositives || got.Effect.Detected != want.Effect.Detected {
+		t.Errorf("dashboard: %d false positives, %d detected; lab/study: %d and %d",
+			got.AA.FalsePositives, got.Effect.Detected, want.AA.FalsePositives, want.Effect.Detected)
 	}
 }
