@@ -20,6 +20,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/governor"
+	"github.com/perflab/perflab/lab/proxy"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice/shell"
 )
@@ -62,9 +63,13 @@ type Device struct {
 	govRaw   string
 	clock0   time.Time
 	mounted  map[string]bool
-	proxy    string
+	proxy    string // the simulated phone's perflab.proxy switch
+	switchOK bool   // the device has that switch (and root to set it)
 	metrics  *metricListener
 	lost     bool
+	hp       *phoneProxy // record/replay proxy wired through adb reverse
+
+	pxMu sync.Mutex // serializes wiring the proxy to the phone
 }
 
 type appBuild struct {
@@ -168,6 +173,7 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 		f = append(f, "")
 	}
 	d.rootVia = ""
+	switchOK := strings.TrimSpace(f[4]) != ""
 	if strings.TrimSpace(f[5]) == "0" {
 		d.rootVia = "adbd"
 	} else if listing {
@@ -186,21 +192,23 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 	}
 	if d.rootVia != "" {
 		info.Caps = append(info.Caps, lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapClockReset, lab.CapTmpfs, lab.CapDropCaches)
-		if strings.TrimSpace(f[4]) != "" {
-			info.Caps = append(info.Caps, lab.CapProxy)
-		}
 	} else {
 		info.Notes = append(info.Notes, "no root (adbd is not root and su is missing): governor, snapshot restore, clock reset, tmpfs and drop_caches need root")
 	}
-	if strings.TrimSpace(f[4]) == "" {
-		info.Notes = append(info.Notes, "proxy control needs the device's perflab.proxy switch (perflab simdevice has it)")
-	}
+	// The proxy needs only the shell user (settings put global
+	// http_proxy) and adb reverse to this host.
+	remote := false
 	if host, _, err := net.SplitHostPort(d.c.Addr); err == nil && !isLoopback(host) {
-		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics over adb reverse reach that host, not this one; am start -W metrics still work")
+		remote = true
+		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics and the proxy over adb reverse reach that host, not this one; am start -W metrics still work")
+	}
+	if !remote {
+		info.Caps = append(info.Caps, lab.CapProxy)
 	}
 	sort.Strings(info.Caps)
 	d.mu.Lock()
 	d.info = info
+	d.switchOK = switchOK && d.rootVia != ""
 	d.mu.Unlock()
 	return nil
 }
@@ -469,8 +477,7 @@ func rootControls(c lab.Controls) []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{c.RestoreSnapshot, "restore_snapshot"}, {c.ClockReset, "clock_reset"}, {c.Tmpfs, "tmpfs"}, {c.DropCaches, "drop_caches"},
-		{c.Proxy != "" && c.Proxy != "off", "proxy"}} {
+	}{{c.RestoreSnapshot, "restore_snapshot"}, {c.ClockReset, "clock_reset"}, {c.Tmpfs, "tmpfs"}, {c.DropCaches, "drop_caches"}} {
 		if x.on {
 			need = append(need, x.name)
 		}
@@ -479,19 +486,35 @@ func rootControls(c lab.Controls) []string {
 }
 
 // Setup installs or finds the builds, applies the governor profile,
-// snapshots the apps' data, notes the clock and opens the metric listener
-// behind adb reverse.
+// snapshots the apps' data, notes the clock, opens the metric listener
+// behind adb reverse and, when controls.proxy is record or replay, starts
+// the record/replay proxy and points the phone's http_proxy at it through
+// adb reverse (see proxy.go).
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
 	if need := rootControls(exp.Controls); len(need) > 0 && d.rootVia == "" {
 		return nil, fmt.Errorf("device %s: controls %s need root, and adbd is not root and su is missing", d.serial, strings.Join(need, ", "))
 	}
-	if exp.Controls.Proxy != "" && exp.Controls.Proxy != "off" && !d.Info().Has(lab.CapProxy) {
-		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (the device has no perflab.proxy switch)", d.serial, exp.Controls.Proxy, lab.ErrUnsupported)
+	mode := proxy.Mode(exp.Controls)
+	if mode != proxy.ModeOff && !d.Info().Has(lab.CapProxy) {
+		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (the adb server %s is remote: adb reverse cannot reach this host's proxy)", d.serial, mode, lab.ErrUnsupported, d.c.Addr)
+	}
+	// A previous run's proxy (its recording file, its wiring) goes first.
+	if err := d.closeProxy(ctx); err != nil {
+		return nil, fmt.Errorf("device %s: %w", d.serial, err)
 	}
 	d.mu.Lock()
 	d.exp = exp
 	d.mu.Unlock()
-	return d.setup(ctx)
+	events, err := d.setup(ctx)
+	if err != nil || mode == proxy.ModeOff {
+		return events, err
+	}
+	c, err := d.syncProxy(ctx, mode)
+	if err != nil {
+		return events, fmt.Errorf("controls.proxy: %w", err)
+	}
+	events = append(events, lab.Event{Type: lab.EventSettings, Settings: &lab.Settings{Detail: d.proxyDetail(c)}})
+	return events, nil
 }
 
 func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
@@ -706,8 +729,23 @@ func ParseAmStart(out string) (total, wait float64, err error) {
 
 // RunTrial runs the reset procedure the controls ask for, launches the
 // build's activity with am start -W and gathers TotalTime, WaitTime and
-// the metrics the app reports over adb reverse.
+// the metrics the app reports over adb reverse. With controls.proxy on,
+// the phone's HTTP traffic goes through the record/replay proxy and a
+// request the recording cannot answer fails the trial (proxy.Controller);
+// turned off between rounds, the phone gets its own proxy setting back.
 func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	c, err := d.syncProxy(ctx, proxy.Mode(req.Controls))
+	if err != nil {
+		return d.fail(err, "proxy")
+	}
+	if c == nil {
+		return d.runTimed(ctx, req)
+	}
+	return c.Trial(req, func() lab.TrialResult { return d.runTimed(ctx, req) })
+}
+
+// runTimed runs one trial within the experiment's trial_timeout.
+func (d *Device) runTimed(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
 	d.mu.Lock()
 	timeout := 0.0
 	if d.exp != nil {
@@ -872,7 +910,12 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 	if want == "" {
 		want = "off"
 	}
-	if want != proxy && (want != "off" || proxy != "") && d.Info().Has(lab.CapProxy) {
+	d.mu.Lock()
+	switchOK := d.switchOK
+	d.mu.Unlock()
+	// The simulated phone's network model follows its perflab.proxy
+	// switch; the real wiring (http_proxy, adb reverse) is in RunTrial.
+	if want != proxy && (want != "off" || proxy != "") && switchOK {
 		root = append(root, "setprop perflab.proxy "+shell.Quote(want))
 	}
 	if c.DropCaches {
@@ -885,12 +928,11 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 		}
 	}
 	if len(root) > 0 {
-		hasProxy := d.Info().Has(lab.CapProxy)
 		d.mu.Lock()
 		if c.Tmpfs != mounted {
 			d.mounted[ab.Package] = c.Tmpfs
 		}
-		if hasProxy {
+		if switchOK {
 			d.proxy = want
 		}
 		d.mu.Unlock()
@@ -931,7 +973,15 @@ func (d *Device) Reconnect(ctx context.Context) error {
 						d.mu.Lock()
 						d.lost = false
 						d.layout = nil
+						hp := d.hp
 						d.mu.Unlock()
+						if hp != nil {
+							// A restart loses the reverse: the next
+							// trial wires the proxy again.
+							d.pxMu.Lock()
+							hp.wired = false
+							d.pxMu.Unlock()
+						}
 						_, err := d.setup(ctx)
 						return err
 					}
@@ -984,6 +1034,9 @@ func (d *Device) Close() error {
 	if m != nil {
 		d.c.ReverseRemove(ctx, d.serial, m.port)
 		m.ln.Close()
+	}
+	if err := d.closeProxy(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

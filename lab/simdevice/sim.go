@@ -24,6 +24,12 @@ import (
 // as PERFLAB_METRIC lines.
 const MetricsPortExtra = "perflab.metrics_port"
 
+// FetchURLSetting is the global setting that makes every launch of a
+// simulated app fetch that URL over HTTP (through the phone's http_proxy,
+// like a real app loading its feed), so the record/replay proxy can be
+// exercised end to end: settings put global perflab_fetch_url URL.
+const FetchURLSetting = "perflab_fetch_url"
+
 // Options configure a simulated device.
 type Options struct {
 	Preset   string // sim preset, e.g. "pixel"
@@ -42,6 +48,8 @@ type Sim struct {
 	Shell  *shell.Shell
 	Server *Server
 	opt    Options
+
+	adapter *adapter
 }
 
 // New builds a simulated phone and its adb server (not yet listening).
@@ -55,6 +63,7 @@ func New(opt Options) (*Sim, error) {
 	}
 	s := &Sim{Phone: ph, opt: opt}
 	a := &adapter{Phone: ph, s: s}
+	s.adapter = a
 	s.Shell = shell.New(a)
 	s.Shell.Root = opt.Root
 	s.Server = NewServer(device{s}, Config{
@@ -121,8 +130,9 @@ func (d device) WriteFile(p string, data []byte, mode uint32, mtime time.Time) e
 // adapter completes *sim.Phone into the shell's Phone.
 type adapter struct {
 	*sim.Phone
-	s  *Sim
-	mu sync.Mutex
+	s        *Sim
+	mu       sync.Mutex
+	settings settingsStore
 }
 
 func (a *adapter) ABIs() []string {
@@ -193,6 +203,13 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 			if a.s.opt.Logf != nil {
 				a.s.opt.Logf("simdevice: %s could not report metrics: %v", req.Package, err)
 			}
+		}
+	}
+	if u, ok := a.Setting("global", FetchURLSetting); ok && u != "" && u != "null" {
+		// The app loads its feed over HTTP, through the phone's proxy.
+		var out strings.Builder
+		if code := a.s.Shell.Run(ctx, shell.HTTPGetCommand+" "+shell.Quote(u), strings.NewReader(""), io.Discard, &out); code != 0 && a.s.opt.Logf != nil {
+			a.s.opt.Logf("simdevice: %s could not fetch %s: %s", req.Package, u, strings.TrimSpace(out.String()))
 		}
 	}
 	return shell.LaunchResult{Activity: l.Activity, State: l.State, TotalTime: l.Total, WaitTime: l.Wait}, nil

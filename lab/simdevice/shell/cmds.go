@@ -29,6 +29,7 @@ func builtins() map[string]builtin {
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
 		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
 		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "chown": cmdChown, "stat": cmdStat, "restorecon": cmdRestorecon, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+		"settings": cmdSettings, HTTPGetCommand: cmdHTTPGet,
 	}
 }
 
