@@ -136,33 +136,32 @@ func (d *studyDash) orderLines(w int) []string {
 	o := d.order
 	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("Order dependence: %d repetitions, %d trials/arm, α = %g, Bonferroni α = %.3g over %d tests",
 		o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests)), w))}
-	nameW := 10
-	for _, t := range o.Tests {
-		nameW = max(nameW, len(t.Name))
-	}
-	lines = append(lines, st.Header.Render(truncate(fmt.Sprintf("%-*s  %-8s  %-8s  %-16s  %-22s  %s", nameW, "test", "p (KW)", "Δ% f−r", "", "median fixed [CI]", "median random [CI]"), w)))
+	// Columns are sized to their widest cell, so a narrow screen cuts only
+	// the last one.
+	marks := make([]string, len(o.Tests))
+	rows := [][]string{{"test", "p (KW)", "Δ% f−r", "", "median fixed [CI]", "median random [CI]"}}
 	ci := func(iv analysis.Interval) string {
 		return fmt.Sprintf("%s [%s, %s]", num(iv.Point), num(iv.Low), num(iv.High))
 	}
-	for _, t := range o.Tests {
-		delta := "–"
-		if t.DeltaPct.Defined() {
-			delta = fmt.Sprintf("%+.2f%%", float64(t.DeltaPct))
-		}
-		mark := ""
+	for i, t := range o.Tests {
 		switch {
 		case t.RedFlag && t.Significant:
-			mark = "matters RED FLAG"
+			marks[i] = "matters RED FLAG"
 		case t.RedFlag:
-			mark = "RED FLAG"
+			marks[i] = "RED FLAG"
 		case t.Significant:
-			mark = "order matters"
+			marks[i] = "order matters"
 		}
-		row := fmt.Sprintf("%-*s  %-8s  %-8s  %-16s  %-22s  %s", nameW, t.Name, num(t.P), delta, mark, ci(t.Fixed), ci(t.Random))
-		if mark != "" {
-			row = st.Regression.Render(row)
+		rows = append(rows, []string{t.Name, num(t.P), signedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
+	}
+	for i, cells := range table(rows) {
+		switch {
+		case i == 0:
+			cells = st.Header.Render(cells)
+		case marks[i-1] != "":
+			cells = st.Regression.Render(cells)
 		}
-		lines = append(lines, truncate(row, w))
+		lines = append(lines, truncate(cells, w))
 	}
 	if len(o.Conclusions) > 0 {
 		lines = append(lines, "", st.PanelTitle.Render("A/B conclusion by order"))
@@ -211,4 +210,33 @@ func signedPct(f analysis.Float) string {
 		return "–"
 	}
 	return fmt.Sprintf("%+.2f%%", float64(f))
+}
+
+// table aligns rows of cells into columns two spaces apart, each as wide
+// as its widest cell; empty columns vanish.
+func table(rows [][]string) []string {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], lipgloss.Width(c))
+		}
+	}
+	out := make([]string, len(rows))
+	for k, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			if widths[i] == 0 {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c + strings.Repeat(" ", widths[i]-lipgloss.Width(c)))
+		}
+		out[k] = strings.TrimRight(b.String(), " ")
+	}
+	return out
 }
