@@ -100,6 +100,12 @@ var scenes = []struct {
 		press(t, m, "?")
 		return m
 	}},
+	{"controls-validate", func(t *testing.T, w, h int) *Model {
+		m := sized(NewRun(Options{Now: fixedNow}, simInfo(), synthPlan(10)), w, h)
+		selectMode(t, m, StudyValidate)
+		press(t, m, "down", "left") // K: 200 → 100
+		return m
+	}},
 	{"study-live", func(t *testing.T, w, h int) *Model {
 		m, _ := studyModel(t, w, h, StudyValidate)
 		ups := aaUpdates(30, 400, 4, 17)
