@@ -18,6 +18,12 @@ import (
 // the device-wide HTTP proxy ("HOST:PORT").
 const HTTPProxySetting = "http_proxy"
 
+// ProxyBeforeSetting is where perflab keeps, on the phone, the
+// http_proxy value it is to restore ("unset": none) while the phone points at
+// perflab's proxy, so a run that dies without restoring it is repaired by
+// the next one instead of taking a dead proxy for the phone's own.
+const ProxyBeforeSetting = "perflab_http_proxy_before"
+
 // phoneProxy is perflab's record/replay proxy wired to the phone: the
 // proxy listens on this host's loopback port P, `adb reverse tcp:P tcp:P`
 // makes the phone's 127.0.0.1:P reach it, and the global http_proxy
@@ -30,6 +36,7 @@ type phoneProxy struct {
 	wired    bool   // reverse and http_proxy are set on the phone
 	prev     string // http_proxy before perflab set it ("null": unset)
 	havePrev bool
+	leftover bool // an earlier run had left the phone pointing at its proxy
 }
 
 // proxyLocked starts the proxy for exp once; callers hold d.mu.
@@ -108,14 +115,31 @@ func (d *Device) wireProxy(ctx context.Context, hp *phoneProxy) error {
 		return fmt.Errorf("adb reverse for the proxy: %w", err)
 	}
 	if !hp.havePrev {
-		out, err := d.c.Run(ctx, d.serial, "settings get global "+HTTPProxySetting)
+		out, err := d.c.Run(ctx, d.serial, "settings get global "+ProxyBeforeSetting+"; settings get global "+HTTPProxySetting)
 		if err != nil {
 			return fmt.Errorf("reading the phone's proxy (settings get global %s): %w", HTTPProxySetting, err)
 		}
-		hp.prev, hp.havePrev = strings.TrimSpace(out), true
+		f := strings.Fields(out)
+		if len(f) != 2 {
+			return fmt.Errorf("reading the phone's proxy: settings printed %q, want two values", out)
+		}
+		switch f[0] {
+		case "null": // no run left the phone pointing at perflab
+			hp.prev = f[1]
+		case "unset":
+			hp.prev, hp.leftover = "null", true
+		default:
+			hp.prev, hp.leftover = f[0], true
+		}
+		hp.havePrev = true
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(hp.port)
-	if _, err := d.c.Run(ctx, d.serial, "settings put global "+HTTPProxySetting+" "+addr); err != nil {
+	before := hp.prev
+	if before == "" || before == "null" {
+		before = "unset"
+	}
+	if _, err := d.c.Run(ctx, d.serial, "settings put global "+ProxyBeforeSetting+" "+shell.Quote(before)+
+		" && settings put global "+HTTPProxySetting+" "+addr); err != nil {
 		return fmt.Errorf("pointing the phone at the proxy (settings put global %s %s): %w", HTTPProxySetting, addr, err)
 	}
 	hp.wired = true
@@ -136,6 +160,7 @@ func (d *Device) unwireProxy(ctx context.Context, hp *phoneProxy) error {
 	} else {
 		cmd = "settings put global " + HTTPProxySetting + " " + shell.Quote(hp.prev)
 	}
+	cmd += " && settings delete global " + ProxyBeforeSetting + " >/dev/null"
 	var errs []error
 	if _, err := d.c.Run(ctx, d.serial, cmd); err != nil {
 		errs = append(errs, fmt.Errorf("restoring the phone's %s (%s): %w", HTTPProxySetting, orNull(hp.prev), err))
@@ -167,6 +192,9 @@ func (d *Device) proxyDetail(c *proxy.Controller) map[string]string {
 		d.pxMu.Lock()
 		detail["proxy_phone"] = fmt.Sprintf("settings put global %s 127.0.0.1:%d; adb reverse tcp:%d tcp:%d", HTTPProxySetting, hp.port, hp.port, hp.port)
 		detail["proxy_phone_before"] = orNull(hp.prev)
+		if hp.leftover {
+			detail["proxy_phone_repaired"] = "an earlier run left http_proxy pointing at its proxy; its saved value is the one restored"
+		}
 		d.pxMu.Unlock()
 	}
 	return detail

@@ -221,3 +221,67 @@ func TestProxyWholeRunRecordsThenReplays(t *testing.T) {
 		t.Errorf("after Close: http_proxy %q (%v), want null as before", out, err)
 	}
 }
+
+// TestProxyLeftoverFromADeadRunIsRepaired: a run that died with the phone
+// pointing at its proxy must not make the next run take that dead proxy
+// for the phone's own setting.
+func TestProxyLeftoverFromADeadRunIsRepaired(t *testing.T) {
+	srv, sim, _, _ := proxyRig(t, 7)
+	c := ctx(t)
+	get := func() string {
+		t.Helper()
+		out, err := srv.Run(c, sim.Addr, "settings get global http_proxy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	for _, own := range []string{"null", "127.0.0.1:3128"} {
+		if own != "null" {
+			if _, err := srv.Run(c, sim.Addr, "settings put global http_proxy "+own); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dead, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dead.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "a.jsonl"))); err != nil {
+			t.Fatal(err)
+		}
+		stale := get()
+		if stale == own {
+			t.Fatalf("setup left http_proxy at %q", stale)
+		}
+		// dead is never closed (the process died), so the next run finds
+		// the phone pointing at a dead proxy.
+		next, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := next.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "b.jsonl")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		repaired := false
+		for _, e := range evs {
+			if e.Type == lab.EventSettings && e.Settings.Detail["proxy_phone_repaired"] != "" && e.Settings.Detail["proxy_phone_before"] == own {
+				repaired = true
+			}
+		}
+		if !repaired {
+			t.Errorf("own %s: no settings event saying the leftover was repaired: %+v", own, evs)
+		}
+		if err := next.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(); got != own {
+			t.Errorf("after the next run: http_proxy %q, want the phone's own %q (not the dead run's %q)", got, own, stale)
+		}
+		// Release the dead run's proxy listener and reverse.
+		dead.Close()
+		if got := get(); got != own {
+			t.Errorf("after closing the dead run late: http_proxy %q, want %q", got, own)
+		}
+	}
+}
