@@ -192,6 +192,9 @@ func (d *Device) proxyDetail(c *proxy.Controller) map[string]string {
 		d.pxMu.Lock()
 		detail["proxy_phone"] = fmt.Sprintf("settings put global %s 127.0.0.1:%d; adb reverse tcp:%d tcp:%d", HTTPProxySetting, hp.port, hp.port, hp.port)
 		detail["proxy_phone_before"] = orNull(hp.prev)
+		if strings.HasPrefix(detail["proxy_https"], "intercept") {
+			detail["proxy_phone_https"] = "apps see HTTPS signed by perflab's CA: they must trust it (debug network-security-config), or set proxy.https to tunnel"
+		}
 		if hp.leftover {
 			detail["proxy_phone_repaired"] = "an earlier run left http_proxy pointing at its proxy; its saved value is the one restored"
 		}
