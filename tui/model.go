@@ -208,7 +208,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.screen == screenControls {
 			return m, m.start()
 		}
-	case studyUpdatedMsg:
+	case studyUpdatedMsg, studyStartedMsg:
 		if m.study != nil {
 			return m, m.study.Update(msg)
 		}

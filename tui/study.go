@@ -23,6 +23,25 @@ type studyUpdatedMsg struct {
 	closed  bool
 }
 
+// studyStartedMsg says the backend has started a study (or why not).
+type studyStartedMsg struct {
+	stream  int
+	updates <-chan study.Update
+	cancel  context.CancelFunc
+	err     error
+}
+
+// startStudy asks the backend to start the study, off the Update path.
+func startStudy(ctx context.Context, b Backend, plan StudyPlan, stream int) tea.Cmd {
+	return func() tea.Msg {
+		if b.StartStudy == nil {
+			return studyStartedMsg{stream: stream, err: errors.New("this build of perflab cannot run studies (no lab backend)")}
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		return studyStartedMsg{stream: stream, updates: b.StartStudy(sctx, plan), cancel: cancel}
+	}
+}
+
 // maxStudyBatch bounds how many queued updates one message carries.
 const maxStudyBatch = 256
 
@@ -100,6 +119,8 @@ type studyDash struct {
 	order      *study.Order
 	err        error
 
+	starting     bool // asked the backend, no stream yet
+	aborted      bool // the user aborted
 	finished     bool // the stream has closed
 	quitting     bool
 	confirmAbort bool
@@ -131,25 +152,39 @@ func newStudyDash(st *Styles, dev lab.DeviceInfo, plan StudyPlan) *studyDash {
 	return d
 }
 
-// start launches the study through the backend and arms the first wait.
+// start asks the backend for the study; the first wait is armed when it
+// has started.
 func (d *studyDash) start(ctx context.Context, b Backend, stream int) tea.Cmd {
-	if b.StartStudy == nil {
-		d.err = errors.New("this build of perflab cannot run studies (no lab backend)")
-		d.finished = true
-		return nil
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	d.stream, d.cancel = stream, cancel
-	d.updates = b.StartStudy(sctx, d.plan)
-	return waitForStudy(stream, d.updates)
+	d.stream, d.starting = stream, true
+	return startStudy(ctx, b, d.plan, stream)
 }
 
-// running reports whether the study is still producing updates.
-func (d *studyDash) running() bool { return !d.finished && d.updates != nil }
+// running reports whether the study is starting or still producing updates.
+func (d *studyDash) running() bool { return !d.finished && (d.starting || d.updates != nil) }
 
 // Update applies stream messages and the abort confirmation.
 func (d *studyDash) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case studyStartedMsg:
+		if msg.stream != d.stream || !d.starting {
+			if msg.cancel != nil {
+				msg.cancel() // a study nobody watches any more
+			}
+			return nil
+		}
+		d.starting = false
+		if msg.err != nil {
+			d.err, d.finished = msg.err, true
+			if d.quitting {
+				return tea.Quit
+			}
+			return nil
+		}
+		d.updates, d.cancel = msg.updates, msg.cancel
+		if d.aborted {
+			d.cancel() // aborted while starting: the stream ends at once
+		}
+		return waitForStudy(d.stream, d.updates)
 	case studyUpdatedMsg:
 		if msg.stream != d.stream || d.updates == nil {
 			return nil
@@ -237,7 +272,7 @@ func (d *studyDash) apply(u study.Update) {
 
 // abort cancels the study; the stream then ends with a partial result.
 func (d *studyDash) abort(thenQuit bool) {
-	d.quitting = thenQuit
+	d.quitting, d.aborted = thenQuit, true
 	if d.cancel != nil {
 		d.cancel()
 	}
@@ -276,12 +311,15 @@ func (d *studyDash) SetSize(w, h int) { d.width, d.height = w, h }
 func (d *studyDash) stateWord() string {
 	switch {
 	case d.finished && d.err != nil && d.validation == nil && d.order == nil:
+		if d.aborted {
+			return "aborted"
+		}
 		return "failed"
 	case d.finished && ((d.validation != nil && d.validation.Partial) || (d.order != nil && d.order.Partial)):
 		return "aborted"
 	case d.finished:
 		return "done"
-	case d.quitting || strings.HasPrefix(d.status, "aborting"):
+	case d.aborted:
 		return "aborting"
 	case d.last == nil:
 		return "starting"

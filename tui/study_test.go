@@ -59,9 +59,13 @@ func studyModel(t *testing.T, w, h int, mode string) (*Model, *fakeStudy) {
 	if cmd == nil {
 		t.Fatal("enter started nothing")
 	}
-	_, wait := m.Update(cmd())
-	if wait == nil || m.screen != screenStudy {
-		t.Fatalf("screen %v, wait %v: the study did not start", m.screen, wait)
+	_, start := m.Update(cmd())
+	if start == nil || m.screen != screenStudy || !m.study.running() {
+		t.Fatalf("screen %v: the study is not starting", m.screen)
+	}
+	_, wait := m.Update(start()) // studyStartedMsg; the wait is not run
+	if wait == nil || f.ctx == nil {
+		t.Fatal("the study did not start")
 	}
 	return m, f
 }
@@ -327,5 +331,25 @@ func TestWaitForStudyBatchesAndCloses(t *testing.T) {
 	msg = waitForStudy(4, ch)().(studyUpdatedMsg)
 	if len(msg.updates) != 1 || msg.updates[0].Validation == nil || !msg.closed {
 		t.Errorf("last message %+v", msg)
+	}
+}
+
+func TestStudyAbortWhileStarting(t *testing.T) {
+	f := &fakeStudy{}
+	m := sized(NewRun(Options{Backend: Backend{StartStudy: f.start}, Now: fixedNow}, simInfo(), synthPlan(10)), 80, 24)
+	selectMode(t, m, StudyValidate)
+	_, cmd := m.Update(keyPress("enter"))
+	_, start := m.Update(cmd())
+	press(t, m, "x", "y")
+	if !m.study.aborted || !m.study.running() {
+		t.Fatal("x y while starting: want aborted and still waiting for the stream")
+	}
+	_, wait := m.Update(start())
+	if wait == nil || f.ctx.Err() == nil {
+		t.Fatal("the study started after an abort was not cancelled at once")
+	}
+	m.Update(studyUpdatedMsg{stream: m.stream, updates: []study.Update{{Err: context.Canceled}}, closed: true})
+	if scr := screenText(m); !strings.Contains(scr, "validate · aborted") || !strings.Contains(scr, "aborted before any run finished") {
+		t.Errorf("want the abort explained:\n%s", scr)
 	}
 }
