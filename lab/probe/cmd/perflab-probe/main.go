@@ -19,8 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/probe"
+	"github.com/perflab/perflab/lab/probe/kernel"
 )
 
 func main() {
@@ -35,11 +34,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dur := fs.Duration("duration", time.Minute, "how long to run (0 = until interrupted)")
 	iv := fs.Duration("interval", time.Second, "sample interval")
-	size := fs.Int("size", probe.DefaultSize, "matrix order")
+	size := fs.Int("size", kernel.DefaultSize, "matrix order")
 	info := fs.Bool("info", false, "print what would run and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: perflab-probe [-duration 60s] [-interval 1s] [-size %d]\n\n"+
-			"Prints one JSON line per interval: t (s), mflops, freq_khz per cpufreq policy, temp_c.\n\n", probe.DefaultSize)
+			"Prints one JSON line per interval: t (s), mflops, freq_khz per cpufreq policy, temp_c.\n\n", kernel.DefaultSize)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -53,17 +52,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *info {
-		fmt.Fprintln(stdout, probe.Describe(*size))
+		fmt.Fprintln(stdout, kernel.Describe(*size))
 		return 0
 	}
-	out := make(chan lab.ProbeSample, 16)
+	out := make(chan kernel.Sample, 16)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- probe.Run(ctx, probe.Options{Duration: *dur, Interval: *iv, Size: *size}, out)
+		errc <- kernel.Run(ctx, kernel.Options{Duration: *dur, Interval: *iv, Size: *size}, out)
 		close(out)
 	}()
 	for s := range out {
-		if err := probe.WriteSample(stdout, s); err != nil {
+		if err := kernel.WriteSample(stdout, s); err != nil {
 			fmt.Fprintln(stderr, "perflab-probe:", err)
 			return 1
 		}
