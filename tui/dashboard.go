@@ -228,8 +228,6 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 		}
 		evs, cmd := d.rp.tick(msg)
 		return tea.Batch(d.applyEvents(evs), cmd)
-	case replayStepMsg:
-		return d.applyEvents(msg.events)
 	case controlsDoneMsg:
 		if d.editing {
 			d.editing = false
@@ -296,7 +294,8 @@ func (d *dashboard) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if d.rp != nil {
-		return d.rp.key(msg, d.keys)
+		evs, cmd := d.rp.key(msg, d.keys)
+		return tea.Batch(d.applyEvents(evs), cmd)
 	}
 	live := d.steerable()
 	switch {

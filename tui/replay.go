@@ -99,25 +99,26 @@ func (r *replayer) take(n int) []lab.Event {
 	return evs
 }
 
-// key handles the replay keys; events it releases go to the dashboard
-// through a replayTickedMsg-free path: it returns a command yielding them.
-func (r *replayer) key(msg tea.KeyPressMsg, k dashKeys) tea.Cmd {
+// key handles the replay keys. Events a step or a jump releases are
+// returned for the dashboard to apply at once, in the same Update, so the
+// position shown never runs ahead of the panels.
+func (r *replayer) key(msg tea.KeyPressMsg, k dashKeys) ([]lab.Event, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Play):
 		if r.playing {
 			r.playing = false
 			r.gen++
-			return nil
+			return nil, nil
 		}
-		return r.play()
+		return nil, r.play()
 	case key.Matches(msg, k.Step):
 		r.playing = false
 		r.gen++
-		return releaseEvents(r.take(1))
+		return r.take(1), nil
 	case key.Matches(msg, k.End):
 		r.playing = false
 		r.gen++
-		return releaseEvents(r.take(len(r.events)))
+		return r.take(len(r.events)), nil
 	case key.Matches(msg, k.Speed):
 		switch msg.String() {
 		case "1":
@@ -135,14 +136,7 @@ func (r *replayer) key(msg tea.KeyPressMsg, k dashKeys) tea.Cmd {
 			}
 		}
 	}
-	return nil
-}
-
-// replayStepMsg carries events released by a step or a jump.
-type replayStepMsg struct{ events []lab.Event }
-
-func releaseEvents(evs []lab.Event) tea.Cmd {
-	return func() tea.Msg { return replayStepMsg{events: evs} }
+	return nil, nil
 }
 
 func speedLabel(s float64) string {

@@ -457,3 +457,22 @@ func TestNoColorStylesUseNoColours(t *testing.T) {
 		t.Errorf("colour styles have no colour: %q", out)
 	}
 }
+
+// A step or a jump applies its events in the same Update that moves the
+// position, so no frame shows "at end" over empty panels.
+func TestReplayJumpAppliesEventsBeforeTheNextFrame(t *testing.T) {
+	evs := synthEvents(30, 5, true)
+	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
+	press(t, m, "space")    // pause the replay Init would start
+	m.Update(keyPress(".")) // commands deliberately not run
+	if len(m.dash.state.probe) != 1 {
+		t.Fatalf("after a step, before any command: %d probe samples shown, want 1", len(m.dash.state.probe))
+	}
+	m.Update(keyPress("G"))
+	if !m.dash.rp.done() || m.dash.state.end == nil {
+		t.Fatalf("after G, before any command: position %d/%d, end %v", m.dash.rp.pos, len(evs), m.dash.state.end)
+	}
+	if s := screenText(m); strings.Contains(s, "no trials yet") {
+		t.Errorf("the frame after G shows no trials:\n%s", s)
+	}
+}
