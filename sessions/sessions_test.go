@@ -244,3 +244,28 @@ func TestExports(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 }
+
+// Read (a session from any reader, e.g. standard input) gives what Load
+// gives from the file, and names no path.
+func TestReadMatchesLoad(t *testing.T) {
+	path := writeSession(t, testEvents())
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Path != "" || len(got.Events) != len(want.Events) || got.Header.ID != want.Header.ID {
+		t.Errorf("Read: path %q, %d events, id %s; Load: %d events, id %s", got.Path, len(got.Events), got.Header.ID, len(want.Events), want.Header.ID)
+	}
+	if _, err := Read(strings.NewReader("")); err == nil {
+		t.Error("Read of nothing succeeded")
+	}
+}

@@ -7,7 +7,6 @@ package check
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -217,9 +216,6 @@ func StabilitySamples(s []lab.ProbeSample) []analysis.StabilitySample {
 	}
 	return out
 }
-
-// IsUnsupported reports whether err says a device lacks a capability.
-func IsUnsupported(err error) bool { return errors.Is(err, lab.ErrUnsupported) }
 
 // DescribeLocal adds what the check can do on this host to the local
 // device's description: the probe always runs; governors only where

@@ -71,12 +71,3 @@ func List(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, errors.Join(errs...)
 }
-
-// Backends returns the names of the known backends.
-func Backends() []string {
-	var names []string
-	for _, b := range backends() {
-		names = append(names, b.name)
-	}
-	return names
-}

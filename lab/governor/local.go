@@ -119,17 +119,4 @@ func (g *Local) Restore(ctx context.Context) ([]string, error) {
 	return m, err
 }
 
-// CurrentKHz reads scaling_cur_freq of each cluster; nil when unreadable.
-func CurrentKHz(ctx context.Context, f Files, l Layout) []int {
-	var out []int
-	for _, c := range l.Clusters {
-		v, err := readInt(ctx, f, cpufreqFile(c.CPUs[0], "scaling_cur_freq"))
-		if err != nil {
-			return nil
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 var _ lab.Governor = (*Local)(nil)

@@ -21,10 +21,6 @@ var defaultIgnoreHeaders = []string{
 	"If-Modified-Since", "If-None-Match",
 }
 
-// DefaultIgnoreHeaders returns the request headers that are never part of a
-// match, whatever the configuration adds.
-func DefaultIgnoreHeaders() []string { return append([]string(nil), defaultIgnoreHeaders...) }
-
 // matcher turns a request into its match key under a configuration.
 type matcher struct {
 	allHeaders  bool            // ignore every header

@@ -378,5 +378,3 @@ func roundToTable(table []int, v int, up bool) int {
 	}
 	return table[0]
 }
-
-func clampf(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"strings"
 	"sync"
@@ -551,6 +550,3 @@ func (s *stream) remoteClosed() {
 		close(s.done)
 	})
 }
-
-// Logger adapts a *log.Logger to Config.Logf.
-func Logger(l *log.Logger) func(string, ...any) { return l.Printf }
