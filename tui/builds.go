@@ -1,10 +1,11 @@
 package tui
 
 import (
+	"charm.land/bubbles/v2/filepicker"
+	"charm.land/lipgloss/v2"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -33,7 +34,7 @@ type buildsPane struct {
 
 	mode    string // "", "command", "apk", "package"
 	input   textinput.Model
-	files   filePicker
+	files   filepicker.Model
 	pending lab.Build // APK chosen, waiting for its package name
 	err     error
 
@@ -131,8 +132,8 @@ func (p buildsPane) Update(msg tea.Msg) (buildsPane, tea.Cmd) {
 		case "apk":
 			p.mode = "apk"
 			wd, _ := os.Getwd()
-			p.files = newFilePicker(wd, ".apk")
-			return p, nil
+			p.files = newAPKPicker(p.st, wd, p.height-4)
+			return p, p.files.Init()
 		}
 		c := it.choice
 		return p.choose(c)
@@ -188,18 +189,15 @@ func (p buildsPane) updateInput(msg tea.Msg) (buildsPane, tea.Cmd) {
 }
 
 func (p buildsPane) updateFiles(msg tea.Msg) (buildsPane, tea.Cmd) {
-	km, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return p, nil
-	}
-	if km.String() == "esc" {
+	if km, ok := msg.(tea.KeyPressMsg); ok && km.String() == "esc" {
 		p.mode = ""
 		return p, nil
 	}
-	var chosen string
-	p.files, chosen = p.files.Update(km)
-	if chosen == "" {
-		return p, nil
+	var cmd tea.Cmd
+	p.files, cmd = p.files.Update(msg)
+	ok, chosen := p.files.DidSelectFile(msg)
+	if !ok {
+		return p, cmd
 	}
 	p.pending = lab.Build{Name: filepath.Base(chosen), APK: chosen}
 	p.mode = "package"
@@ -224,7 +222,7 @@ func (p buildsPane) help() keyHelp {
 func (p *buildsPane) SetSize(w, h int) {
 	p.width, p.height = w, h
 	p.input.SetWidth(max(10, w-24))
-	p.files.height = max(3, h-4)
+	p.files.SetHeight(max(3, h-4))
 }
 
 func (p buildsPane) View() string {
@@ -249,7 +247,10 @@ func (p buildsPane) View() string {
 	case "command", "package":
 		b.WriteString(p.input.View() + "\n")
 	case "apk":
-		b.WriteString(p.files.View(st, p.width))
+		b.WriteString(truncate(st.Header.Render("APK file in ")+p.files.CurrentDirectory, p.width) + "\n")
+		for _, line := range strings.Split(strings.TrimRight(p.files.View(), "\n"), "\n") {
+			b.WriteString(truncate(line, p.width) + "\n") // long file names must not wrap
+		}
 	default:
 		arm := "control (A)"
 		if p.arm == 1 {
@@ -281,101 +282,20 @@ func (p buildsPane) View() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// filePicker browses directories for files with one extension.
-type filePicker struct {
-	dir     string
-	ext     string
-	entries []os.DirEntry
-	cursor  int
-	err     error
-	height  int
-}
-
-func newFilePicker(dir, ext string) filePicker {
-	f := filePicker{dir: dir, ext: ext, height: 10}
-	f.read()
-	return f
-}
-
-// read lists the directory: parent, sub-directories, then matching files.
-// Listing a local directory is fast enough to do inline.
-func (f *filePicker) read() {
-	ents, err := os.ReadDir(f.dir)
-	f.err = err
-	f.entries = f.entries[:0]
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if e.IsDir() || strings.HasSuffix(strings.ToLower(e.Name()), f.ext) {
-			f.entries = append(f.entries, e)
-		}
-	}
-	sort.SliceStable(f.entries, func(i, j int) bool { return f.entries[i].IsDir() && !f.entries[j].IsDir() })
-	f.cursor = 0
-}
-
-// Update moves through the listing; it returns a path when a file is chosen.
-func (f filePicker) Update(km tea.KeyPressMsg) (filePicker, string) {
-	n := len(f.entries) + 1 // row 0 is ".."
-	switch km.String() {
-	case "up", "k":
-		if f.cursor > 0 {
-			f.cursor--
-		}
-	case "down", "j":
-		if f.cursor < n-1 {
-			f.cursor++
-		}
-	case "left", "h", "backspace":
-		f.dir = filepath.Dir(f.dir)
-		f.read()
-	case "enter", "right", "l":
-		if f.cursor == 0 {
-			f.dir = filepath.Dir(f.dir)
-			f.read()
-			return f, ""
-		}
-		e := f.entries[f.cursor-1]
-		path := filepath.Join(f.dir, e.Name())
-		if e.IsDir() {
-			f.dir = path
-			f.read()
-			return f, ""
-		}
-		if km.String() == "enter" {
-			return f, path
-		}
-	}
-	return f, ""
-}
-
-func (f filePicker) View(st *Styles, width int) string {
-	var b strings.Builder
-	b.WriteString(truncate(st.Header.Render("APK file in ")+f.dir, width) + "\n")
-	if f.err != nil {
-		b.WriteString(st.Error.Render(f.err.Error()) + "\n")
-	}
-	rows := []string{"../"}
-	for _, e := range f.entries {
-		name := e.Name()
-		if e.IsDir() {
-			name += "/"
-		}
-		rows = append(rows, name)
-	}
-	first, _ := visibleRange(f.cursor, f.height)
-	for i := first; i < len(rows) && i < first+f.height; i++ {
-		cur := "  "
-		name := rows[i]
-		if i == f.cursor {
-			cur = st.Cursor.Render("▸ ")
-			name = st.Selected.Render(name)
-		}
-		b.WriteString(truncate(cur+name, width) + "\n")
-	}
-	if len(rows) == 1 {
-		b.WriteString(st.Muted.Render("  no "+f.ext+" files here") + "\n")
-	}
-	return b.String()
+// newAPKPicker is bubbles' file picker over dir, offering APK files.
+func newAPKPicker(st *Styles, dir string, height int) filepicker.Model {
+	fp := filepicker.New()
+	fp.CurrentDirectory = dir
+	fp.AllowedTypes = []string{".apk", ".APK"}
+	fp.ShowPermissions = false
+	fp.AutoHeight = false
+	fp.SetHeight(max(3, height))
+	fs := filepicker.DefaultStyles()
+	fs.Cursor, fs.Selected = st.Cursor, st.Selected
+	fs.Directory, fs.File, fs.Symlink = st.Header, lipgloss.NewStyle(), st.Muted
+	fs.DisabledCursor, fs.DisabledFile, fs.DisabledSelected = st.Disabled, st.Disabled, st.Disabled
+	fs.FileSize = st.Muted.Width(fs.FileSize.GetWidth()).Align(fs.FileSize.GetAlign())
+	fs.EmptyDirectory = st.Muted.PaddingLeft(2).SetString("no files here")
+	fp.Styles = fs
+	return fp
 }

@@ -420,11 +420,15 @@ func TestAPKFilePickerAndPackage(t *testing.T) {
 		t.Fatalf("mode %q, want the file picker", m.builds.mode)
 	}
 	view := screenText(m)
-	if !strings.Contains(view, "sub/") || !strings.Contains(view, "app-old.apk") || strings.Contains(view, "notes.txt") {
+	if !strings.Contains(view, "sub") || !strings.Contains(view, "app-old.apk") || !strings.Contains(view, "APK file in "+dir) {
 		t.Fatalf("picker lists the wrong files:\n%s", view)
 	}
-	press(t, m, "down", "enter") // into sub/
-	press(t, m, "down", "enter") // app-new.APK
+	press(t, m, "down", "down", "enter") // notes.txt is listed but cannot be chosen
+	if m.builds.mode != "apk" {
+		t.Fatalf("mode %q after enter on notes.txt, want the picker still", m.builds.mode)
+	}
+	press(t, m, "up", "up", "enter") // into sub/
+	press(t, m, "enter")             // app-new.APK
 	if m.builds.mode != "package" {
 		t.Fatalf("mode %q after choosing a file, want the package prompt", m.builds.mode)
 	}
