@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/lab"
 )
 
 // ErrNotExist reports a path the phone does not model; Phone
@@ -837,14 +839,10 @@ func cmdSleep(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sleep: invalid number '%s'\n", args[1])
 		return 1
 	}
-	t := time.NewTimer(time.Duration(f * float64(time.Second)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return 0
-	case <-e.ctx.Done():
-		return 130
+	if lab.Sleep(e.ctx, time.Duration(f*float64(time.Second))) != nil {
+		return 130 // interrupted, as a shell reports SIGINT
 	}
+	return 0
 }
 
 func cmdUname(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
