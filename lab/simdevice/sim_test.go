@@ -33,6 +33,7 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 			{`echo out; echo err >&2`, 0, "out\n", "err"},
 			{`echo hi 2>/dev/null | cat`, 0, "hi\n", ""},
 			{`echo "unterminated`, 2, "", "unterminated"},
+			{`sleep 0.01 && echo slept; sleep x`, 1, "slept\n", "invalid number"},
 		}},
 		{"groups, subshells and exit", false, []step{
 			{`{ echo a; echo b; } > /data/local/tmp/g; cat /data/local/tmp/g`, 0, "a\nb\n", ""},
