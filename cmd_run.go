@@ -435,7 +435,7 @@ Output formats:
   --json       compare --json schema plus a "session" object (id, device,
                plan, trial counts by status, end, problems)
   --csv        one row per trial and metric (failed trials: one row, no metric)
-  --benchstat  Go benchmark format; compare with: benchstat -col arm FILE
+  --benchstat  Go benchmark format, control first; compare with: benchstat -col arm FILE
   --dump       the whole session as one JSON document
 
 Exit status: 0 no regression, 3 regression detected, 1 error.

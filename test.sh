@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
-# hyperfine, tmux, GNU time, python3-scipy) when missing, then checks formatting, vets
+# hyperfine, tmux, GNU time, python3-scipy; benchstat through go install) when missing, then checks formatting, vets
 # and runs every test with the race detector. README.md and .ci/run use it.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,6 +15,13 @@ if [ ${#need[@]} -gt 0 ]; then
 	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# benchstat (golang.org/x/perf, pinned) for the interop tests of report --benchstat.
+benchstat_version=v0.0.0-20260908200009-22c9c6c9d4da
+if ! command -v benchstat >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/benchstat" ]; then
+	echo "test.sh: installing benchstat@$benchstat_version"
+	GOFLAGS=-mod=mod go install "golang.org/x/perf/cmd/benchstat@$benchstat_version"
 fi
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

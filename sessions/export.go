@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -100,10 +101,13 @@ func WriteCSV(w io.Writer, s *Session) error {
 }
 
 // WriteBenchstat writes the counted trials in the Go benchmark format that
-// golang.org/x/perf/cmd/benchstat reads: an "arm: control" or "arm:
-// treatment" configuration line before each run of trials, then one line
-// per trial with each metric as a value and its name as the unit. Compare
-// the arms with `benchstat -col arm FILE`.
+// golang.org/x/perf/cmd/benchstat reads: an "arm: control" configuration
+// line, every control trial, then "arm: treatment" and every treatment
+// trial (any other arm follows, in name order), one line per trial with
+// each metric as a value and its name as the unit. benchstat takes the
+// first value of a column key it meets as the base, so writing control
+// first makes `benchstat -col arm FILE` compare treatment against control
+// whatever order the trials ran in (the order is in the session, not here).
 func WriteBenchstat(w io.Writer, s *Session) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	name := "BenchmarkSession"
@@ -111,29 +115,51 @@ func WriteBenchstat(w io.Writer, s *Session) error {
 		name += "/device=" + benchToken(s.Header.Plan.Device)
 	}
 	bw.WriteString("session: " + benchToken(s.Header.ID) + "\n")
-	arm := ""
 	var line []byte
-	for _, e := range s.Events {
-		t := e.Trial
-		if e.Type != lab.EventTrial || t == nil || !t.Counted() || len(t.Metrics) == 0 {
-			continue
+	for _, arm := range benchArms(s) {
+		bw.WriteString("arm: " + benchToken(arm) + "\n")
+		for _, e := range s.Events {
+			t := e.Trial
+			if e.Type != lab.EventTrial || t == nil || t.Arm != arm || !t.Counted() || len(t.Metrics) == 0 {
+				continue
+			}
+			line = append(line[:0], name...)
+			line = append(line, " 1"...)
+			for _, m := range t.Metrics {
+				line = append(line, ' ')
+				line = strconv.AppendFloat(line, m.Value, 'g', -1, 64)
+				line = append(line, ' ')
+				line = append(line, benchToken(m.Name)...)
+			}
+			line = append(line, '\n')
+			bw.Write(line)
 		}
-		if t.Arm != arm {
-			arm = t.Arm
-			bw.WriteString("arm: " + benchToken(arm) + "\n")
-		}
-		line = append(line[:0], name...)
-		line = append(line, " 1"...)
-		for _, m := range t.Metrics {
-			line = append(line, ' ')
-			line = strconv.AppendFloat(line, m.Value, 'g', -1, 64)
-			line = append(line, ' ')
-			line = append(line, benchToken(m.Name)...)
-		}
-		line = append(line, '\n')
-		bw.Write(line)
 	}
 	return bw.Flush()
+}
+
+// benchArms lists the arms with counted trials: control, treatment, then
+// the others sorted.
+func benchArms(s *Session) []string {
+	have := map[string]bool{}
+	for _, e := range s.Events {
+		if t := e.Trial; e.Type == lab.EventTrial && t != nil && t.Counted() && len(t.Metrics) > 0 {
+			have[t.Arm] = true
+		}
+	}
+	var arms []string
+	for _, a := range []string{lab.ArmControl, lab.ArmTreatment} {
+		if have[a] {
+			arms = append(arms, a)
+			delete(have, a)
+		}
+	}
+	rest := make([]string, 0, len(have))
+	for a := range have {
+		rest = append(rest, a)
+	}
+	sort.Strings(rest)
+	return append(arms, rest...)
 }
 
 // benchToken makes s safe as one token of the benchmark format.

@@ -221,9 +221,9 @@ func TestExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "session: " + s.Header.ID + "\narm: control\nBenchmarkSession/device=local 1 10 wall_ms 50 fps\n" +
+		"BenchmarkSession/device=local 1 11 wall_ms 49 fps\n" +
 		"arm: treatment\nBenchmarkSession/device=local 1 12 wall_ms 48 fps\n" +
-		"arm: control\nBenchmarkSession/device=local 1 11 wall_ms 49 fps\n" +
-		"arm: treatment\nBenchmarkSession/device=local 1 13 wall_ms 47 fps\n"
+		"BenchmarkSession/device=local 1 13 wall_ms 47 fps\n"
 	if buf.String() != want {
 		t.Errorf("benchstat export:\n%s\nwant\n%s", buf.String(), want)
 	}

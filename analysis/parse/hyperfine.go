@@ -18,7 +18,8 @@ type hyperfineExport struct {
 }
 
 // Hyperfine parses a hyperfine --export-json file: each result's "times"
-// (seconds, one per run) is a sample named by its "command".
+// (seconds, one per run) is a sample named by its "command" (the -n name
+// when one was given).
 func Hyperfine(name string, data []byte) (*File, error) {
 	var ex hyperfineExport
 	if err := json.Unmarshal(data, &ex); err != nil {
@@ -29,6 +30,7 @@ func Hyperfine(name string, data []byte) (*File, error) {
 	}
 	var c collector
 	var notes []string
+	seen := map[string]int{}
 	for i, r := range *ex.Results {
 		field := fmt.Sprintf("results[%d]", i)
 		if r.Command == nil {
@@ -37,7 +39,14 @@ func Hyperfine(name string, data []byte) (*File, error) {
 		if r.Times == nil {
 			return nil, &Error{File: name, Field: field + ".times", Msg: "missing (hyperfine 1.6 or later exports per-run times)"}
 		}
-		c.declare(*r.Command, "s", "lower")
+		// Two commands with the same text (hyperfine true true, an A/A)
+		// stay two samples: the later ones are named "CMD #2", ...
+		cmd := *r.Command
+		seen[cmd]++
+		if k := seen[cmd]; k > 1 {
+			cmd = fmt.Sprintf("%s #%d", cmd, k)
+		}
+		c.declare(cmd, "s", "lower")
 		failed := 0
 		for _, code := range r.ExitCodes {
 			if code == nil || *code != 0 {
@@ -46,13 +55,13 @@ func Hyperfine(name string, data []byte) (*File, error) {
 		}
 		if failed > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %q: %d of %d runs exited non-zero (kept, as hyperfine -i did)",
-				name, *r.Command, failed, len(r.ExitCodes)))
+				name, cmd, failed, len(r.ExitCodes)))
 		}
 		for j, t := range *r.Times {
 			if t == nil {
 				return nil, &Error{File: name, Field: fmt.Sprintf("%s.times[%d]", field, j), Msg: "null instead of a number"}
 			}
-			c.add(*r.Command, "s", "lower", *t)
+			c.add(cmd, "s", "lower", *t)
 		}
 	}
 	return &File{Name: name, Format: FormatHyperfine, Metrics: c.metrics, Notes: notes}, nil

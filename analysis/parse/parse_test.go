@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -310,4 +312,48 @@ func FuzzHyperfine(f *testing.F) {
 			Align([]*File{file, file})
 		}
 	})
+}
+
+// TestHyperfineRealSameCommand exports real hyperfine runs of an A/A (two
+// commands with the same text) and of two commands named with -n: both
+// must give two samples in the export's order.
+func TestHyperfineRealSameCommand(t *testing.T) {
+	hf, err := exec.LookPath("hyperfine")
+	if err != nil {
+		t.Skip("hyperfine not installed (./test.sh installs it)")
+	}
+	cases := []struct {
+		args  []string
+		names []string
+	}{
+		{[]string{"true", "true"}, []string{"true", "true #2"}},
+		{[]string{"-n", "old", "-n", "new", "true", "true"}, []string{"old", "new"}},
+		{[]string{"-n", "same", "-n", "same", "true", "true"}, []string{"same", "same #2"}},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "h.json")
+		args := append([]string{"-N", "--runs", "3", "--export-json", path}, c.args...)
+		if out, err := exec.Command(hf, args...).CombinedOutput(); err != nil {
+			t.Fatalf("hyperfine %q: %v\n%s", args, err, out)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(path, data, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := SplitCommands(f)
+		var got []string
+		for _, p := range parts {
+			got = append(got, p.Metrics[0].Name)
+			if len(p.Metrics[0].Values) != 3 {
+				t.Errorf("%q: %s has %d values, want 3", c.args, p.Metrics[0].Name, len(p.Metrics[0].Values))
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(c.names, "|") {
+			t.Errorf("hyperfine %q: samples %q, want %q", c.args, got, c.names)
+		}
+	}
 }
