@@ -30,6 +30,12 @@ unchanged against it with --device adb:SERIAL.
 
 Stop it with Ctrl-C; the adb server then shows the device offline.
 
+The device has no authentication (it accepts every adb key), so --listen
+takes only a loopback address unless --allow-remote is given, and then warns.
+The simulated phone itself reaches only its loopback: ports the host
+reversed with adb reverse (perflab-http-get and the apps' fetches through
+the http_proxy setting); any other address is refused.
+
 Examples:
   perflab simdevice --listen 127.0.0.1:6520 --preset pixel
   adb connect 127.0.0.1:6520 && adb -s 127.0.0.1:6520 shell getprop ro.product.model
@@ -43,7 +49,8 @@ Flags:
 func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simdevice", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:6520", "address to serve the device on (avoid 5554-5585: adb scans them for emulators)")
+	listen := fs.String("listen", "127.0.0.1:6520", "address to serve the device on (avoid 5554-5585: adb scans them for emulators); loopback only unless --allow-remote")
+	allowRemote := fs.Bool("allow-remote", false, "let --listen bind a non-loopback address: anyone who reaches it gets an unauthenticated adb device")
 	preset := fs.String("preset", "pixel", "sim preset: "+strings.Join(sim.PresetNames(), ", "))
 	serial := fs.String("serial", "", "value of ro.serialno (adb itself names TCP devices HOST:PORT)")
 	seed := fs.Int64("seed", 1, "seed of the simulated phone's noise")
@@ -68,6 +75,17 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	opt := simdevice.Options{Preset: *preset, Seed: *seed, Root: *root, Realtime: *realtime, Unauthorized: *unauthorized}
 	if *verbose {
 		opt.Logf = log.New(stderr, "", log.Ltime|log.Lmicroseconds).Printf
+	}
+	if err := simdevice.CheckListen(*listen); errors.Is(err, simdevice.ErrExposed) {
+		if !*allowRemote {
+			fmt.Fprintf(stderr, "perflab simdevice: --listen: %v\n  listen on 127.0.0.1 (reach it from elsewhere with an ssh tunnel), or pass --allow-remote if you mean it\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "perflab simdevice: WARNING: --listen: %v\n"+
+			"perflab simdevice: WARNING: serving it anyway (--allow-remote); stop it when you are done\n", err)
+	} else if err != nil {
+		fmt.Fprintf(stderr, "perflab simdevice: %v\n", err)
+		return exitUsage
 	}
 	s, err := simdevice.New(opt)
 	if err != nil {

@@ -156,3 +156,50 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 		t.Errorf("serial and uid: %q %v", got, err)
 	}
 }
+
+func TestSimdeviceListenRefusesNonLoopback(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := cmdSimdevice(ctx, []string{"--listen", "0.0.0.0:0"}, &out, &errb); code != exitUsage {
+		t.Fatalf("--listen 0.0.0.0:0 exited %d, want %d (usage); stderr %s", code, exitUsage, errb.String())
+	}
+	if !strings.Contains(errb.String(), "is not a loopback address") || !strings.Contains(errb.String(), "--allow-remote") {
+		t.Errorf("stderr does not explain the refusal: %s", errb.String())
+	}
+
+	// With --allow-remote it serves, after a warning.
+	errb.Reset()
+	done := make(chan int, 1)
+	w := &syncBuffer{}
+	go func() { done <- cmdSimdevice(ctx, []string{"--listen", "0.0.0.0:0", "--allow-remote"}, w, w) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(w.String(), "listening on") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("--allow-remote exited %d: %s", code, w.String())
+	}
+	if !strings.Contains(w.String(), "WARNING: --listen: listen address \"0.0.0.0:0\" is not a loopback address") || !strings.Contains(w.String(), "listening on") {
+		t.Errorf("no warning before serving:\n%s", w.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -3,6 +3,7 @@ package simdevice_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -101,6 +102,12 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 			{`settings delete global http_proxy; settings delete global http_proxy`, 0, "Deleted 1 rows\nDeleted 0 rows\n", ""},
 			{`settings put global http_proxy nonsense && perflab-http-get http://example.test/`, 1, "", `global http_proxy "nonsense": want HOST:PORT`},
 			{`settings put global http_proxy :0 && perflab-http-get http://127.0.0.1:9/`, 1, "", "no adb reverse"},
+			{`perflab-http-get http://[::1]:9/`, 1, "", "no adb reverse"},
+			{`perflab-http-get http://localhost:0/`, 1, "", "bad port"},
+			{`perflab-http-get http://192.0.2.1:80/`, 1, "", "connect to 192.0.2.1:80: the simulated phone reaches only its loopback"},
+			{`perflab-http-get http://example.com/`, 1, "", "connect to example.com:80: the simulated phone reaches only its loopback"},
+			{`perflab-http-get http://127.0.0.1.nip.io:80/`, 1, "", "reaches only its loopback"},
+			{`settings put global http_proxy 10.0.0.1:3128 && perflab-http-get http://127.0.0.1:9/`, 1, "", "connect to 10.0.0.1:3128: the simulated phone reaches only its loopback"},
 			{`settings get bogus x`, 255, "", "Invalid namespace 'bogus'"},
 			{`settings put global`, 255, "", "usage:"},
 			{`perflab-http-get ftp://x/`, 2, "", "not an http:// or https:// URL"},
@@ -155,5 +162,31 @@ func TestCrashDialogShowsInDumpsysUntilDismissed(t *testing.T) {
 	run("input keyevent KEYCODE_BACK")
 	if got := run("dumpsys window windows | grep mCurrentFocus"); strings.Contains(got, "Application Error") {
 		t.Errorf("dialog still focused after BACK: %q", got)
+	}
+}
+
+func TestCheckListen(t *testing.T) {
+	for _, c := range []struct {
+		addr    string
+		exposed bool
+	}{
+		{"127.0.0.1:6520", false},
+		{"127.5.6.7:6520", false},
+		{"[::1]:6520", false},
+		{"localhost:6520", false},
+		{"LOCALHOST:0", false},
+		{":6520", true},
+		{"0.0.0.0:6520", true},
+		{"[::]:6520", true},
+		{"192.168.1.5:6520", true},
+		{"myhost:6520", true},
+	} {
+		err := simdevice.CheckListen(c.addr)
+		if got := errors.Is(err, simdevice.ErrExposed); got != c.exposed {
+			t.Errorf("CheckListen(%q) = %v, want exposed=%t", c.addr, err, c.exposed)
+		}
+	}
+	if err := simdevice.CheckListen("6520"); err == nil || errors.Is(err, simdevice.ErrExposed) {
+		t.Errorf("CheckListen(\"6520\") = %v, want a parse error", err)
 	}
 }

@@ -108,7 +108,8 @@ const httpGetUsage = `usage: perflab-http-get [-X METHOD] [-d BODY] [-H 'Name: v
 Fetches URL the way an app on this phone would: through the proxy in
 "settings get global http_proxy" (HOST:PORT; unset, "null" or ":0" means
 none), else directly. 127.0.0.1 and localhost are the phone's own loopback,
-where only ports the host reversed (adb reverse) listen. Prints the body;
+where only ports the host reversed (adb reverse) listen; the simulated phone
+reaches nothing else (any other address, proxy or not, is refused). Prints the body;
 exits 1 on an HTTP status of 400 or more, naming it on stderr.
 `
 
