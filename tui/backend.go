@@ -32,7 +32,7 @@ type BuildChoice struct {
 	Build  lab.Build // what goes into the experiment
 }
 
-// Backend is everything the workbench needs from the lab. cmd_tui.go wires
+// Backend is everything the workbench needs from the lab. cli/tui.go wires
 // the real packages (lab/devices, lab, sessions); tests may substitute parts.
 // A nil function means the feature is unavailable and the UI says so.
 type Backend struct {

@@ -23,7 +23,7 @@ import (
 	"github.com/perflab/perflab/sessions"
 )
 
-// realBackend wires the workbench to the real lab, as cmd_tui.go does.
+// realBackend wires the workbench to the real lab, as cli/tui.go does.
 func realBackend() Backend {
 	opt := devices.Options{Seed: 1}
 	return Backend{
@@ -241,7 +241,7 @@ func TestTwoRunsInOneSecondGetTwoSessions(t *testing.T) {
 }
 
 // testValidateConfig is the validation study of a workbench plan on the
-// simulated phone, as cmd_tui.go builds it: a fresh seeded phone per run,
+// simulated phone, as cli/tui.go builds it: a fresh seeded phone per run,
 // the effect injected.
 func testValidateConfig(p StudyPlan) study.ValidateConfig {
 	id := p.Experiment.Device

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -14,12 +14,13 @@ func init() {
 	}
 }
 
-// simGolden compares got with testdata/name, or rewrites it with -update.
+// simGolden compares got with cli/testdata/name, or rewrites it with -update.
 func simGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	dir := filepath.Join(pkgDir, "testdata")
+	path := filepath.Join(dir, name)
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

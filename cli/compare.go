@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -94,7 +94,7 @@ func parseCompareArgs(args []string, stdout, stderr io.Writer) (*compareFlags, e
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON (schema in analysis.Report; undefined statistics are null)")
 	fs.Usage = func() {} // errors get a hint instead, --help the full text
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(stdout, compareUsage)
 				fs.SetOutput(stdout)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
-
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/governor"

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/check"
+	"github.com/perflab/perflab/lab/devices"
+)
+
+// repeatedFlag is a repeatable string flag.
+type repeatedFlag []string
+
+func (l *repeatedFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *repeatedFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments and returns the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// parseCommandFlags parses a command's flags and positional arguments.
+// --help prints usage on stdout (exit 0); a bad flag gets a hint on stderr
+// (exit 2). ok is false when the command should return code at once.
+func parseCommandFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case err == nil:
+		return pos, exitOK, true
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+		return nil, exitOK, false
+	}
+	fmt.Fprintf(stderr, "see: perflab %s --help\n", fs.Name())
+	return nil, exitUsage, false
+}
+
+// sessionsDir is where sessions go when --out is not given:
+// $XDG_DATA_HOME/perflab/sessions, or ~/.local/share/perflab/sessions.
+func sessionsDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "perflab", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --out given and no home directory for the default session folder: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "perflab", "sessions"), nil
+}
+
+// newDeviceFlagSet is a flag set whose usage prints the command help.
+func newDeviceFlagSet(name string, stderr io.Writer, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseDeviceCommand parses interleaved flags and returns the positionals; code is
+// non-negative when the command should exit at once (help or usage error).
+func parseDeviceCommand(fs *flag.FlagSet, args []string, stderr io.Writer, minPos, maxPos int) ([]string, int) {
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, 0
+	}
+	if err != nil {
+		return nil, 2
+	}
+	if len(pos) < minPos || len(pos) > maxPos {
+		if len(pos) < minPos {
+			fmt.Fprintf(stderr, "perflab %s: missing DEVICE (see perflab devices)\n\n", fs.Name())
+		} else {
+			fmt.Fprintf(stderr, "perflab %s: unexpected arguments %q\n\n", fs.Name(), pos[maxPos:])
+		}
+		fs.Usage()
+		return nil, 2
+	}
+	return pos, -1
+}
+
+// probeFlags are the flags check and tune share.
+type probeFlags struct {
+	name     string
+	dur      *time.Duration
+	interval *time.Duration
+	realtime *bool
+	seed     *int64
+	adb      *[]string
+}
+
+func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
+	return &probeFlags{
+		name:     fs.Name(),
+		dur:      fs.Duration("duration", 0, durHelp),
+		interval: fs.Duration("interval", time.Second, "probe sample interval"),
+		realtime: fs.Bool("realtime", false, "pace simulated devices at wall-clock speed"),
+		seed:     fs.Int64("seed", 1, "seed of simulated devices"),
+		adb:      addADBFlag(fs),
+	}
+}
+
+// open checks the shared flags and opens the device; the caller closes it.
+// code is non-negative when the command should exit with it.
+func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev lab.Device, window time.Duration, code int) {
+	if *f.interval <= 0 || *f.dur < 0 {
+		fmt.Fprintf(stderr, "perflab %s: --interval must be positive and --duration not negative\n", f.name)
+		return nil, 0, 2
+	}
+	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb})
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
+		return nil, 0, 1
+	}
+	window = *f.dur
+	if window == 0 {
+		window = check.DefaultDuration(dev.Info())
+	}
+	return dev, window, -1
+}

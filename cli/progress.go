@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// progressPrinter shows progress and an ETA on stderr: one line redrawn in
+// place on a terminal, a line every few seconds otherwise. Failed trials
+// and live changes always get a line of their own.
+type progressPrinter struct {
+	redrawGate
+	w       io.Writer
+	quiet   bool
+	tracker *lab.Tracker
+	drawn   bool
+}
+
+// redrawGate paces progress lines: ten redraws a second on a terminal; in
+// a log a line every 5 s or every 10% of the work, so CI logs stay short.
+type redrawGate struct {
+	tty      bool
+	last     time.Time
+	lastFrac float64
+}
+
+// due reports whether to draw now, and if so remembers the draw.
+func (g *redrawGate) due(final bool, frac float64) bool {
+	now := time.Now()
+	if g.tty {
+		if !final && now.Sub(g.last) < 100*time.Millisecond {
+			return false
+		}
+	} else if !final && now.Sub(g.last) < 5*time.Second && frac-g.lastFrac < 0.1 {
+		return false
+	}
+	g.last, g.lastFrac = now, frac
+	return true
+}
+
+func newProgressPrinter(w io.Writer, exp *lab.Experiment, quiet bool) *progressPrinter {
+	return &progressPrinter{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, tracker: lab.NewTracker(exp)}
+}
+
+func runIsTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (p *progressPrinter) add(e lab.Event) {
+	p.tracker.Add(e)
+	if p.quiet {
+		return
+	}
+	switch {
+	case e.Trial != nil && e.Trial.Status != lab.StatusOK:
+		p.line(fmt.Sprintf("trial %d (%s) %s: %s", e.Trial.Index, e.Trial.Arm, e.Trial.Status, e.Trial.Reason))
+	case e.Toggle != nil:
+		p.line(fmt.Sprintf("%s: %s → %s from round %d", e.Toggle.What, e.Toggle.From, e.Toggle.To, e.Toggle.Round))
+	case e.Note != nil:
+		p.line("note: " + e.Note.Text)
+	case e.End != nil:
+		p.draw(true)
+		return
+	}
+	if e.Trial != nil {
+		p.draw(false)
+	}
+}
+
+// line prints a message on its own line, keeping the progress line below.
+func (p *progressPrinter) line(msg string) {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintln(p.w, msg)
+	p.drawn = false
+}
+
+func (p *progressPrinter) draw(final bool) {
+	pr := p.tracker.Progress()
+	frac := pr.Fraction()
+	if !p.due(final, frac) {
+		return
+	}
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (control %d, treatment %d counted", progressBar(frac, 20), frac*100,
+		pr.Done, pr.Total, pr.Counted[lab.ArmControl], pr.Counted[lab.ArmTreatment])
+	if pr.Failed > 0 {
+		msg += fmt.Sprintf(", %d failed", pr.Failed)
+	}
+	msg += ")  elapsed " + fmtElapsed(pr.Elapsed)
+	if !final && pr.Done > 0 {
+		msg += "  ETA " + fmtElapsed(pr.ETA)
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K"+msg)
+		p.drawn = true
+		if final {
+			fmt.Fprintln(p.w)
+			p.drawn = false
+		}
+		return
+	}
+	fmt.Fprintln(p.w, msg)
+}
+
+func (p *progressPrinter) done() {
+	if p.tty && p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func progressBar(frac float64, width int) string {
+	n := int(frac*float64(width) + 0.5)
+	return strings.Repeat("#", n) + strings.Repeat(".", width-n)
+}
+
+func fmtElapsed(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/sessions"
+)
+
+const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump]
+
+Re-analyses a saved session: the counted trials of each arm (status ok, not
+warm-ups) are compared as perflab run does at its end. Unreadable lines (a
+run killed mid-write, a corrupt line) are reported on stderr with their
+line numbers and skipped; everything else loads.
+
+Output formats:
+  (default)    the comparison table
+  --json       compare --json schema plus a "session" object (id, device,
+               plan, trial counts by status, end, problems)
+  --csv        one row per trial and metric (failed trials: one row, no metric)
+  --benchstat  Go benchmark format, control first; compare with: benchstat -col arm FILE
+  --dump       the whole session as one JSON document
+
+Exit status: 0 no regression, 3 regression detected, 1 error.
+
+Examples:
+  perflab report ~/.local/share/perflab/sessions/20261122-101500-ab12cd.jsonl
+  perflab report s.jsonl --json | jq '.metrics[] | {name, verdict}'
+  perflab report s.jsonl --csv > trials.csv
+  perflab report s.jsonl --benchstat > s.txt && benchstat -col arm s.txt
+
+Flags:
+`
+
+// cmdReport re-analyses a saved session.
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "JSON report (compare --json schema plus \"session\")")
+	asCSV := fs.Bool("csv", false, "CSV, one row per trial and metric")
+	asBench := fs.Bool("benchstat", false, "Go benchmark format for benchstat -col arm")
+	dump := fs.Bool("dump", false, "the whole session as one JSON document")
+	alpha := fs.Float64("alpha", 0, "significance level (default: the plan's)")
+	confidence := fs.Float64("confidence", 0, "confidence level (default: the plan's)")
+	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
+	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
+	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "perflab report: want exactly one session file (perflab report --help)")
+		return exitUsage
+	}
+	n := 0
+	for _, b := range []bool{*asJSON, *asCSV, *asBench, *dump} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump")
+		return exitUsage
+	}
+	// Loading a large session allocates many small, long-lived values; the
+	// collector's default pacing spends more on rescanning them than the
+	// report spends on statistics. Memory is bounded by the session's size.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	s, err := sessions.Load(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab report:", err)
+		return exitError
+	}
+	for _, p := range s.Problems {
+		fmt.Fprintf(stderr, "%s:%d: %s\n", pos[0], p.Line, p.Err)
+	}
+	switch {
+	case *asCSV:
+		err = sessions.WriteCSV(stdout, s)
+	case *asBench:
+		err = sessions.WriteBenchstat(stdout, s)
+	case *dump:
+		err = sessions.WriteJSON(stdout, s)
+	}
+	if n > 0 && !*asJSON {
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab report:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	opt := s.Options()
+	if *alpha != 0 {
+		opt.Alpha = *alpha
+	}
+	if *confidence != 0 {
+		opt.Confidence = *confidence
+	}
+	if *correction != "" {
+		opt.Correction = *correction
+	}
+	if *test != "" {
+		opt.Test = *test
+	}
+	if err := opt.Validate(); err != nil {
+		fmt.Fprintln(stderr, "perflab report:", err)
+		return exitUsage
+	}
+	rep := analysis.Compare(sessions.MetricInputs(s.Events), opt)
+	if *asJSON {
+		if err := writeSessionReport(stdout, s, rep); err != nil {
+			fmt.Fprintln(stderr, "perflab report:", err)
+			return exitError
+		}
+	} else {
+		sum := s.Summary()
+		fmt.Fprintf(stdout, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
+		switch {
+		case sum.End == nil:
+			fmt.Fprintln(stdout, "run did not finish (no end event): showing the trials recorded")
+		case sum.End.Reason != "completed":
+			fmt.Fprintf(stdout, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, analysis.Table(rep))
+	}
+	return verdictCode(rep)
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/proxy"
+	"github.com/perflab/perflab/lab/study"
+)
+
+// studyFlags are the flags validate and order share.
+type studyFlags struct {
+	experiment string
+	adb        repeatedFlag
+	realtime   bool
+	json       bool
+	quiet      bool
+	parallel   int
+}
+
+func (f *studyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
+	fs.Var((*adbFlag)(&f.adb), "adb", "adb server `HOST:PORT` (repeatable; checked and normalised as in perflab devices)")
+	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
+	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
+	fs.IntVar(&f.parallel, "parallel", 0, "concurrent runs on sim (default: number of CPUs)")
+}
+
+// load parses the positional DEVICE and the experiment, and builds the
+// device opener.
+func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Experiment, study.Devices, error) {
+	if len(pos) > 1 {
+		return nil, study.Devices{}, fmt.Errorf("want one DEVICE, got %q (perflab %s --help)", strings.Join(pos, " "), name)
+	}
+	if f.experiment == "" {
+		return nil, study.Devices{}, fmt.Errorf("--experiment EXP.json is required (perflab %s --help)", name)
+	}
+	exp, err := lab.LoadExperiment(f.experiment)
+	if err != nil {
+		return nil, study.Devices{}, err
+	}
+	if len(pos) == 1 {
+		exp.Device = pos[0]
+	}
+	devs := studyDevices(exp.Device, devices.Options{ADBServers: f.adb, Realtime: f.realtime}, f.parallel)
+	return exp, devs, nil
+}
+
+// studyDevices says how a study of device id gets its devices; perflab
+// validate, perflab order and the workbench's study modes share it.
+func studyDevices(id string, opt devices.Options, parallel int) study.Devices {
+	sim := strings.HasPrefix(id, "sim:")
+	return study.Devices{
+		Open: func(ctx context.Context, seed int64) (lab.Device, error) {
+			o := opt
+			o.Seed = seed
+			return devices.Open(ctx, id, o)
+		},
+		// Simulated phones are cheap and seedable: a fresh one per run
+		// makes runs independent and lets them run in parallel.
+		Fresh:    sim && !opt.Realtime,
+		Parallel: parallel,
+	}
+}
+
+// studyProgress prints a study's progress on stderr: a redrawn line on a
+// terminal, a line every few seconds otherwise. Failed runs get a line.
+type studyProgress struct {
+	redrawGate
+	w      io.Writer
+	quiet  bool
+	drawn  bool
+	counts map[string]int
+}
+
+func newStudyProgress(w io.Writer, quiet bool) *studyProgress {
+	return &studyProgress{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, counts: map[string]int{}}
+}
+
+func (s *studyProgress) add(p study.Progress) {
+	if s.quiet {
+		return
+	}
+	s.counts[p.Outcome]++
+	if p.Error != "" {
+		if s.tty && s.drawn {
+			fmt.Fprint(s.w, "\r\033[K")
+		}
+		fmt.Fprintf(s.w, "%s run %d failed: %s\n", p.Phase, p.Index+1, p.Error)
+		s.drawn = false
+	}
+	final := p.Done == p.Total
+	frac := p.Fraction()
+	if !s.due(final, frac) {
+		return
+	}
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d runs (%s)  elapsed %s", progressBar(frac, 20), frac*100, p.Done, p.Total,
+		s.summary(), fmtElapsed(p.Elapsed))
+	if !final {
+		msg += "  ETA " + fmtElapsed(p.ETA)
+	}
+	if s.tty {
+		fmt.Fprint(s.w, "\r\033[K"+msg)
+		s.drawn = true
+		return
+	}
+	fmt.Fprintln(s.w, msg)
+}
+
+// summary counts the runs' verdicts on the primary metric.
+func (s *studyProgress) summary() string {
+	var parts []string
+	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictUndetermined, "failed"} {
+		if n := s.counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *studyProgress) done() {
+	if s.tty && s.drawn {
+		fmt.Fprintln(s.w)
+		s.drawn = false
+	}
+}
+
+// useSessionProxyFile puts the proxy recording next to the session
+// ("run.jsonl" → "run.proxy.jsonl") unless the experiment names a file, so
+// a later session can replay what this one recorded.
+func useSessionProxyFile(exp *lab.Experiment, sessionPath string) {
+	if exp.Controls.Proxy != proxy.ModeRecord && exp.Controls.Proxy != proxy.ModeReplay {
+		return
+	}
+	if exp.Proxy == nil {
+		exp.Proxy = &lab.ProxyOptions{}
+	}
+	if exp.Proxy.File == "" {
+		exp.Proxy.File = proxy.DefaultFile(sessionPath)
+	}
+}
