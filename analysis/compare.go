@@ -535,6 +535,5 @@ func mdeFrom(p welchParts, alpha, power float64) Float {
 	if p.se2 == 0 || p.ma == 0 {
 		return undefined()
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: p.df}
-	return defined((t.Quantile(1-alpha/2) + t.Quantile(power)) * math.Sqrt(p.se2) / math.Abs(p.ma) * 100)
+	return defined((studentTQuantile(1-alpha/2, p.df) + studentTQuantile(power, p.df)) * math.Sqrt(p.se2) / math.Abs(p.ma) * 100)
 }

@@ -65,7 +65,7 @@ func welchFrom(p welchParts, confidence float64) (Welch, []string) {
 	w.T = defined(t)
 	w.DF = defined(df)
 	w.P = defined(math.Min(1, 2*dist.Survival(math.Abs(t))))
-	q := dist.Quantile(1 - (1-confidence)/2)
+	q := studentTQuantile(1-(1-confidence)/2, df)
 	d := mb - ma
 	w.CILow = defined((d - q*se) * scale)
 	w.CIHigh = defined((d + q*se) * scale)
