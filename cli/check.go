@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/governor"
+	"github.com/perflab/perflab/sessions/plot"
 )
 
 const checkUsage = `
@@ -56,6 +57,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	size := fs.Int("size", 0, "probe matrix order (default 256)")
 	asJSON := fs.Bool("json", false, "JSON lines: one per sample, then the summary")
 	keep := fs.Bool("keep", false, "leave the profile applied afterwards")
+	plotFile := fs.String("plot", "", "also draw MFLOPS over time to `FILE`.svg or .png")
 	pos, code := parseDeviceCommand(fs, args, stderr, 1, 1)
 	if code >= 0 {
 		return code
@@ -102,6 +104,10 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	view.summary(res)
+	title := fmt.Sprintf("check on %s: %s", info.ID, res.Stability.Verdict)
+	if !savePlot(*plotFile, plot.Check(res.Samples, title), "check", stderr) {
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab check: stopped after %d samples: %v\n", len(res.Samples), err)
 		return 1

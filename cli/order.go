@@ -12,6 +12,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/plot"
 )
 
 const orderUsage = `Usage: perflab order DEVICE --experiment EXP.json [--runs N] [--json]
@@ -84,6 +85,9 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	} else {
 		writeOrder(stdout, o)
+	}
+	if !savePlot(sf.plot, plot.Order(o), "order", stderr) {
+		return exitError
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab order: interrupted; the result covers the repetitions that finished:", err)

@@ -11,7 +11,7 @@ import (
 	"github.com/perflab/perflab/sessions"
 )
 
-const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump]
+const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump] [--plot FILE]
 
 Re-analyses a saved session: the counted trials of each arm (status ok, not
 warm-ups) are compared as perflab run does at its end. Unreadable lines (a
@@ -33,6 +33,7 @@ Examples:
   perflab report s.jsonl --json | jq '.metrics[] | {name, verdict}'
   perflab report s.jsonl --csv > trials.csv
   perflab report s.jsonl --benchstat > s.txt && benchstat -col arm s.txt
+  perflab report s.jsonl --plot s.png         # or s.svg
 
 Flags:
 `
@@ -48,6 +49,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	confidence := fs.Float64("confidence", 0, "confidence level (default: the plan's)")
 	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
 	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
+	plotFile := fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)")
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -111,6 +113,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	rep := analysis.Compare(sessions.MetricInputs(s.Events), opt)
+	if *plotFile != "" {
+		if err := plotSession(*plotFile, s, rep); err != nil {
+			fmt.Fprintln(stderr, "perflab report:", err)
+			return exitError
+		}
+		fmt.Fprintln(stderr, "perflab report: plot written to", *plotFile)
+	}
 	if *asJSON {
 		if err := writeSessionReport(stdout, s, rep); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)

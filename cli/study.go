@@ -22,6 +22,7 @@ type studyFlags struct {
 	json       bool
 	quiet      bool
 	parallel   int
+	plot       string
 }
 
 func (f *studyFlags) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
 	fs.IntVar(&f.parallel, "parallel", 0, "concurrent runs on sim (default: number of CPUs)")
+	fs.StringVar(&f.plot, "plot", "", "also draw the result to `FILE`.svg or .png")
 }
 
 // load parses the positional DEVICE and the experiment, and builds the

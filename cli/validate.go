@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/plot"
 )
 
 // Defaults of validate: many cheap experiments on the simulated phone, a
@@ -151,6 +152,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	} else {
 		writeValidation(stdout, v)
+	}
+	if !savePlot(sf.plot, plot.Validation(v), "validate", stderr) {
+		return exitError
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab validate: interrupted; the result covers the experiments that finished:", err)
