@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
+	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/perflab/perflab/lab"
@@ -15,13 +18,15 @@ import (
 
 // Load reads the session file at path. Unreadable event lines (corrupt,
 // truncated by a crash) are skipped and listed in Problems with their line
-// numbers; only an unreadable header is an error.
+// numbers, and so are lines the integrity checks reject (see Read). An
+// unreadable header, a second session header (sessions concatenated) and
+// two different trials with the same index are errors naming the lines.
 func Load(path string) (*Session, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := parse(data)
+	s, err := parse(data, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -29,17 +34,32 @@ func Load(path string) (*Session, error) {
 	return s, nil
 }
 
-// Read reads a session from r; see Load.
+// Read reads a session from r; see Load. Besides the JSON of each line it
+// checks what a session's trials must satisfy, and never counts a trial it
+// cannot trust:
+//   - a trial's arm is control or treatment and its status ok, failed or
+//     timeout; another value skips the trial with a problem naming it;
+//   - trial indices increase; a line repeating an earlier trial exactly is
+//     a problem ("duplicate … counted once") and is dropped, a different
+//     trial with an earlier trial's index is an error naming both lines, and
+//     an index below an earlier one that is not a duplicate is a problem
+//     (the trial is kept);
+//   - a metric keeps its unit: a value in another unit than the metric's
+//     first one is left out of the trial (never pooled) with a problem;
+//   - a second session header is an error: `cat a.jsonl b.jsonl` does not
+//     make one session.
 func Read(r io.Reader) (*Session, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	return parse(data)
+	return parse(data, true)
 }
 
-// parse splits data into lines and decodes the events in parallel chunks.
-func parse(data []byte) (*Session, error) {
+// parse splits data into lines, decodes the events in parallel chunks and
+// checks the trials' integrity. fast false decodes every line with
+// encoding/json (the reference the fast decoder is tested against).
+func parse(data []byte, fast bool) (*Session, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file, not a perflab session")
 	}
@@ -63,6 +83,7 @@ func parse(data []byte) (*Session, error) {
 	events := make([]lab.Event, len(lines))
 	keep := make([]bool, len(lines))
 	problems := make([][]LineError, workers)
+	fatal := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
@@ -71,10 +92,13 @@ func parse(data []byte) (*Session, error) {
 			defer wg.Done()
 			var in interner
 			for k := lo; k < hi; k++ {
-				e, prob, ok := decodeLine(lines[k], k+2, &in)
+				e, prob, ok := decodeLine(lines[k], k+2, &in, fast)
 				switch {
+				case prob != nil && prob.fatal:
+					fatal[w] = errors.New(prob.String())
+					return
 				case prob != nil:
-					problems[w] = append(problems[w], *prob)
+					problems[w] = append(problems[w], prob.LineError)
 				case ok:
 					events[k], keep[k] = e, true
 				}
@@ -82,32 +106,55 @@ func parse(data []byte) (*Session, error) {
 		}()
 	}
 	wg.Wait()
+	for _, err := range fatal {
+		if err != nil {
+			return nil, err // the first one: workers hold ranges in order
+		}
+	}
 	n := 0
+	lineOf := make([]int32, 0, len(lines))
 	for k := range events {
 		if keep[k] {
 			if n != k {
 				events[n] = events[k]
 			}
+			lineOf = append(lineOf, int32(k+2))
 			n++
 		}
 	}
-	s.Events = events[:n:n]
+	clear(events[n:]) // no stale copies past the end
 	for _, p := range problems {
 		s.Problems = append(s.Problems, p...)
+	}
+	events, extra, err := checkTrials(events[:n], lineOf, lines)
+	if err != nil {
+		return nil, err
+	}
+	s.Events = events[:len(events):len(events)]
+	if len(extra) > 0 {
+		s.Problems = append(s.Problems, extra...)
+		sort.SliceStable(s.Problems, func(i, j int) bool { return s.Problems[i].Line < s.Problems[j].Line })
 	}
 	return s, nil
 }
 
+// lineProblem is a problem with one line; fatal ones make the file
+// unreadable as one session.
+type lineProblem struct {
+	LineError
+	fatal bool
+}
+
 // decodeLine decodes one event line (lineNo is 1-based). Blank lines give
 // neither an event nor a problem.
-func decodeLine(raw []byte, lineNo int, in *interner) (lab.Event, *LineError, bool) {
+func decodeLine(raw []byte, lineNo int, in *interner, fast bool) (lab.Event, *lineProblem, bool) {
 	complete := len(raw) > 0 && raw[len(raw)-1] == '\n'
 	line := bytes.TrimSpace(raw)
 	var e lab.Event
 	if len(line) == 0 {
 		return e, nil, false
 	}
-	if !decodeTrialFast(line, &e, in) {
+	if !fast || !decodeTrialFast(line, &e, in) {
 		je := new(lab.Event) // a separate variable keeps e off the heap on the fast path
 		derr := json.Unmarshal(line, je)
 		e = *je
@@ -116,13 +163,150 @@ func decodeLine(raw []byte, lineNo int, in *interner) (lab.Event, *LineError, bo
 			if !complete {
 				msg = "truncated last line skipped (the run was probably interrupted): " + derr.Error()
 			}
-			return e, &LineError{Line: lineNo, Err: msg}, false
+			return e, &lineProblem{LineError: LineError{Line: lineNo, Err: msg}}, false
 		}
 	}
 	if perr := checkEvent(&e); perr != nil {
-		return e, &LineError{Line: lineNo, Err: "invalid event skipped: " + perr.Error()}, false
+		if e.Type == "" {
+			var h Header
+			if json.Unmarshal(line, &h) == nil && h.Format == Format {
+				return e, &lineProblem{LineError: LineError{Line: lineNo, Err: fmt.Sprintf(
+					"a second session header (session %q, device %q): this file holds more than one session "+
+						"(concatenated, e.g. cat a.jsonl b.jsonl); split it before line %d and read each part alone",
+					h.ID, h.Device.ID, lineNo)}, fatal: true}, false
+			}
+		}
+		return e, &lineProblem{LineError: LineError{Line: lineNo, Err: "invalid event skipped: " + perr.Error()}}, false
 	}
 	return e, nil, true
+}
+
+// maxListedUnitChanges is how many lines of one metric's unit change are
+// listed one by one; the rest are summed up in one problem.
+const maxListedUnitChanges = 5
+
+// checkTrials checks the trials among events (lineOf[i] is events[i]'s
+// line, lines the raw lines from line 2) for duplicate and out-of-order
+// indices and for metrics changing unit; see Read. It returns the events
+// kept (a prefix of events, reused) and the problems found.
+func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Event, []LineError, error) {
+	var probs []LineError
+	maxIndex, maxLine := -1, 0
+	var byIndex map[int]int // trial index → position in out; built at the first index not above maxIndex
+	type unitSeen struct {
+		name, unit string
+		line       int
+		changed    int // values left out for another unit
+		lastLine   int
+		lastUnit   string
+	}
+	var units []unitSeen
+	n := 0
+	for k := range events {
+		e := &events[k]
+		line := int(lineOf[k])
+		if e.Type != lab.EventTrial {
+			events[n], lineOf[n] = *e, lineOf[k]
+			n++
+			continue
+		}
+		t := e.Trial
+		if t.Index > maxIndex {
+			maxIndex, maxLine = t.Index, line
+			if byIndex != nil {
+				byIndex[t.Index] = n
+			}
+		} else {
+			if byIndex == nil {
+				byIndex = map[int]int{}
+				for i := 0; i < n; i++ {
+					if events[i].Type == lab.EventTrial {
+						if _, dup := byIndex[events[i].Trial.Index]; !dup {
+							byIndex[events[i].Trial.Index] = i
+						}
+					}
+				}
+			}
+			if i, seen := byIndex[t.Index]; seen {
+				prevLine := int(lineOf[i])
+				if sameTrial(&events[i], e, lines[prevLine-2], lines[line-2]) {
+					probs = append(probs, LineError{Line: line, Err: fmt.Sprintf(
+						"duplicate of line %d (trial index %d) skipped: counted once", prevLine, t.Index)})
+					continue
+				}
+				return nil, nil, fmt.Errorf("line %d: trial index %d is also on line %d with different content: "+
+					"the session is inconsistent (two runs merged, or edited); neither can be trusted", line, t.Index, prevLine)
+			}
+			byIndex[t.Index] = n
+			probs = append(probs, LineError{Line: line, Err: fmt.Sprintf(
+				"trial index %d out of order (after index %d on line %d)", t.Index, maxIndex, maxLine)})
+		}
+		// A metric's unit is the one of its first value.
+		ms := t.Metrics
+		kept := ms[:0]
+		for j := range ms {
+			m := &ms[j]
+			u := j
+			if u >= len(units) || units[u].name != m.Name {
+				u = -1
+				for i := range units {
+					if units[i].name == m.Name {
+						u = i
+						break
+					}
+				}
+				if u < 0 {
+					u = len(units)
+					units = append(units, unitSeen{name: m.Name, unit: m.Unit, line: line})
+				}
+			}
+			us := &units[u]
+			if us.unit == m.Unit {
+				if len(kept) != j {
+					kept = append(kept, *m)
+				} else {
+					kept = kept[:j+1]
+				}
+				continue
+			}
+			us.changed++
+			us.lastLine, us.lastUnit = line, m.Unit
+			if us.changed <= maxListedUnitChanges {
+				probs = append(probs, LineError{Line: line, Err: fmt.Sprintf(
+					"metric %q in %s left out: its unit is %s (line %d); a metric's unit must not change within a session",
+					m.Name, unitName(m.Unit), unitName(us.unit), us.line)})
+			}
+		}
+		if len(kept) != len(ms) {
+			t.Metrics = kept
+		}
+		events[n], lineOf[n] = *e, lineOf[k]
+		n++
+	}
+	for _, us := range units {
+		if more := us.changed - maxListedUnitChanges; more > 0 {
+			probs = append(probs, LineError{Line: us.lastLine, Err: fmt.Sprintf(
+				"metric %q: %d more values in another unit than %s (line %d) left out, the last one in %s",
+				us.name, more, unitName(us.unit), us.line, unitName(us.lastUnit))})
+		}
+	}
+	return events[:n], probs, nil
+}
+
+func unitName(u string) string {
+	if u == "" {
+		return "no unit"
+	}
+	return strconv.Quote(u)
+}
+
+// sameTrial reports whether two trial events are the same record: the
+// same line, or the same content written differently.
+func sameTrial(a, b *lab.Event, rawA, rawB []byte) bool {
+	if bytes.Equal(bytes.TrimSpace(rawA), bytes.TrimSpace(rawB)) {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func readHeader(line []byte, h *Header) error {
@@ -148,8 +332,18 @@ func checkEvent(e *lab.Event) error {
 		ok = e.Probe != nil
 	case lab.EventTrial:
 		ok = e.Trial != nil
-		if ok && e.Trial.Arm == "" {
+		if !ok {
+			break
+		}
+		switch t := e.Trial; {
+		case t.Arm == "":
 			return errors.New("trial without an arm")
+		case t.Arm != lab.ArmControl && t.Arm != lab.ArmTreatment:
+			return fmt.Errorf("trial %d has unknown arm %q (want %q or %q), not counted", t.Index, t.Arm, lab.ArmControl, lab.ArmTreatment)
+		case t.Status != lab.StatusOK && t.Status != lab.StatusFailed && t.Status != lab.StatusTimeout:
+			return fmt.Errorf("trial %d has unknown status %q (want %q, %q or %q), not counted", t.Index, t.Status, lab.StatusOK, lab.StatusFailed, lab.StatusTimeout)
+		case t.Index < 0:
+			return fmt.Errorf("trial has negative index %d", t.Index)
 		}
 	case lab.EventToggle:
 		ok = e.Toggle != nil
