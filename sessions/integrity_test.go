@@ -113,8 +113,8 @@ func TestReadIntegrity(t *testing.T) {
 			err:  "line 12: a second session header",
 		},
 		{
-			name: "truncated last line stays a warning",
-			data: []byte(strings.Join(base, "\n") + "\n" + base[3][:20]),
+			name:     "truncated last line stays a warning",
+			data:     []byte(strings.Join(base, "\n") + "\n" + base[3][:20]),
 			problems: []string{"12: truncated last line skipped"},
 			trials:   "[0 1 2 3 4 5 6]", counted: [2]int{2, 2},
 		},
@@ -238,9 +238,9 @@ func FuzzRead(f *testing.F) {
 // enough for several decoding workers.
 func TestReadersAgreeOnBigSession(t *testing.T) {
 	lines := sessionText(t, bigEvents(9000))
-	lines[4000] = lines[100]                                    // identical duplicate
+	lines[4000] = lines[100]                                     // identical duplicate
 	lines[6000] = strings.Replace(lines[6000], `"ms"`, `"s"`, 1) // unit change
-	lines[7000] = lines[7000][:30]                              // corrupt
+	lines[7000] = lines[7000][:30]                               // corrupt
 	var buf bytes.Buffer
 	buf.Write(joinLines(lines))
 	checkReaders(t, buf.Bytes())
