@@ -17,6 +17,11 @@ const MetricPrefix = "PERFLAB_METRIC"
 // program may write metric lines to.
 const MetricsAddrEnv = "PERFLAB_METRICS_ADDR"
 
+// MetricsTokenEnv names the environment variable holding the local trial's
+// secret: a connection to MetricsAddrEnv must send it as its first line, or
+// it is ignored, so only the current trial can report metrics.
+const MetricsTokenEnv = "PERFLAB_METRICS_TOKEN"
+
 // IsMetricLine reports whether line is meant as a metric line (it may still
 // be malformed).
 func IsMetricLine(line string) bool {

@@ -10,18 +10,16 @@ import (
 // capture holds a trial's stdout and stderr in memory-backed files
 // (memfd) that the command writes to directly. Unlike pipes they need no
 // goroutines copying while the command runs, which matters at thousands of
-// millisecond trials; the files are reused from trial to trial. A command
-// that prints gigabytes should send its output elsewhere itself.
+// millisecond trials. Each trial gets new files, so a process that outlives
+// its trial writes only into its own trial's, never into a later one's. A
+// command that prints gigabytes should send its output elsewhere itself.
 type capture struct {
-	stdin, stdout, stderr *os.File
+	stdin, stdout, stderr *os.File // stdin is the device's /dev/null, not closed here
 }
 
-func newCapture() (*capture, error) {
-	stdin, err := os.Open(os.DevNull)
-	if err != nil {
-		return nil, err
-	}
+func newCapture(stdin *os.File) (*capture, error) {
 	c := &capture{stdin: stdin}
+	var err error
 	if c.stdout, err = memFile("perflab-stdout"); err == nil {
 		c.stderr, err = memFile("perflab-stderr")
 	}
@@ -47,19 +45,6 @@ func memFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// reset empties both files before a trial.
-func (c *capture) reset() error {
-	for _, f := range []*os.File{c.stdout, c.stderr} {
-		if err := f.Truncate(0); err != nil {
-			return err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // copyStdout streams what the command printed on stdout into w.
 func (c *capture) copyStdout(w io.Writer) error {
 	bp := copyBufs.Get().(*[]byte)
@@ -81,7 +66,7 @@ func (c *capture) stderrTail(n int64) string {
 }
 
 func (c *capture) close() {
-	for _, f := range []*os.File{c.stdin, c.stdout, c.stderr} {
+	for _, f := range []*os.File{c.stdout, c.stderr} {
 		if f != nil {
 			f.Close()
 		}

@@ -69,7 +69,8 @@ type Device struct {
 	snapshots map[string]string
 	tmp       string
 	srv       *metricServer
-	capture   *capture            // the trial's stdout and stderr
+	stdin     *os.File            // /dev/null, every trial's stdin
+	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
@@ -203,24 +204,34 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("metrics listener: %w", err)
 	}
-	capt, err := newCapture()
+	stdin, err := os.Open(os.DevNull)
 	if err != nil {
 		srv.close()
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("output capture: %w", err)
 	}
 	d.mu.Lock()
-	d.exp, d.metrics, d.tmp, d.srv, d.capture = exp, metrics, tmp, srv, capt
+	if d.reaper == nil {
+		d.reaper = newReaper()
+	}
+	if d.stdin != nil {
+		d.stdin.Close()
+	}
+	d.exp, d.metrics, d.tmp, d.srv, d.stdin = exp, metrics, tmp, srv, stdin
 	d.env = map[string][]string{}
 	for k, b := range exp.Builds {
-		d.env[k] = buildEnv(b, srv.addr())
+		d.env[k] = buildEnv(b, srv.addr(), d.reaper.env())
 	}
+	reaperNote := d.reaper.note
 	d.mu.Unlock()
 
 	detail := map[string]string{
 		"metrics_addr": srv.addr(),
 		"instructions": d.info.Props["instructions"],
 		"cachegrind":   d.info.Props["cachegrind"],
+	}
+	if reaperNote != "" {
+		detail["leftovers"] = reaperNote
 	}
 	if metrics == nil {
 		detail["metrics"] = strings.Join(defaultMetrics, ",") + " + reported"
@@ -322,9 +333,13 @@ func (d *Device) Close() error {
 		d.srv.close()
 		d.srv = nil
 	}
-	if d.capture != nil {
-		d.capture.close()
-		d.capture = nil
+	if d.reaper != nil {
+		d.reaper.close()
+		d.reaper = nil
+	}
+	if d.stdin != nil {
+		d.stdin.Close()
+		d.stdin = nil
 	}
 	for dir, snap := range d.snapshots {
 		if err := restoreDir(snap, dir); err != nil && firstErr == nil {
@@ -353,12 +368,13 @@ func findGNUTime() string {
 	return ""
 }
 
-func buildEnv(b lab.Build, addr string) []string {
+// buildEnv is a build's environment; mark tags its processes as the run's.
+func buildEnv(b lab.Build, addr, mark string) []string {
 	env := os.Environ()
 	for k, v := range b.Env {
 		env = append(env, k+"="+v)
 	}
-	return append(env, lab.MetricsAddrEnv+"="+addr)
+	return append(env, lab.MetricsAddrEnv+"="+addr, mark)
 }
 
 func contains(xs []string, x string) bool {

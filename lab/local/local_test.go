@@ -102,6 +102,7 @@ python3 -c '
 import os, socket
 h, p = os.environ["PERFLAB_METRICS_ADDR"].rsplit(":", 1)
 s = socket.create_connection((h, int(p)))
+s.sendall(os.environ["PERFLAB_METRICS_TOKEN"].encode() + b"\n")
 s.sendall(b"PERFLAB_METRIC fps=58.5 unit=fps better=higher\n")
 s.close()
 '
@@ -146,7 +147,7 @@ func TestFailedTrials(t *testing.T) {
 	}{
 		{"exit code", `echo oops >&2; exit 3`, 0, lab.StatusFailed, "exit status 3: oops"},
 		{"malformed stdout", `echo "PERFLAB_METRIC x=fast"`, 0, lab.StatusFailed, `malformed metric line 1 on stdout: metric x: value "fast" is not a finite number`},
-		{"malformed tcp", `python3 -c 'import os,socket; h,p=os.environ["PERFLAB_METRICS_ADDR"].rsplit(":",1); s=socket.create_connection((h,int(p))); s.sendall(b"hello\n")'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 1: not a PERFLAB_METRIC line"},
+		{"malformed tcp", `python3 -c 'import os,socket; h,p=os.environ["PERFLAB_METRICS_ADDR"].rsplit(":",1); s=socket.create_connection((h,int(p))); s.sendall(os.environ["PERFLAB_METRICS_TOKEN"].encode()+b"\nhello\n")'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 2: not a PERFLAB_METRIC line"},
 		{"reported twice", `echo PERFLAB_METRIC x=1; echo PERFLAB_METRIC x=2`, 0, lab.StatusFailed, "metric x reported twice"},
 		{"reserved name", `echo PERFLAB_METRIC wall_ms=1`, 0, lab.StatusFailed, "name reserved"},
 		{"timeout", `sleep 5 & sleep 5; wait`, 0.3, lab.StatusTimeout, "exceeded trial_timeout of 0.3s"},
@@ -399,7 +400,7 @@ func BenchmarkTrialTrue(b *testing.B) {
 // the backlog after it exits) and a long one writing far more than the
 // socket buffers hold (accepted and read while it runs).
 func TestMetricsOverTCPShortAndLong(t *testing.T) {
-	short := setup(t, `bash -c 'echo "PERFLAB_METRIC quick=7" > /dev/tcp/${PERFLAB_METRICS_ADDR%:*}/${PERFLAB_METRICS_ADDR##*:}'`, nil)
+	short := setup(t, `bash -c 'printf "%s\nPERFLAB_METRIC quick=7\n" "$PERFLAB_METRICS_TOKEN" > /dev/tcp/${PERFLAB_METRICS_ADDR%:*}/${PERFLAB_METRICS_ADDR##*:}'`, nil)
 	for i := 0; i < 5; i++ {
 		if v := metric(t, trial(short, lab.Controls{}), "quick"); v != 7 {
 			t.Errorf("quick = %v", v)
@@ -409,7 +410,7 @@ func TestMetricsOverTCPShortAndLong(t *testing.T) {
 import os, socket
 h, p = os.environ["PERFLAB_METRICS_ADDR"].rsplit(":", 1)
 s = socket.create_connection((h, int(p)))
-s.sendall(b"\n" * 8000000 + b"PERFLAB_METRIC big=1\n")
+s.sendall(os.environ["PERFLAB_METRICS_TOKEN"].encode() + b"\n" * 8000000 + b"PERFLAB_METRIC big=1\n")
 s.close()
 '`, func(e *lab.Experiment) { e.TrialTimeout = 20 })
 	start := time.Now()

@@ -2,7 +2,10 @@ package local
 
 import (
 	"bufio"
+	"crypto/subtle"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -19,8 +22,10 @@ import (
 const connDrainTimeout = 2 * time.Second
 
 // metricServer is the loopback listener whose address trials get in
-// PERFLAB_METRICS_ADDR. Lines arriving on connections accepted during a
-// trial belong to that trial.
+// PERFLAB_METRICS_ADDR. A connection whose first line is the trial's
+// secret (PERFLAB_METRICS_TOKEN, new for each trial) reports metrics of that
+// trial; any other connection (another local user, a leftover of an earlier
+// trial) is refused: read up to its first line, then closed.
 type metricServer struct {
 	ln *net.TCPListener
 }
@@ -60,13 +65,15 @@ type trialConns struct {
 	readers  sync.WaitGroup
 	conns    []net.Conn
 	timer    *time.Timer
+	token    string
+	refused  int
 	finished bool
 	accepted chan struct{} // closed when the accept loop stops; nil if it never started
 }
 
 // begin prepares to collect a trial's connections.
-func (s *metricServer) begin() *trialConns {
-	tc := &trialConns{s: s}
+func (s *metricServer) begin(token string) *trialConns {
+	tc := &trialConns{s: s, token: token}
 	tc.timer = time.AfterFunc(acceptDelay, tc.startAccepting)
 	return tc
 }
@@ -101,31 +108,79 @@ func (tc *trialConns) read(c net.Conn) {
 	go func() {
 		defer tc.readers.Done()
 		defer c.Close()
-		sc := bufio.NewScanner(c)
-		sc.Buffer(make([]byte, 4096), 1<<20)
-		n := 0
-		for sc.Scan() {
-			n++
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
-				continue
-			}
-			m, err := lab.ParseMetricLine(line)
-			tc.mu.Lock()
-			tc.lines = append(tc.lines, netLine{n: n, m: m, err: err})
-			tc.mu.Unlock()
+		lines, ok := readMetricConn(c, tc.token)
+		tc.mu.Lock()
+		tc.lines = append(tc.lines, lines...)
+		if !ok {
+			tc.refused++
 		}
-		if err := sc.Err(); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			tc.mu.Lock()
-			tc.lines = append(tc.lines, netLine{n: n + 1, err: err})
-			tc.mu.Unlock()
-		}
+		tc.mu.Unlock()
 	}()
+}
+
+// readMetricConn reads one connection: the token line, then metric lines
+// until end of file. ok is false when the first line is not the token.
+func readMetricConn(c net.Conn, token string) (lines []netLine, ok bool) {
+	br := bufio.NewReaderSize(c, 4096)
+	n := 0
+	for {
+		line, err := readLine(br, maxMetricLine)
+		if err == errLineTooLong {
+			if n == 0 {
+				return nil, false
+			}
+			return append(lines, netLine{n: n + 1, err: fmt.Errorf("line longer than %d bytes", maxMetricLine)}), true
+		}
+		if line != nil || err == nil {
+			n++
+			s := strings.TrimSpace(string(line))
+			switch {
+			case n == 1:
+				if subtle.ConstantTimeCompare([]byte(s), []byte(token)) != 1 {
+					return nil, false
+				}
+			case s != "":
+				m, perr := lab.ParseMetricLine(s)
+				lines = append(lines, netLine{n: n, m: m, err: perr})
+			}
+		}
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, os.ErrDeadlineExceeded) {
+				lines = append(lines, netLine{n: n + 1, err: err})
+			}
+			return lines, n > 0
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline, reading at most max
+// bytes of it; the last line may lack the newline (then err is io.EOF).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > max+1 {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		switch err {
+		case nil:
+			return line[:len(line)-1], nil
+		case bufio.ErrBufferFull:
+			continue
+		}
+		if len(line) == 0 {
+			return nil, err
+		}
+		return line, err
+	}
 }
 
 // finish stops accepting, takes connections still waiting in the backlog,
 // waits for every connection to close (bounded), and returns the lines.
-func (tc *trialConns) finish() []netLine {
+func (tc *trialConns) finish() (lines []netLine, refused int) {
 	tc.timer.Stop()
 	tc.mu.Lock()
 	tc.finished = true
@@ -140,7 +195,7 @@ func (tc *trialConns) finish() []netLine {
 	tc.mu.Lock()
 	if len(tc.conns) == 0 {
 		tc.mu.Unlock()
-		return nil
+		return nil, 0
 	}
 	deadline := time.Now().Add(connDrainTimeout)
 	for _, c := range tc.conns {
@@ -150,7 +205,7 @@ func (tc *trialConns) finish() []netLine {
 	tc.readers.Wait()
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return tc.lines
+	return tc.lines, tc.refused
 }
 
 // sweep accepts, without blocking, connections the command made before it

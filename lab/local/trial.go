@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,10 +26,14 @@ const cleanupTimeout = 60 * time.Second
 // command and the cleanup commands, and measures the command. RunTrial
 // (proxy.go) wraps it with the record/replay proxy.
 func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	// One trial at a time per device: concurrent trials would disturb each
+	// other's measurements, and leftovers are ended per run.
+	d.trialMu.Lock()
+	defer d.trialMu.Unlock()
 	d.mu.Lock()
-	exp, metrics, tmp, srv, env := d.exp, d.metrics, d.tmp, d.srv, d.env[req.BuildKey]
+	exp, metrics, tmp, srv, env, rp, stdin := d.exp, d.metrics, d.tmp, d.srv, d.env[req.BuildKey], d.reaper, d.stdin
 	d.mu.Unlock()
-	if exp == nil || srv == nil {
+	if exp == nil || srv == nil || rp == nil {
 		return fail("device not set up (Setup was not called or failed)")
 	}
 	c := req.Controls
@@ -43,13 +48,20 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		metrics = m
 	}
 	if env == nil {
-		env = buildEnv(req.Build, srv.addr())
+		env = buildEnv(req.Build, srv.addr(), rp.env())
 	}
+	token := randomHex(16)
 	trialEnv := append(env[:len(env):len(env)],
 		"PERFLAB_ARM="+req.Arm,
 		"PERFLAB_TRIAL="+strconv.Itoa(req.Index),
 		"PERFLAB_WARMUP="+strconv.FormatBool(req.Warmup),
+		lab.MetricsTokenEnv+"="+token,
 	)
+	// The process groups of this trial's commands, whose zombies are
+	// reaped with its leftovers.
+	groups := map[int]bool{}
+	defer rp.endLeftovers(groups)
+	limit := trialLimit(exp.TrialTimeout)
 
 	// Reset procedure.
 	if c.StateDir != "" {
@@ -61,25 +73,70 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 			return fail(fmt.Sprintf("restoring state_dir %s: %v", c.StateDir, err))
 		}
 	}
-	for i, p := range c.Prepare {
-		if err := runHook(ctx, p, req.Build.Dir, trialEnv); err != nil {
-			return fail(fmt.Sprintf("prepare[%d] %q: %v", i, p, err))
+	if len(c.Prepare) > 0 {
+		// The prepare commands together get trial_timeout.
+		pctx, cancel := withLimit(ctx, limit)
+		for i, p := range c.Prepare {
+			if err := runHook(pctx, rp, p, req.Build.Dir, trialEnv, groups); err != nil {
+				cancel()
+				if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+					return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("prepare[%d] %q: exceeded trial_timeout of %gs", i, p, exp.TrialTimeout), Metrics: []lab.Metric{}}
+				}
+				return fail(fmt.Sprintf("prepare[%d] %q: %v", i, p, err))
+			}
 		}
+		cancel()
 	}
 
-	res := d.measure(ctx, req, exp, metrics, tmp, srv, trialEnv)
+	res := d.measure(ctx, req, exp, metrics, tmp, srv, rp, stdin, trialEnv, token, limit, groups)
 
 	// Cleanup runs even when the run is being cancelled: it may have to
-	// stop what prepare started. It gets its own time limit instead.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	for i, p := range c.Cleanup {
-		if err := runHook(cctx, p, req.Build.Dir, trialEnv); err != nil && res.Status == lab.StatusOK {
+	// stop what prepare started. It gets its own time limit instead:
+	// trial_timeout, or cleanupTimeout without one.
+	if len(c.Cleanup) > 0 {
+		climit := limit
+		if climit == 0 {
+			climit = cleanupTimeout
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), climit)
+		defer cancel()
+		for i, p := range c.Cleanup {
+			err := runHook(cctx, rp, p, req.Build.Dir, trialEnv, groups)
+			if err == nil || res.Status != lab.StatusOK {
+				continue
+			}
 			res.Status = lab.StatusFailed
 			res.Reason = fmt.Sprintf("cleanup[%d] %q: %v", i, p, err)
+			if cctx.Err() == context.DeadlineExceeded {
+				res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded its limit of %v", i, p, climit)
+				if limit > 0 {
+					res.Status = lab.StatusTimeout
+					res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded trial_timeout of %gs", i, p, exp.TrialTimeout)
+				}
+			}
 		}
 	}
 	return res
+}
+
+// trialLimit converts trial_timeout (seconds, 0 = none) to a duration,
+// saturating instead of overflowing.
+func trialLimit(seconds float64) time.Duration {
+	switch {
+	case seconds <= 0:
+		return 0
+	case seconds >= float64(math.MaxInt64)/float64(time.Second):
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(seconds * float64(time.Second))
+}
+
+// withLimit is context.WithTimeout, or no deadline for limit 0.
+func withLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	if limit <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, limit)
 }
 
 func fail(reason string) lab.TrialResult {
@@ -87,7 +144,7 @@ func fail(reason string) lab.TrialResult {
 }
 
 // measure runs the build's command once, wrapped as the controls ask.
-func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, env []string) lab.TrialResult {
+func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, stdin *os.File, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
 	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
 	argv := append([]string{}, req.Build.Command...)
 	var perfOut, cgDir, rssOut string
@@ -116,48 +173,39 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
 	}
 
-	tctx := ctx
-	if exp.TrialTimeout > 0 {
-		var cancel context.CancelFunc
-		tctx, cancel = context.WithTimeout(ctx, time.Duration(exp.TrialTimeout*float64(time.Second)))
-		defer cancel()
-	}
+	tctx, cancel := withLimit(ctx, limit)
+	defer cancel()
 	// Not exec.CommandContext: it starts a goroutine per command to watch
 	// the context; context.AfterFunc below costs nothing until it fires.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Build.Dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// One trial at a time per device: the capture files are shared, and
-	// concurrent trials would disturb each other's measurements anyway.
-	d.trialMu.Lock()
-	defer d.trialMu.Unlock()
-	d.mu.Lock()
-	capt := d.capture
-	d.mu.Unlock()
-	if capt == nil {
-		return fail("device not set up (Setup was not called or failed)")
+	// Each trial writes to files of its own: a process that outlives its
+	// trial cannot write into a later one's output.
+	capt, err := newCapture(stdin)
+	if err != nil {
+		return fail("output capture: " + err.Error())
 	}
-	if err := capt.reset(); err != nil {
-		return fail("resetting output capture: " + err.Error())
-	}
+	defer capt.close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = capt.stdin, capt.stdout, capt.stderr
 
-	conns := srv.begin()
+	conns := srv.begin(token)
 	start := time.Now()
-	err := cmd.Start()
+	err = rp.start(cmd)
 	if err == nil {
 		// Cancellation and trial_timeout kill the whole process group.
 		pgid := cmd.Process.Pid
+		groups[pgid] = true
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		err = cmd.Wait()
 		stop()
 		// Processes the command left behind in its group would disturb
-		// later trials (and could write into their output): end them.
+		// later trials: end them now (others, in sessions of their own,
+		// after cleanup; see reaper).
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	wall := time.Since(start)
-	netLines := conns.finish()
+	netLines, refused := conns.finish()
 	out := &lineCollector{}
 	if cerr := capt.copyStdout(out); cerr != nil {
 		return fail("reading stdout: " + cerr.Error())
@@ -250,7 +298,11 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 	for _, m := range metrics {
 		if !seen[m] {
-			return fail(fmt.Sprintf("requested metric %s was not reported (print \"%s %s=VALUE\" on stdout or to %s)", m, lab.MetricPrefix, m, lab.MetricsAddrEnv))
+			reason := fmt.Sprintf("requested metric %s was not reported (print \"%s %s=VALUE\" on stdout or to %s)", m, lab.MetricPrefix, m, lab.MetricsAddrEnv)
+			if refused > 0 {
+				reason += fmt.Sprintf("; %d connection(s) to %s were refused: their first line was not this trial's %s", refused, lab.MetricsAddrEnv, lab.MetricsTokenEnv)
+			}
+			return fail(reason)
 		}
 	}
 	if metrics != nil {
@@ -293,9 +345,10 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
 
 // runHook runs one prepare or cleanup command with sh -c. Its output goes
 // to a memory file, not a pipe, so a server it starts in the background
-// (holding the output open) does not keep perflab waiting; that server is
-// left running, in its own process group.
-func runHook(ctx context.Context, script, dir string, env []string) error {
+// (holding the output open) does not keep perflab waiting; that server runs
+// on until the trial's cleanup is over, and is then ended with the trial's
+// other leftovers. ctx's deadline kills the hook's process group.
+func runHook(ctx context.Context, rp *reaper, script, dir string, env []string, groups map[int]bool) error {
 	out, err := memFile("perflab-hook")
 	if err != nil {
 		return err
@@ -304,11 +357,17 @@ func runHook(ctx context.Context, script, dir string, env []string) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Stdout = out
 	cmd.Stderr = out
-	if err := cmd.Run(); err != nil {
+	if err := rp.start(cmd); err != nil {
+		return err
+	}
+	groups[cmd.Process.Pid] = true
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		st, _ := out.Stat()
 		size := int64(0)
 		if st != nil {
@@ -324,12 +383,18 @@ func runHook(ctx context.Context, script, dir string, env []string) error {
 	return nil
 }
 
+// maxMetricLine is the longest metric line accepted, on stdout or over TCP;
+// a longer one fails the trial. Other stdout lines may be of any length.
+const maxMetricLine = 64 << 10
+
 // lineCollector parses PERFLAB_METRIC lines from a command's stdout and
-// ignores everything else.
+// ignores everything else. It keeps at most maxMetricLine bytes of a line:
+// enough to tell a metric line from any other, whose rest it skips.
 type lineCollector struct {
 	mu      sync.Mutex
-	partial []byte
-	n       int
+	buf     []byte // the current line from its first non-blank byte
+	skip    bool   // the current line is not a metric line: drop it
+	n       int    // complete lines seen
 	metrics []lab.Metric
 	err     error
 }
@@ -337,33 +402,57 @@ type lineCollector struct {
 func (c *lineCollector) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	data := p
-	if len(c.partial) > 0 {
-		data = append(c.partial, p...)
-		c.partial = nil
-	}
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
+	n := len(p)
+	for len(p) > 0 {
+		seg, end := p, false
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			seg, p, end = p[:i], p[i+1:], true
+		} else {
+			p = nil
 		}
-		c.line(data[:i])
-		data = data[i+1:]
+		c.feed(seg, end)
 	}
-	if len(data) > 0 {
-		if len(data) > 1<<16 { // a huge line without newline is not a metric line
-			data = data[:0]
+	return n, nil
+}
+
+// feed takes the next piece of the current line; end says the line ends
+// after it.
+func (c *lineCollector) feed(seg []byte, end bool) {
+	if !c.skip {
+		if len(c.buf) == 0 {
+			seg = bytes.TrimLeft(seg, " \t\r\v\f")
 		}
-		c.partial = append(c.partial[:0], data...)
+		if room := maxMetricLine - len(c.buf); len(seg) > room {
+			c.buf = append(c.buf, seg[:room]...)
+			if metricStart(c.buf) && c.err == nil {
+				c.err = fmt.Errorf("stdout line %d: %s line longer than %d bytes", c.n+1, lab.MetricPrefix, maxMetricLine)
+			}
+			c.skip, c.buf = true, c.buf[:0]
+		} else {
+			c.buf = append(c.buf, seg...)
+			if len(c.buf) > len(lab.MetricPrefix) && !metricStart(c.buf) {
+				c.skip, c.buf = true, c.buf[:0]
+			}
+		}
 	}
-	return len(p), nil
+	if end {
+		c.n++
+		if !c.skip && len(c.buf) > 0 {
+			c.line(c.buf)
+		}
+		c.skip, c.buf = false, c.buf[:0]
+	}
+}
+
+// metricStart reports whether a line (without its leading blanks) that
+// holds more than the prefix may be a metric line (lab.IsMetricLine has the
+// last word).
+func metricStart(b []byte) bool {
+	p := lab.MetricPrefix
+	return len(b) > len(p) && string(b[:len(p)]) == p && strings.IndexByte(" \t\r\v\f", b[len(p)]) >= 0
 }
 
 func (c *lineCollector) line(b []byte) {
-	c.n++
-	if !bytes.Contains(b, []byte(lab.MetricPrefix)) {
-		return
-	}
 	s := string(b)
 	if !lab.IsMetricLine(s) {
 		return
@@ -382,9 +471,8 @@ func (c *lineCollector) line(b []byte) {
 func (c *lineCollector) flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.partial) > 0 {
-		c.line(c.partial)
-		c.partial = nil
+	if !c.skip && len(c.buf) > 0 {
+		c.feed(nil, true)
 	}
 }
 
