@@ -19,8 +19,11 @@ const compareUsage = `Usage: perflab compare [flags] A B [C ...]
 Compares samples of A (control, known good) with B (treatment) and says,
 per metric, whether B is a regression, an improvement, no change, or
 undetermined (too few values, undefined statistics). With three or more
-inputs A is still compared with B, and a Kruskal–Wallis test checks all
-inputs together.
+inputs every input is compared with A, the base, in benchstat's layout
+(one column per input, a geomean row per unit shared by several metrics,
+times scaled to ns/µs/ms/s); --json then gives {"inputs", "comparisons"
+(one report per input after A), "geomeans", "median_ci",
+"kruskal_wallis_all" (all inputs together, per metric)}.
 
 Each input is a file, or - for standard input, holding one of:
   - plain numbers, one per line (blank lines and # comments ignored);
@@ -147,18 +150,28 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		c.opt.Labels = append(c.opt.Labels, f.Name)
 	}
-	r := analysis.Compare(metrics, c.opt)
-	r.Warnings = append(notes, r.Warnings...)
+	var doc any
+	var table string
+	if len(files) > 2 {
+		// Several builds: each against the base, benchstat's layout.
+		v := analysis.CompareVersus(metrics, c.opt)
+		v.Comparisons[0].Warnings = append(notes, v.Comparisons[0].Warnings...)
+		doc, table = v, analysis.VersusTable(v)
+	} else {
+		r := analysis.Compare(metrics, c.opt)
+		r.Warnings = append(notes, r.Warnings...)
+		doc, table = r, analysis.Table(r)
+	}
 	if c.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := enc.Encode(doc); err != nil {
 			fmt.Fprintf(stderr, "perflab compare: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	fmt.Fprint(stdout, analysis.Table(r))
+	fmt.Fprint(stdout, table)
 	return 0
 }
 

@@ -1,0 +1,306 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Versus compares several inputs with the first, the base, as benchstat
+// does with several files: each other input gets its own two-input Report
+// against the base (its own correction across metrics), and each unit
+// shared by two or more metrics a geometric-mean row.
+type Versus struct {
+	Inputs []string `json:"inputs"`
+	// Comparisons[i] compares input i+1 (B, C, ...) with the base (A).
+	Comparisons []Report  `json:"comparisons"`
+	Geomeans    []Geomean `json:"geomeans,omitempty"`
+	// MedianCI[i][m] is the distribution-free confidence interval of the
+	// median of input i's metric m (MedianCI), metrics in Comparisons' order.
+	MedianCI [][]Interval `json:"median_ci"`
+	// KruskalWallisAll[m] tests all inputs of metric m together.
+	KruskalWallisAll []KruskalWallis `json:"kruskal_wallis_all"`
+}
+
+// Geomean is the geometric mean of the medians of the metrics that share
+// a unit, per input, and its relative change against the base. benchstat
+// gives the same summary row; it is undefined when a median is not
+// positive.
+type Geomean struct {
+	Unit    string  `json:"unit"`
+	Metrics int     `json:"metrics"`
+	Medians []Float `json:"medians"`   // per input, base first
+	Delta   []Float `json:"delta_pct"` // per input after the base
+}
+
+// CompareVersus compares every input after the first with the first, per
+// metric, with Compare's statistics and options. opt.Labels names the
+// inputs.
+func CompareVersus(metrics []MetricInput, opt Options) Versus {
+	k := 0
+	for _, m := range metrics {
+		k = max(k, len(m.Samples))
+	}
+	v := Versus{Inputs: opt.Labels}
+	for j := 1; j < k; j++ {
+		pair := make([]MetricInput, len(metrics))
+		for i, m := range metrics {
+			pair[i] = m
+			pair[i].Samples = [][]float64{sampleAt(m.Samples, 0), sampleAt(m.Samples, j)}
+		}
+		o := opt
+		o.Labels = nil
+		if len(opt.Labels) > j {
+			o.Labels = []string{opt.Labels[0], opt.Labels[j]}
+		}
+		v.Comparisons = append(v.Comparisons, Compare(pair, o))
+	}
+	v.Geomeans = geomeans(v)
+	for j := 0; j < k; j++ {
+		cis := make([]Interval, len(metrics))
+		for i, m := range metrics {
+			cis[i], _ = MedianCI(sampleAt(m.Samples, j), opt.Confidence)
+		}
+		v.MedianCI = append(v.MedianCI, cis)
+	}
+	for _, m := range metrics {
+		kw, _ := KruskalWallisH(m.Samples...)
+		v.KruskalWallisAll = append(v.KruskalWallisAll, kw)
+	}
+	return v
+}
+
+func sampleAt(s [][]float64, i int) []float64 {
+	if i < len(s) {
+		return s[i]
+	}
+	return nil
+}
+
+// geomeans computes the geometric mean row of every unit shared by two or
+// more metrics.
+func geomeans(v Versus) []Geomean {
+	if len(v.Comparisons) == 0 {
+		return nil
+	}
+	var units []string
+	count := map[string]int{}
+	for _, m := range v.Comparisons[0].Metrics {
+		if count[m.Unit] == 0 {
+			units = append(units, m.Unit)
+		}
+		count[m.Unit]++
+	}
+	var out []Geomean
+	for _, u := range units {
+		if count[u] < 2 {
+			continue
+		}
+		g := Geomean{Unit: u, Metrics: count[u]}
+		for j := 0; j <= len(v.Comparisons); j++ {
+			logSum, n := 0.0, 0
+			for _, m := range v.Comparisons[max(j-1, 0)].Metrics {
+				if m.Unit != u {
+					continue
+				}
+				x := float64(m.A.Median)
+				if j > 0 {
+					x = float64(m.B.Median)
+				}
+				if !(x > 0) || math.IsInf(x, 0) {
+					logSum = math.NaN()
+				}
+				logSum += math.Log(x)
+				n++
+			}
+			g.Medians = append(g.Medians, Float(math.Exp(logSum/float64(n))))
+		}
+		for _, x := range g.Medians[1:] {
+			d := undefined()
+			if g.Medians[0].Defined() && x.Defined() {
+				d = Float((float64(x)/float64(g.Medians[0]) - 1) * 100)
+			}
+			g.Delta = append(g.Delta, d)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// VersusTable renders v in benchstat's layout: one column per input, the
+// base's median with its distribution-free CI half-width, then for every
+// other input its median, Δ% of medians against the base (or ~ for no
+// change) with the corrected p-value and sample size, and ▲ (regression),
+// ▼ (improvement) or ? (undetermined); a geomean row per unit shared by several metrics; then the
+// warnings. Time units (ns, µs, ms, s, with or without /op) are scaled per
+// row to the one that reads best.
+func VersusTable(v Versus) string {
+	var sb strings.Builder
+	if len(v.Comparisons) == 0 {
+		return ""
+	}
+	first := v.Comparisons[0]
+	var names []string
+	for i, in := range v.Inputs {
+		names = append(names, fmt.Sprintf("%s: %s", inputLetter(i), in))
+	}
+	sb.WriteString(strings.Join(names, "   ") + "\n")
+	test := "Mann–Whitney U"
+	if first.PrimaryTest == TestWelch {
+		test = "Welch t"
+	}
+	fmt.Fprintf(&sb, "each input vs A (the base): Δ of medians, %s test p after %s correction across metrics, alpha %g; ± is the %s CI of the median\n",
+		test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
+	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? undetermined\n\n")
+
+	k := len(v.Comparisons) + 1
+	head := []string{"metric", "unit", "A median"}
+	right := []bool{false, false, true}
+	for j := 1; j < k; j++ {
+		head = append(head, inputLetter(j)+" median", "vs A", "")
+		right = append(right, true, true, false)
+	}
+	rows := [][]string{head}
+	for i, m := range first.Metrics {
+		sc := timeScaleFor(m.Unit, float64(m.A.Median))
+		unit := m.Unit
+		if unit == "" {
+			unit = "-"
+		}
+		row := []string{m.Name, unit, sc.format(m.A.Median) + halfWidth(m.A.Median, v.ci(0, i))}
+		for j, r := range v.Comparisons {
+			mj := r.Metrics[i]
+			row = append(row, sc.format(mj.B.Median)+halfWidth(mj.B.Median, v.ci(j+1, i)), deltaCell(mj), verdictMark(mj.Verdict))
+		}
+		rows = append(rows, row)
+	}
+	for _, g := range v.Geomeans {
+		sc := timeScaleFor(g.Unit, float64(g.Medians[0]))
+		row := []string{"geomean", g.Unit, sc.format(g.Medians[0])}
+		for j, d := range g.Delta {
+			row = append(row, sc.format(g.Medians[j+1]), fmtPct(d), "")
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(&sb, rows, right)
+
+	// Each comparison words its warnings with A and B; B becomes the
+	// input's letter, and a warning about the base is given once.
+	var warn []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			warn = append(warn, w)
+		}
+	}
+	for j, r := range v.Comparisons {
+		for _, m := range r.Metrics {
+			id := m.Name
+			if m.Unit != "" {
+				id += " " + m.Unit
+			}
+			for _, w := range m.Warnings {
+				if rest, ok := strings.CutPrefix(w, "B "); ok {
+					w = inputLetter(j+1) + " " + rest
+				} else if !strings.HasPrefix(w, "A ") {
+					w = "A vs " + inputLetter(j+1) + ": " + w
+				}
+				add(fmt.Sprintf("  %s: %s", id, w))
+			}
+		}
+		for _, w := range r.Warnings {
+			add("  " + w)
+		}
+	}
+	if len(warn) > 0 {
+		sb.WriteString("\nwarnings:\n" + strings.Join(warn, "\n") + "\n")
+	}
+	return sb.String()
+}
+
+// deltaCell is "+19.75% (p=0.002 n=15)", "~ (p=0.700 n=3)" for no
+// change, or "n/a".
+func deltaCell(m MetricResult) string {
+	d := fmtPct(m.DeltaPctMedian)
+	if m.Verdict == VerdictNoChange {
+		d = "~"
+	}
+	p := fmtP(m.PAdjusted)
+	if strings.HasPrefix(p, "<") {
+		p = "p" + p
+	} else {
+		p = "p=" + p
+	}
+	return fmt.Sprintf("%s (%s n=%d)", d, p, m.B.N)
+}
+
+// ci is the median CI of input j's metric i, undefined when missing.
+func (v Versus) ci(j, i int) Interval {
+	if j < len(v.MedianCI) && i < len(v.MedianCI[j]) {
+		return v.MedianCI[j][i]
+	}
+	return Interval{Point: undefined(), Low: undefined(), High: undefined()}
+}
+
+func verdictMark(v string) string {
+	switch v {
+	case VerdictRegression:
+		return "▲"
+	case VerdictImprovement:
+		return "▼"
+	case VerdictNoChange:
+		return ""
+	}
+	return "?"
+}
+
+// halfWidth is " ± x%", the larger distance from the median to the ends
+// of its confidence interval relative to the median, or "" when undefined.
+func halfWidth(median Float, ci Interval) string {
+	if !median.Defined() || !ci.Low.Defined() || !ci.High.Defined() || median == 0 {
+		return ""
+	}
+	h := math.Max(float64(median-ci.Low), float64(ci.High-median)) / math.Abs(float64(median)) * 100
+	return fmt.Sprintf(" ± %.0f%%", math.Ceil(h))
+}
+
+// timeScale formats values of a time unit in the prefix that suits a row.
+type timeScale struct {
+	factor float64 // value × factor = value in the chosen unit
+	suffix string  // "ms", "µs", ...; "" for a unit that is not time
+}
+
+// timeUnits are the time units perflab and Go benchmarks use, in seconds
+// (with or without "/op", which the unit column shows).
+var timeUnits = map[string]float64{"s": 1, "sec": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+// timeScaleFor picks the prefix for a row of unit whose base value is x:
+// the largest of s, ms, µs, ns in which x is at least 1.
+func timeScaleFor(unit string, x float64) timeScale {
+	base, _ := strings.CutSuffix(unit, "/op")
+	sec, ok := timeUnits[base]
+	if !ok || !(math.Abs(x) > 0) || math.IsInf(x, 0) {
+		return timeScale{factor: 1}
+	}
+	secs := math.Abs(x) * sec
+	var sc timeScale
+	switch {
+	case secs >= 1:
+		sc = timeScale{sec, "s"}
+	case secs >= 1e-3:
+		sc = timeScale{sec / 1e-3, "ms"}
+	case secs >= 1e-6:
+		sc = timeScale{sec / 1e-6, "µs"}
+	default:
+		sc = timeScale{sec / 1e-9, "ns"}
+	}
+	return sc
+}
+
+func (sc timeScale) format(f Float) string {
+	if sc.suffix == "" || !f.Defined() {
+		return fmtNum(f)
+	}
+	return fmt.Sprintf("%.4g", float64(f)*sc.factor) + sc.suffix
+}

@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+)
+
+func versusInputs() []MetricInput {
+	return []MetricInput{
+		{Name: "startup", Unit: "ms", Samples: [][]float64{
+			{101, 99, 100, 102, 98, 100, 101, 99, 100, 103},
+			{106, 104, 105, 107, 103, 105, 106, 104, 105, 108},
+			{100, 101, 99, 100, 102, 98, 100, 101, 99, 100},
+			{96, 94, 95, 97, 93, 95, 96, 94, 95, 98}}},
+		{Name: "render", Unit: "ms", Samples: [][]float64{
+			{0.401, 0.399, 0.4, 0.402, 0.398, 0.4},
+			{0.44, 0.441, 0.439, 0.442, 0.438, 0.44},
+			{0.4, 0.401, 0.399, 0.4, 0.402, 0.398},
+			{0.4, 0.401, 0.399, 0.4, 0.402, 0.398}}},
+		{Name: "frame_rate", Unit: "fps", Better: BetterHigher, Samples: [][]float64{
+			{58.1, 59.9, 60.2, 59.4, 58.8, 60.1}, {59.0, 60.3, 59.9, 58.7, 59.6, 60.2},
+			{58.1, 59.9, 60.2, 59.4, 58.8, 60.1}, {62, 63, 62.5, 63.5, 62.2, 63.1}}},
+	}
+}
+
+func TestVersusGolden(t *testing.T) {
+	opt := DefaultOptions()
+	opt.Labels = []string{"v1", "v2", "v2-fixed", "v3"}
+	v := CompareVersus(versusInputs(), opt)
+	golden(t, "versus.golden", VersusTable(v))
+
+	check := func(j, metric int, verdict string) {
+		t.Helper()
+		if got := v.Comparisons[j].Metrics[metric].Verdict; got != verdict {
+			t.Errorf("comparison %d metric %d: %s, want %s", j, metric, got, verdict)
+		}
+	}
+	if len(v.Comparisons) != 3 || v.Comparisons[2].Inputs[1] != "v3" || v.Comparisons[2].Inputs[0] != "v1" {
+		t.Fatalf("comparisons %d, last inputs %q", len(v.Comparisons), v.Comparisons[len(v.Comparisons)-1].Inputs)
+	}
+	check(0, 0, VerdictRegression)
+	check(2, 0, VerdictImprovement)
+	check(2, 2, VerdictImprovement) // more frames per second
+	// The geomean of the two ms metrics: sqrt(100·0.4) = 6.325 for the base.
+	if len(v.Geomeans) != 1 || v.Geomeans[0].Unit != "ms" || v.Geomeans[0].Metrics != 2 {
+		t.Fatalf("geomeans %+v", v.Geomeans)
+	}
+	g := v.Geomeans[0]
+	want := math.Sqrt(100 * 0.4)
+	if math.Abs(float64(g.Medians[0])-want) > 1e-12 {
+		t.Errorf("base geomean %v, want %v", float64(g.Medians[0]), want)
+	}
+	wantB := math.Sqrt(105 * 0.44)
+	if d := float64(g.Delta[0]); math.Abs(d-(wantB/want-1)*100) > 1e-9 {
+		t.Errorf("B geomean Δ %v%%", d)
+	}
+	if len(v.KruskalWallisAll) != 3 || !v.KruskalWallisAll[0].P.Defined() {
+		t.Errorf("Kruskal–Wallis across all: %+v", v.KruskalWallisAll)
+	}
+	// A geomean is undefined when a median is not positive.
+	neg := []MetricInput{
+		{Name: "a", Unit: "x", Samples: [][]float64{{-1, -2, -3}, {1, 2, 3}, {1, 2, 3}}},
+		{Name: "b", Unit: "x", Samples: [][]float64{{1, 2, 3}, {1, 2, 3}, {1, 2, 3}}},
+	}
+	if g := CompareVersus(neg, opt).Geomeans[0]; g.Medians[0].Defined() || g.Delta[0].Defined() {
+		t.Errorf("geomean of a negative median: %+v", g)
+	}
+}
+
+func TestTimeScale(t *testing.T) {
+	for _, c := range []struct {
+		unit string
+		x    float64
+		want string
+	}{
+		{"s", 0.000639, "639µs"}, {"s", 2.5, "2.5s"}, {"ms", 694.1, "694.1ms"}, {"ms", 1500, "1.5s"},
+		{"ms", 0.25, "250µs"}, {"ns/op", 2737000, "2.737ms"}, {"ns/op", 12.5, "12.5ns"}, {"us", 1200, "1.2ms"},
+		{"µs", 0.5, "500ns"}, {"B", 2048, "2048"}, {"fps", 59.9, "59.9"}, {"s", 0, "0"},
+	} {
+		if got := timeScaleFor(c.unit, c.x).format(Float(c.x)); got != c.want {
+			t.Errorf("%g %s: %q, want %q", c.x, c.unit, got, c.want)
+		}
+	}
+	if got := halfWidth(100, Interval{Low: 97, High: 101.5}); got != " ± 3%" {
+		t.Errorf("halfWidth %q", got)
+	}
+	if got := halfWidth(100, Interval{Low: undefined(), High: 1}); got != "" {
+		t.Errorf("undefined halfWidth %q", got)
+	}
+	if VersusTable(Versus{}) != "" {
+		t.Error("empty Versus rendered something")
+	}
+}
