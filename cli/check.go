@@ -96,6 +96,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Size: *size, Realtime: *realtime, Keep: *keep}, samples)
 	close(samples)
 	<-done
+	for _, n := range res.Notes {
+		fmt.Fprintln(stderr, "perflab check:", n)
+	}
 	for _, m := range res.Mismatches {
 		fmt.Fprintln(stderr, "perflab check: read-back differs:", m)
 	}

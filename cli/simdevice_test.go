@@ -5,27 +5,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/sessions"
 )
 
 // startSimdevice runs `perflab simdevice` in-process on a free port,
-// connected to server, until the test ends.
-func startSimdevice(t *testing.T, server *adbtest.Server, preset string) string {
+// connected to server, with extra flags, until the test ends.
+func startSimdevice(t *testing.T, server *adbtest.Server, preset string, extra ...string) string {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var out, errb bytes.Buffer
 	go func() {
-		done <- cmdSimdevice(ctx, []string{"--listen", addr, "--preset", preset, "--connect", server.Addr}, &out, &errb)
+		done <- cmdSimdevice(ctx, append([]string{"--listen", addr, "--preset", preset, "--connect", server.Addr}, extra...), &out, &errb)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -202,4 +205,81 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// `perflab check --profile recommended` SIGKILLed with the phone locked:
+// the next perflab command (here `devices`, then `check`) restores the
+// stock settings first and says so, and no check takes the locked state
+// for the original.
+func TestKilledCheckLeavesNoLockedPhone(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // "recommended" = the preset's built-in
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := adbtest.StartServer(t)
+	// --realtime: the probe takes wall-clock time, so the check is still
+	// running when it is killed.
+	addr := startSimdevice(t, srv, "pixel", "--realtime")
+	gov := func() string {
+		out, err := srv.Run(context.Background(), addr, "cat /sys/devices/system/cpu/cpu4/cpufreq/scaling_governor /sys/devices/system/cpu/cpu4/cpufreq/scaling_max_freq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(out), " ")
+	}
+	stock := gov()
+
+	// startLocked runs `perflab check --profile recommended` until the
+	// phone is locked.
+	startLocked := func() *proctest.Proc {
+		cmd := exec.Command(bin, "check", "adb:"+addr, "--adb", srv.Addr, "--profile", "recommended", "--duration", "10m", "--json")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		p := proctest.Start(t, cmd)
+		deadline := time.Now().Add(90 * time.Second)
+		for gov() == stock && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if gov() == stock {
+			t.Fatalf("check did not lock the phone within 90s: %s", errb.String())
+		}
+		time.Sleep(300 * time.Millisecond) // let it finish applying every file
+		return p
+	}
+	p := startLocked()
+	locked := gov()
+	p.Kill9(t)
+	if got := gov(); got != locked {
+		t.Fatalf("after SIGKILL the phone is %q, want still locked %q", got, locked)
+	}
+
+	var out, stderr bytes.Buffer
+	code := dispatch(context.Background(), []string{"devices", "--adb", srv.Addr}, &out, &stderr)
+	want := fmt.Sprintf("adb:%s: restored governor settings left by an earlier perflab run (pid %d, ", addr, p.Pid())
+	if code != 0 || !strings.Contains(out.String(), want) {
+		t.Errorf("devices: exit %d, output lacks %q:\n%s%s", code, want, out.String(), stderr.String())
+	}
+	if got := gov(); got != stock {
+		t.Errorf("after `perflab devices` the phone is %q, want stock %q", got, stock)
+	}
+
+	// Killed again; this time `check` (no profile) is the next command.
+	p = startLocked()
+	p.Kill9(t)
+	out.Reset()
+	stderr.Reset()
+	dispatch(context.Background(), []string{"check", "adb:" + addr, "--adb", srv.Addr, "--duration", "2s", "--json"}, &out, &stderr)
+	want = fmt.Sprintf("perflab check: restored governor settings left by an earlier perflab run (pid %d, ", p.Pid())
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("check: stderr lacks %q:\n%s", want, stderr.String())
+	}
+	if got := gov(); got != stock {
+		t.Errorf("after `perflab check` the phone is %q, want stock %q", got, stock)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "perflab", "governor")); len(entries) != 0 {
+		t.Errorf("host records left: %v", entries)
+	}
 }

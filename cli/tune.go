@@ -81,6 +81,9 @@ func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(progressW, "[%*d/%d] %-9s %8.0f MFLOPS  CV %5.2f%%  %s\n", len(fmt.Sprint(p.Total)), p.Done, p.Total,
 			c.Summary.Verdict, c.Summary.MeanMFLOPS.Or(0), 100*c.Summary.CV.Or(0), desc)
 	})
+	for _, n := range res.Notes {
+		fmt.Fprintln(stderr, "perflab tune:", n)
+	}
 	if err != nil && !errors.Is(err, check.ErrNoStable) {
 		fmt.Fprintln(stderr, "perflab tune:", err)
 		return 1

@@ -68,6 +68,7 @@ type Device struct {
 	metrics  *metricListener
 	lost     bool
 	hp       *phoneProxy // record/replay proxy wired through adb reverse
+	repaired []string    // notes of the repair at Open, for RepairLeftover
 
 	pxMu sync.Mutex // serializes wiring the proxy to the phone
 }
@@ -104,6 +105,7 @@ func Open(ctx context.Context, serial string, servers []string) (*Device, error)
 			if err := d.probe(ctx, e, false); err != nil {
 				return nil, err
 			}
+			d.repairLeftover(ctx)
 			return d, nil
 		}
 	}
@@ -149,6 +151,7 @@ func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
 			if e.State == "device" {
 				d := &Device{c: NewClient(s), serial: e.Serial}
 				if err := d.probe(ctx, e, true); err == nil {
+					d.repairLeftover(ctx)
 					info = d.Info()
 				} else {
 					info.Notes = append(info.Notes, err.Error())
@@ -336,8 +339,8 @@ func (d *Device) ReadProfile(ctx context.Context) (lab.GovernorProfile, error) {
 }
 
 // ApplyProfile implements lab.Governor: writes p through sysfs as root and
-// reads every file back. The first call remembers the original settings,
-// which Close restores unless p.Keep.
+// reads every file back. The first call saves the original settings in the
+// crash record (see guard), which Close restores unless p.Keep.
 func (d *Device) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]string, error) {
 	l, err := d.govLayout(ctx)
 	if err != nil {
@@ -346,18 +349,8 @@ func (d *Device) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]str
 	if err := governor.Validate(l, p); err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	haveOrig := d.original != nil
-	d.mu.Unlock()
-	if !haveOrig {
-		orig, err := governor.Read(ctx, d, d, l)
-		if err != nil {
-			return nil, fmt.Errorf("reading the settings to restore later: %w", err)
-		}
-		orig.Name = "original"
-		d.mu.Lock()
-		d.original = &orig
-		d.mu.Unlock()
+	if err := d.beginGovernor(ctx, l); err != nil {
+		return nil, err
 	}
 	mis, err := governor.Apply(ctx, d, d, l, p)
 	if err != nil {
@@ -1004,18 +997,12 @@ func (d *Device) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	d.mu.Lock()
-	orig, applied, m, mounted, builds := d.original, d.applied, d.metrics, d.mounted, d.builds
+	m, mounted, builds := d.metrics, d.mounted, d.builds
 	d.metrics = nil
 	d.mu.Unlock()
 	var errs []error
-	if orig != nil && applied != nil && !applied.Keep {
-		if l, err := d.govLayout(ctx); err == nil {
-			if mis, err := governor.Apply(ctx, d, d, l, *orig); err != nil {
-				errs = append(errs, fmt.Errorf("restoring the governor: %w", err))
-			} else if len(mis) > 0 {
-				errs = append(errs, fmt.Errorf("restoring the governor: read-back differs for %s", strings.Join(mis, ", ")))
-			}
-		}
+	if err := d.closeGovernor(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	var cmds []string
 	for pkg, on := range mounted {

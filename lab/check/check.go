@@ -47,6 +47,10 @@ type Options struct {
 	Realtime  bool
 	Keep      bool // leave the profile applied afterwards
 	Stability analysis.StabilityOptions
+
+	// sweeping is set by Tune: Keep then only means "until the next
+	// candidate", and the crash record stays.
+	sweeping bool
 }
 
 // DefaultDuration is the check window for a device: ten minutes, long
@@ -66,6 +70,9 @@ type Result struct {
 	Samples    []lab.ProbeSample
 	Stability  analysis.Stability
 	Restored   bool // original settings were put back
+	// Notes say what was repaired first: settings an earlier perflab run
+	// had left on the device (see governor.Guard).
+	Notes []string
 }
 
 // ProberFor returns the device's probe: its own, or on the local host the
@@ -90,6 +97,26 @@ func GovernorFor(dev lab.Device) (lab.Governor, error) {
 		return governor.NewLocal(), nil
 	}
 	return nil, fmt.Errorf("device %s cannot set governors: %w", dev.Info().ID, lab.ErrUnsupported)
+}
+
+// RepairLeftover restores the settings an earlier perflab run left on the
+// device, when the governor knows how (see governor.Guard), and returns
+// notes saying so.
+func RepairLeftover(ctx context.Context, g lab.Governor) []string {
+	if r, ok := g.(governor.LeftoverRepairer); ok {
+		return r.RepairLeftover(ctx)
+	}
+	return nil
+}
+
+// Restore puts the original settings back: through the governor's own
+// record when it keeps one (governor.Restorer, which also ends the crash
+// record), else by applying orig.
+func Restore(ctx context.Context, g lab.Governor, orig lab.GovernorProfile) ([]string, error) {
+	if r, ok := g.(governor.Restorer); ok {
+		return r.Restore(ctx)
+	}
+	return g.ApplyProfile(ctx, orig)
 }
 
 // LayoutFor returns the device's cluster layout.
@@ -151,6 +178,11 @@ func Run(ctx context.Context, dev lab.Device, opt Options, out chan<- lab.ProbeS
 	if opt.Interval <= 0 {
 		opt.Interval = time.Second
 	}
+	if g, err := GovernorFor(dev); err == nil && !opt.sweeping {
+		// Settings a killed perflab left are not what to check (nor to
+		// take for the original).
+		res.Notes = RepairLeftover(ctx, g)
+	}
 	prof := opt.Resolved
 	if prof == nil {
 		if prof, err = ResolveProfile(dev, opt.Profile); err != nil {
@@ -175,10 +207,18 @@ func Run(ctx context.Context, dev lab.Device, opt Options, out chan<- lab.ProbeS
 			back.Name = prof.Name
 			res.Profile = &back
 		}
+		if (opt.Keep || prof.Keep) && !opt.sweeping {
+			// Left applied on purpose: no later perflab is to undo it.
+			if k, ok := g.(governor.Keeper); ok {
+				if err := k.KeepApplied(ctx); err != nil {
+					return res, err
+				}
+			}
+		}
 		if !opt.Keep && !prof.Keep {
 			defer func() {
 				// Restore even when ctx was cancelled.
-				if _, err := g.ApplyProfile(context.WithoutCancel(ctx), orig); err == nil {
+				if _, err := Restore(context.WithoutCancel(ctx), g, orig); err == nil {
 					res.Restored = true
 				}
 			}()
@@ -228,7 +268,9 @@ func DescribeLocal(ctx context.Context, info lab.DeviceInfo) lab.DeviceInfo {
 		info.Caps = append(info.Caps, lab.CapProbe)
 	}
 	if !info.Has(lab.CapGovernor) {
-		if _, err := governor.NewLocal().ReadProfile(ctx); err != nil {
+		g := governor.NewLocal()
+		info.Notes = append(info.Notes, g.RepairLeftover(ctx)...)
+		if _, err := g.ReadProfile(ctx); err != nil {
 			info.Notes = append(info.Notes, "governor: "+err.Error())
 		} else {
 			info.Caps = append(info.Caps, lab.CapGovernor)

@@ -40,6 +40,8 @@ type Candidate struct {
 type TuneResult struct {
 	Recommended *lab.GovernorProfile `json:"recommended"`
 	Candidates  []Candidate          `json:"candidates"`
+	// Notes say what was repaired before the sweep (see Result.Notes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Progress reports one finished candidate.
@@ -183,11 +185,12 @@ func Tune(ctx context.Context, dev lab.Device, opt TuneOptions, progress func(Pr
 	if err != nil {
 		return res, err
 	}
+	res.Notes = RepairLeftover(ctx, g)
 	orig, err := g.ReadProfile(ctx)
 	if err != nil {
 		return res, err
 	}
-	defer g.ApplyProfile(context.WithoutCancel(ctx), orig)
+	defer Restore(context.WithoutCancel(ctx), g, orig)
 	if opt.Cooldown <= 0 {
 		opt.Cooldown = 3 * time.Minute
 	}
@@ -203,7 +206,7 @@ func Tune(ctx context.Context, dev lab.Device, opt TuneOptions, progress func(Pr
 		}
 		p := p
 		r, err := Run(ctx, dev, Options{Resolved: &p, Duration: opt.Duration, Interval: opt.Interval, Size: opt.Size,
-			Realtime: opt.Realtime, Keep: true, Stability: opt.Stability}, nil)
+			Realtime: opt.Realtime, Keep: true, Stability: opt.Stability, sweeping: true}, nil)
 		if err != nil {
 			return res, fmt.Errorf("candidate %s: %w", p.Name, err)
 		}

@@ -61,11 +61,20 @@ func writeErr(p string, err error) error {
 // lab.Governor and restores the settings it found on Restore.
 type Local struct {
 	Files Files
+	// Guard, when set, keeps the crash record of the host's settings (see
+	// Guard): NewLocal sets it, so a perflab killed while the host's
+	// frequencies are locked is repaired by the next one.
+	Guard *Guard
 	saved *lab.GovernorProfile
 }
 
+// LocalDevice is the device name of this host's crash record.
+const LocalDevice = "local"
+
 // NewLocal returns the governor of this host's live /sys.
-func NewLocal() *Local { return &Local{Files: OS{}} }
+func NewLocal() *Local {
+	return &Local{Files: OS{}, Guard: &Guard{Device: LocalDevice, Files: OS{}}}
+}
 
 // Layout discovers the host's clusters, or explains plainly why it cannot.
 func (g *Local) Layout(ctx context.Context) (Layout, error) {
@@ -86,15 +95,22 @@ func (g *Local) ReadProfile(ctx context.Context) (lab.GovernorProfile, error) {
 	return Read(ctx, g.Files, nil, l)
 }
 
-// ApplyProfile saves the current settings once (for Restore), applies p and
-// verifies it by read-back.
+// ApplyProfile saves the current settings once (for Restore, and in the
+// crash record when there is a Guard), applies p and verifies it by
+// read-back.
 func (g *Local) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]string, error) {
 	l, err := g.Layout(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if g.saved == nil {
-		cur, err := Read(ctx, g.Files, nil, l)
+		read := func(ctx context.Context) (lab.GovernorProfile, error) { return Read(ctx, g.Files, nil, l) }
+		var cur lab.GovernorProfile
+		if g.Guard != nil {
+			cur, err = g.Guard.Begin(ctx, read)
+		} else {
+			cur, err = read(ctx)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -103,8 +119,17 @@ func (g *Local) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]stri
 	return Apply(ctx, g.Files, nil, l, p)
 }
 
-// Restore puts back the settings found before the first ApplyProfile.
+// Restore puts back the settings found before the first ApplyProfile —
+// with a Guard, the ones this process saved in its crash record, whichever
+// Local changed them — and removes the record.
 func (g *Local) Restore(ctx context.Context) ([]string, error) {
+	if g.Guard != nil {
+		m, err := g.Guard.Restore(ctx)
+		if err == nil {
+			g.saved = nil
+		}
+		return m, err
+	}
 	if g.saved == nil {
 		return nil, nil
 	}
@@ -119,4 +144,47 @@ func (g *Local) Restore(ctx context.Context) ([]string, error) {
 	return m, err
 }
 
-var _ lab.Governor = (*Local)(nil)
+// RepairLeftover restores settings an earlier perflab run left on this host
+// (see Guard.Repair) and returns notes saying what it did; none when there
+// was nothing to do or the host has no writable cpufreq.
+func (g *Local) RepairLeftover(ctx context.Context) []string {
+	if g.Guard == nil {
+		return nil
+	}
+	return RepairNotes(ctx, *g.Guard)
+}
+
+// Restorer is a governor that can put back the settings found before this
+// process first changed them, and forget them (ending their crash record).
+type Restorer interface {
+	Restore(ctx context.Context) ([]string, error)
+}
+
+// LeftoverRepairer is a governor that can repair what a crashed perflab run
+// left (see Guard.Repair), returning notes for the user.
+type LeftoverRepairer interface {
+	RepairLeftover(ctx context.Context) []string
+}
+
+// Keeper is a governor that can leave its profile applied on purpose: it
+// forgets the original and ends the crash record, so neither its close nor
+// a later perflab puts the original back.
+type Keeper interface {
+	KeepApplied(ctx context.Context) error
+}
+
+// KeepApplied implements Keeper.
+func (g *Local) KeepApplied(ctx context.Context) error {
+	g.saved = nil
+	if g.Guard == nil {
+		return nil
+	}
+	return g.Guard.End(ctx)
+}
+
+var (
+	_ Keeper           = (*Local)(nil)
+	_ lab.Governor     = (*Local)(nil)
+	_ Restorer         = (*Local)(nil)
+	_ LeftoverRepairer = (*Local)(nil)
+)
