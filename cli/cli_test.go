@@ -22,7 +22,16 @@ func TestMain(m *testing.M) {
 	if err := os.Chdir(".."); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	// Governor crash records (see governor.Guard) stay out of the user's
+	// state directory; tests that look at them set their own.
+	state, err := os.MkdirTemp("", "perflab-cli-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 func TestDispatch(t *testing.T) {
