@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,19 +60,6 @@ func parseCommandFlags(fs *flag.FlagSet, args []string, usage string, stdout, st
 	}
 	fmt.Fprintf(stderr, "see: perflab %s --help\n", fs.Name())
 	return nil, exitUsage, false
-}
-
-// sessionsDir is where sessions go when --out is not given:
-// $XDG_DATA_HOME/perflab/sessions, or ~/.local/share/perflab/sessions.
-func sessionsDir() (string, error) {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "perflab", "sessions"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no --out given and no home directory for the default session folder: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "perflab", "sessions"), nil
 }
 
 // newDeviceFlagSet is a flag set whose usage prints the command help.

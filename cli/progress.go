@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 // progressPrinter shows progress and an ETA on stderr: one line redrawn in
@@ -16,10 +17,10 @@ import (
 // and live changes always get a line of their own.
 type progressPrinter struct {
 	redrawGate
-	w       io.Writer
-	quiet   bool
-	tracker *lab.Tracker
-	drawn   bool
+	w     io.Writer
+	quiet bool
+	fold  *engine.Fold
+	drawn bool
 }
 
 // redrawGate paces progress lines: ten redraws a second on a terminal; in
@@ -44,8 +45,9 @@ func (g *redrawGate) due(final bool, frac float64) bool {
 	return true
 }
 
-func newProgressPrinter(w io.Writer, exp *lab.Experiment, quiet bool) *progressPrinter {
-	return &progressPrinter{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, tracker: lab.NewTracker(exp)}
+// newProgressPrinter draws the progress of fold, which the caller feeds.
+func newProgressPrinter(w io.Writer, fold *engine.Fold, quiet bool) *progressPrinter {
+	return &progressPrinter{redrawGate: redrawGate{tty: runIsTTY(w)}, w: w, quiet: quiet, fold: fold}
 }
 
 func runIsTTY(w io.Writer) bool {
@@ -58,7 +60,6 @@ func runIsTTY(w io.Writer) bool {
 }
 
 func (p *progressPrinter) add(e lab.Event) {
-	p.tracker.Add(e)
 	if p.quiet {
 		return
 	}
@@ -88,7 +89,7 @@ func (p *progressPrinter) line(msg string) {
 }
 
 func (p *progressPrinter) draw(final bool) {
-	pr := p.tracker.Progress()
+	pr := p.fold.Progress()
 	frac := pr.Fraction()
 	if !p.due(final, frac) {
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -58,9 +59,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s:%d: %s\n", pos[0], p.Line, p.Err)
 	}
 	fmt.Fprintf(stdout, "replaying session %s (%s, %d events) at %s\n", s.Header.ID, s.Header.Device.ID, len(s.Events), speedLabel(*speed))
-	var acc sessions.Accumulator
+	fold := engine.NewFold(&s.Header.Plan)
 	for e := range sessions.Replay(ctx, s.Events, *speed) {
-		acc.Add(e)
+		fold.Add(e)
 		fmt.Fprintln(stdout, describeEvent(e))
 	}
 	if ctx.Err() != nil {
@@ -68,7 +69,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitError
 	}
 	fmt.Fprintln(stdout)
-	fmt.Fprint(stdout, analysis.Table(analysis.Compare(acc.Inputs(), s.Options())))
+	fmt.Fprint(stdout, analysis.Table(analysis.Compare(fold.Inputs(), engine.Options(&s.Header.Plan))))
 	return exitOK
 }
 

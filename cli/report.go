@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -95,7 +96,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return exitOK
 	}
-	opt := s.Options()
+	opt := engine.Options(&s.Header.Plan)
 	if *alpha != 0 {
 		opt.Alpha = *alpha
 	}

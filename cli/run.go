@@ -3,16 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -71,109 +71,86 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := devices.Options{ADBServers: *adb, Realtime: *realtime, Seed: exp.Seed}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
-	return r.run(ctx, exp, pos[0], *out, *force, opt)
+	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: pos[0], Path: *out, Overwrite: *force}, deviceLab(opt))
 }
 
-// headlessRun is one `perflab run --headless`.
+// deviceLab is the engine's way to the real devices.
+func deviceLab(opt devices.Options) engine.Lab {
+	return engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+		o := opt
+		o.Realtime = o.Realtime || realtime
+		return devices.Open(ctx, id, o)
+	}}
+}
+
+// headlessRun is one `perflab run --headless`: a view of an engine session
+// on stderr (progress) and stdout (the report).
 type headlessRun struct {
 	stdout, stderr io.Writer
 	quiet, json    bool
 }
 
-func (h *headlessRun) run(ctx context.Context, exp *lab.Experiment, source, out string, force bool, opt devices.Options) int {
-	dev, err := devices.Open(ctx, exp.Device, opt)
+func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int {
+	s, err := engine.Start(ctx, l, p)
 	if err != nil {
 		fmt.Fprintln(h.stderr, "perflab run:", err)
 		return exitError
 	}
-	defer func() {
-		if err := dev.Close(); err != nil {
-			fmt.Fprintln(h.stderr, "perflab run: closing device:", err)
-		}
-	}()
-	info := dev.Info()
-	hdr := sessions.NewHeader("perflab "+version, info, exp)
-	hdr.Source = source
-	hdr.Host, _ = os.Hostname()
-	if out == "" {
-		dir, err := sessionsDir()
-		if err != nil {
-			fmt.Fprintln(h.stderr, "perflab run:", err)
-			return exitError
-		}
-		out = filepath.Join(dir, hdr.ID+".jsonl")
-	}
-	useSessionProxyFile(exp, out)
-	create := sessions.Create
-	if force {
-		create = sessions.CreateOverwrite
-	}
-	w, err := create(out, hdr)
-	if err != nil {
-		fmt.Fprintln(h.stderr, "perflab run:", err)
-		return exitError
-	}
-	fmt.Fprintf(h.stderr, "session: %s\n", out)
+	exp := &s.Header.Plan
+	info := s.Device
+	fmt.Fprintf(h.stderr, "session: %s\n", s.Path)
 	fmt.Fprintf(h.stderr, "device: %s (%s); %d trials per arm + %d warm-up, order %s, seed %d\n",
 		info.ID, info.Model, exp.Trials, exp.Warmup, exp.Order, exp.Seed)
 	for _, n := range info.Notes {
 		fmt.Fprintf(h.stderr, "note: %s\n", n)
 	}
 
+	fold := engine.NewFold(exp)
 	var events []lab.Event
-	var end *lab.End
-	var writeErr error
-	prog := newProgressPrinter(h.stderr, exp, h.quiet)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for e := range lab.NewRunner(dev, exp).Run(runCtx) {
-		if writeErr == nil {
-			if writeErr = w.Write(e); writeErr != nil {
-				// Nothing can be recorded any more: stop the run.
-				fmt.Fprintln(h.stderr, "\nperflab run:", writeErr)
-				cancel()
-			}
+	prog := newProgressPrinter(h.stderr, fold, h.quiet)
+	for it := range s.Events {
+		if it.Err != nil {
+			fmt.Fprintln(h.stderr, "\nperflab run:", it.Err)
 		}
-		events = append(events, e)
-		if e.End != nil {
-			end = e.End
+		if it.Event.Type == "" {
+			continue
 		}
-		prog.add(e)
+		events = append(events, it.Event)
+		fold.Add(it.Event)
+		prog.add(it.Event)
 	}
 	prog.done()
-	if err := w.Close(); err != nil && writeErr == nil {
-		writeErr = err
+	res := s.Wait()
+
+	code := h.printReport(s, fold, events)
+	if res.Err != nil {
+		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials (%s); the rest could not be recorded\n",
+			s.Path, res.Written.Total, formatCounts(res.Written))
+		return exitError
+	}
+	fmt.Fprintf(h.stderr, "session saved: %s (%d trials: %s)\n", s.Path, res.Written.Total, formatCounts(res.Written))
+	switch err := engine.EndErr(res.End); {
+	case err == nil:
+		return code
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
+	default:
 		fmt.Fprintln(h.stderr, "perflab run:", err)
 	}
-
-	sess := &sessions.Session{Path: out, Header: hdr, Events: events}
-	code := h.printReport(sess)
-	counts := sessions.CountTrials(events)
-	fmt.Fprintf(h.stderr, "session saved: %s (%d trials: %s)\n", out, counts.Total, formatCounts(counts))
-	switch {
-	case writeErr != nil:
-		return exitError
-	case end == nil:
-		fmt.Fprintln(h.stderr, "perflab run: the run ended without an end event")
-		return exitError
-	case end.Reason == "cancelled":
-		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
-		return exitError
-	case end.Reason != "completed":
-		fmt.Fprintf(h.stderr, "perflab run: %s: %s\n", end.Reason, end.Error)
-		return exitError
-	}
-	return code
+	return exitError
 }
 
-// printReport analyses a session and prints the table (or JSON); it
+// printReport analyses the folded trials and prints the table (or JSON); it
 // returns exitRegression when any metric regressed, else exitOK.
-func (h *headlessRun) printReport(s *sessions.Session) int {
-	inputs := sessions.MetricInputs(s.Events)
-	rep := analysis.Compare(inputs, s.Options())
+func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) int {
+	inputs := fold.Inputs()
+	rep := analysis.Compare(inputs, engine.Options(&s.Header.Plan))
 	switch {
 	case h.json:
-		if err := writeSessionReport(h.stdout, s, rep); err != nil {
+		// The summary is of the events seen; the file holds those written
+		// (the closing message says how many when they differ).
+		sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
+		if err := writeSessionReport(h.stdout, sess, rep); err != nil {
 			fmt.Fprintln(h.stderr, "perflab:", err)
 			return exitError
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/proxy"
 	"github.com/perflab/perflab/lab/study"
 )
 
@@ -131,20 +130,5 @@ func (s *studyProgress) done() {
 	if s.tty && s.drawn {
 		fmt.Fprintln(s.w)
 		s.drawn = false
-	}
-}
-
-// useSessionProxyFile puts the proxy recording next to the session
-// ("run.jsonl" → "run.proxy.jsonl") unless the experiment names a file, so
-// a later session can replay what this one recorded.
-func useSessionProxyFile(exp *lab.Experiment, sessionPath string) {
-	if exp.Controls.Proxy != proxy.ModeRecord && exp.Controls.Proxy != proxy.ModeReplay {
-		return
-	}
-	if exp.Proxy == nil {
-		exp.Proxy = &lab.ProxyOptions{}
-	}
-	if exp.Proxy.File == "" {
-		exp.Proxy.File = proxy.DefaultFile(sessionPath)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/study"
@@ -142,7 +143,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		}
 	}
 	if !found {
-		d, err := opt.Backend.OpenDevice(ctx, exp.Device, false)
+		d, err := opt.Backend.Lab.Open(ctx, exp.Device, false)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab run: %s: device %s: %v\n", expPath, exp.Device, err)
 			return 1
@@ -154,6 +155,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		opt.SessionDir = filepath.Dir(f.out)
 		opt.SessionFile = filepath.Base(f.out)
 	}
+	opt.Source = expPath
 	m := tui.NewRun(opt, info, *exp)
 	code := runProgram(ctx, m, stdout, stderr)
 	if code == exitOK && m.Regressed() {
@@ -198,27 +200,21 @@ func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
 	}
 }
 
-// tuiBackend connects the workbench to lab/devices, the runner and the
-// session writer.
+// tuiBackend connects the workbench to lab/devices and the session engine;
+// force lets a run replace an existing session file (run --out --force).
 func tuiBackend(devOpt devices.Options, force bool) tui.Backend {
+	l := deviceLab(devOpt)
+	if force {
+		l.Create = func(path string, h sessions.Header, _ bool) (engine.Writer, error) {
+			return sessions.CreateOverwrite(path, h)
+		}
+	}
 	return tui.Backend{
 		ListDevices: func(ctx context.Context) ([]lab.DeviceInfo, error) { return devices.List(ctx, devOpt) },
-		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
-			o := devOpt
-			o.Realtime = o.Realtime || realtime
-			return devices.Open(ctx, id, o)
-		},
-		NewRunner: func(dev lab.Device, exp *lab.Experiment) tui.Runner { return lab.NewRunner(dev, exp) },
-		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (tui.SessionWriter, error) {
-			useSessionProxyFile(exp, path) // keep the proxy recording beside the session
-			h := sessions.NewHeader("perflab "+version, dev, exp)
-			if force {
-				return sessions.CreateOverwrite(path, h)
-			}
-			return sessions.Create(path, h)
-		},
-		Builds:     readyBuilds,
-		StartStudy: func(ctx context.Context, p tui.StudyPlan) <-chan study.Update { return startStudy(ctx, devOpt, p) },
+		Lab:         l,
+		Tool:        "perflab " + version,
+		Builds:      readyBuilds,
+		StartStudy:  func(ctx context.Context, p tui.StudyPlan) <-chan study.Update { return startStudy(ctx, devOpt, p) },
 	}
 }
 

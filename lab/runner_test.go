@@ -289,29 +289,6 @@ func TestRunnerLiveControls(t *testing.T) {
 	}
 }
 
-func TestTrackerProgress(t *testing.T) {
-	exp := testExp(OrderAlternate, 2, 1)
-	tr := NewTracker(exp)
-	add := func(tt float64, arm string, warm bool, status string) {
-		tr.Add(Event{Type: EventTrial, T: tt, Trial: &Trial{Arm: arm, Warmup: warm, Status: status, Duration: 1}})
-	}
-	add(1, ArmControl, true, StatusOK)
-	add(2, ArmTreatment, true, StatusOK)
-	add(3, ArmControl, false, StatusOK)
-	add(4, ArmTreatment, false, StatusFailed)
-	p := tr.Progress()
-	if p.Total != 6 || p.Done != 3 || p.Failed != 1 || p.Counted[ArmControl] != 1 {
-		t.Fatalf("progress %+v", p)
-	}
-	// 4 s spent on 3 useful trials, 3 to go.
-	if p.ETA != 4*time.Second {
-		t.Errorf("ETA %v, want 4s", p.ETA)
-	}
-	if f := p.Fraction(); f != 0.5 {
-		t.Errorf("fraction %v", f)
-	}
-}
-
 // TestRunnerEventsStayOrderedUnderLoad: notes added from many goroutines
 // while trials stream to a slow consumer all arrive, in time order, with
 // the end event last.

@@ -29,11 +29,15 @@ func MetricInputs(events []lab.Event, upTo ...int) []analysis.MetricInput {
 }
 
 // Accumulator collects metric samples event by event, for live views that
-// should not rescan a whole session after every trial.
+// should not rescan a whole session after every trial. It is the one fold
+// of events into analysis inputs: lab/engine's Fold, which every view uses,
+// is built on it.
 type Accumulator struct {
 	index    map[string]int
 	ins      []analysis.MetricInput
-	sizeHint [2]int // capacity of a new metric's samples per arm
+	ord      [][2][]uint8 // per input and arm: the order mode of each value
+	orders   []string     // order modes seen in counted trials
+	sizeHint [2]int       // capacity of a new metric's samples per arm
 }
 
 // countedArm returns the input index of e's arm (0 control, 1 treatment)
@@ -62,6 +66,7 @@ func (a *Accumulator) add(e *lab.Event) {
 	if a.index == nil {
 		a.index = map[string]int{}
 	}
+	oi := a.orderIndex(e.Trial.Order)
 	for k := range e.Trial.Metrics {
 		m := &e.Trial.Metrics[k]
 		// Trials usually list their metrics in the same order: try the
@@ -78,33 +83,41 @@ func (a *Accumulator) add(e *lab.Event) {
 				}
 				a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better,
 					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
+				a.ord = append(a.ord, [2][]uint8{})
 			}
 		}
 		a.ins[i].Samples[arm] = append(a.ins[i].Samples[arm], m.Value)
+		a.ord[i][arm] = append(a.ord[i][arm], oi)
 	}
 }
+
+// orderIndex numbers an order mode.
+func (a *Accumulator) orderIndex(o string) uint8 {
+	for i, x := range a.orders {
+		if x == o {
+			return uint8(i)
+		}
+	}
+	a.orders = append(a.orders, o)
+	return uint8(len(a.orders) - 1)
+}
+
+// OrderModes returns the order modes seen in counted trials and, for input
+// i, the mode index of each control and treatment value (for the
+// order-effect test). The slices are shared; callers must not modify them.
+func (a *Accumulator) OrderModes(i int) (modes []string, ctl, trt []uint8) {
+	return clip(a.orders), clip(a.ord[i][0]), clip(a.ord[i][1])
+}
+
+func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 
 // Inputs returns the inputs so far. The slices are shared with the
 // accumulator; callers must not modify them.
 func (a *Accumulator) Inputs() []analysis.MetricInput {
 	out := make([]analysis.MetricInput, len(a.ins))
 	for i, in := range a.ins {
-		in.Samples = [][]float64{in.Samples[0][:len(in.Samples[0]):len(in.Samples[0])], in.Samples[1][:len(in.Samples[1]):len(in.Samples[1])]}
+		in.Samples = [][]float64{clip(in.Samples[0]), clip(in.Samples[1])}
 		out[i] = in
 	}
 	return out
-}
-
-// Options returns analysis options from the plan's alpha and confidence,
-// with the session's seed for the bootstrap.
-func (s *Session) Options() analysis.Options {
-	o := analysis.DefaultOptions()
-	if s.Header.Plan.Alpha > 0 {
-		o.Alpha = s.Header.Plan.Alpha
-	}
-	if s.Header.Plan.Confidence > 0 {
-		o.Confidence = s.Header.Plan.Confidence
-	}
-	o.Labels = []string{lab.ArmControl, lab.ArmTreatment}
-	return o
 }

@@ -108,16 +108,26 @@ type Counts struct {
 
 // CountTrials counts the trials among events by status, warm-up and arm.
 func CountTrials(events []lab.Event) Counts {
-	c := Counts{ByStatus: map[string]int{}, Counted: map[string]int{lab.ArmControl: 0, lab.ArmTreatment: 0}}
+	c := NewCounts()
 	for _, t := range Trials(events) {
-		c.Total++
-		c.ByStatus[t.Status]++
-		if t.Warmup {
-			c.Warmup++
-		}
-		if t.Counted() {
-			c.Counted[t.Arm]++
-		}
+		c.Add(t)
 	}
 	return c
+}
+
+// NewCounts returns empty counts (both arms present with zero).
+func NewCounts() Counts {
+	return Counts{ByStatus: map[string]int{}, Counted: map[string]int{lab.ArmControl: 0, lab.ArmTreatment: 0}}
+}
+
+// Add counts one trial.
+func (c *Counts) Add(t *lab.Trial) {
+	c.Total++
+	c.ByStatus[t.Status]++
+	if t.Warmup {
+		c.Warmup++
+	}
+	if t.Counted() {
+		c.Counted[t.Arm]++
+	}
 }

@@ -4,26 +4,12 @@ import (
 	"context"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/study"
 )
 
-// Runner is the live side of lab.Runner the workbench drives. Every live
-// method is recorded by the runner as a toggle or note event, effective from
-// the next round.
-type Runner interface {
-	Run(ctx context.Context) <-chan lab.Event
-	SetOrder(mode string) error
-	SetControls(c lab.Controls) error
-	Pause() error
-	Resume() error
-	AddNote(text string) error
-}
-
-// SessionWriter appends events to a session file (sessions.Writer).
-type SessionWriter interface {
-	Write(ev lab.Event) error
-	Close() error
-}
+// Runner is the live side of a run the workbench drives (engine.Runner).
+type Runner = engine.Runner
 
 // BuildChoice is one build the build picker offers.
 type BuildChoice struct {
@@ -33,18 +19,16 @@ type BuildChoice struct {
 }
 
 // Backend is everything the workbench needs from the lab. cli/tui.go wires
-// the real packages (lab/devices, lab, sessions); tests may substitute parts.
+// the real packages (lab/devices, lab/engine); tests may substitute parts.
 // A nil function means the feature is unavailable and the UI says so.
 type Backend struct {
 	// ListDevices lists every device of every backend.
 	ListDevices func(ctx context.Context) ([]lab.DeviceInfo, error)
-	// OpenDevice opens a device by id ("sim:<preset>", "local",
-	// "adb:<serial>"); realtime paces a simulated device at wall-clock speed.
-	OpenDevice func(ctx context.Context, id string, realtime bool) (lab.Device, error)
-	// NewRunner prepares a run of exp on dev.
-	NewRunner func(dev lab.Device, exp *lab.Experiment) Runner
-	// CreateSession creates the session file at path for a run of exp on dev.
-	CreateSession func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (SessionWriter, error)
+	// Lab opens devices (also for the stability check), runners and
+	// session files; runs go through the session engine (lab/engine).
+	Lab engine.Lab
+	// Tool is recorded in session headers ("perflab 0.1.0").
+	Tool string
 	// Builds lists the ready-made builds for a device (sim apps with known
 	// effects, for instance).
 	Builds func(dev lab.DeviceInfo) []BuildChoice

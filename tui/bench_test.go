@@ -3,6 +3,9 @@ package tui
 import (
 	"strconv"
 	"testing"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 // tenThousand returns a live model holding a 10,000-trial session (5,000
@@ -13,11 +16,11 @@ func tenThousand(b *testing.B, w, h int) *Model {
 	for _, ev := range evs {
 		m.dash.state.apply(ev)
 	}
-	if n := len(m.dash.state.trials); n != 10000 {
+	if n := len(m.dash.state.Trials()); n != 10000 {
 		b.Fatalf("%d trials", n)
 	}
-	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0)
-	m.dash.panelVer = m.dash.state.version
+	m.dash.panel = analyze(m.dash.state.inputs(), engine.Options(&m.exp))
+	m.dash.panelVer = m.dash.state.Version()
 	return m
 }
 
@@ -58,6 +61,6 @@ func BenchmarkAnalysis(b *testing.B) {
 	in := m.dash.state.inputs()
 	b.ResetTimer()
 	for b.Loop() {
-		analyze(in, 0, 0)
+		analyze(in, engine.Options(&lab.Experiment{}))
 	}
 }

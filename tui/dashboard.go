@@ -149,15 +149,15 @@ func (d *dashboard) maybeAnalyze() tea.Cmd {
 		return nil
 	}
 	final := d.ended()
-	if d.state.version == d.panelVer && (!final || d.finalDone) {
+	if d.state.Version() == d.panelVer && (!final || d.finalDone) {
 		return nil
 	}
-	if d.state.version == 0 {
+	if d.state.Version() == 0 {
 		return nil
 	}
 	d.computing = true
 	in := d.state.inputs()
-	ver := d.state.version
+	ver := d.state.Version()
 	f := d.analyzeFor
 	return func() tea.Msg {
 		t0 := time.Now()
@@ -216,9 +216,9 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 	case reportComputedMsg:
 		d.computing = false
 		d.panel = msg.panel
-		d.panel.final = msg.final && msg.version == d.state.version
+		d.panel.final = msg.final && msg.version == d.state.Version()
 		d.panelVer = msg.version
-		if msg.final && msg.version == d.state.version {
+		if msg.final && msg.version == d.state.Version() {
 			d.finalDone = true
 		}
 		return d.maybeAnalyze()
@@ -402,10 +402,10 @@ func (d *dashboard) SetSize(w, h int) {
 // is recorded.
 func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64, realtime bool, stream int) tea.Cmd {
 	return func() tea.Msg {
-		if b.OpenDevice == nil {
+		if b.Lab.Open == nil {
 			return runStartedMsg{err: fmt.Errorf("no device backend")}
 		}
-		d, err := b.OpenDevice(ctx, dev.ID, realtime)
+		d, err := b.Lab.Open(ctx, dev.ID, realtime)
 		if err != nil {
 			return runStartedMsg{err: fmt.Errorf("open device %s: %w", dev.ID, err)}
 		}
@@ -427,10 +427,10 @@ func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64
 			}()
 			for s := range samples {
 				s := s
-				out <- relayItem{ev: lab.Event{Type: lab.EventProbe, T: s.T, Probe: &s}}
+				out <- relayItem{Event: lab.Event{Type: lab.EventProbe, T: s.T, Probe: &s}}
 			}
 			if err := <-done; err != nil && cctx.Err() == nil {
-				out <- relayItem{err: err}
+				out <- relayItem{Err: err}
 			}
 		}()
 		return runStartedMsg{run: &liveRun{stream: stream, cancel: cancel, events: out, device: d.Info()}}

@@ -35,7 +35,7 @@ func (d *dashboard) stateWord() string {
 		return "aborting"
 	case s.paused:
 		return "paused"
-	case len(s.trials) == 0 && len(s.probe) > 0:
+	case len(s.Trials()) == 0 && len(s.probe) > 0:
 		return "stability check"
 	default:
 		return "running"
@@ -73,7 +73,7 @@ func (d *dashboard) View() string {
 	top = append(top, truncate(head, w))
 	// Line 2: progress and ETA.
 	if d.mode != modeCheck {
-		p := s.progress()
+		p := s.Progress()
 		info := fmt.Sprintf(" %d/%d", p.Done, p.Total)
 		if p.Failed > 0 {
 			info += fmt.Sprintf(" · %d failed", p.Failed)
@@ -125,7 +125,7 @@ func (d *dashboard) body(w, h int) string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	showChart := len(s.probe) > 0 && (len(s.trials) == 0 || (w >= 110 && h >= 30))
+	showChart := len(s.probe) > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
 	warn := append(warningLines(s, d.panel), d.stabLines...)
 	// With the chart hidden, its verdict stays in view: a warning when
 	// unstable, a plain line when stable.
@@ -171,7 +171,7 @@ func (d *dashboard) body(w, h int) string {
 	var left []string
 	if showChart {
 		ch := 12
-		if len(s.trials) == 0 {
+		if len(s.Trials()) == 0 {
 			ch = h
 		}
 		left = append(left, chartLines(st, s, d.stability, lw, ch)...)

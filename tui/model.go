@@ -7,7 +7,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 // screen is the step of the workbench on show.
@@ -37,6 +37,9 @@ type Options struct {
 	Ctx context.Context
 	// SessionDir is where new session files go.
 	SessionDir string
+	// Source is the experiment file the plan came from, recorded in the
+	// session header; empty means the workbench's pickers.
+	Source string
 	// SessionFile names the session file of the first run ("" picks a
 	// time-stamped name).
 	SessionFile string
@@ -152,9 +155,9 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 
 func (m *Model) newDashboard(mode dashMode) *dashboard {
 	d := newDashboard(m.st, mode, m.device, m.exp)
-	alpha, conf := m.exp.Alpha, m.exp.Confidence
+	opt := engine.Options(&m.exp)
 	d.analyzeFor = func(in []metricInput) panelData {
-		return analyze(in, alpha, conf)
+		return analyze(in, opt)
 	}
 	d.stabFor = stabilitySummary
 	d.ctrl.profiles = m.profiles(m.device)
@@ -379,7 +382,7 @@ func (m *Model) start() tea.Cmd {
 		name, m.opt.SessionFile, pick = m.opt.SessionFile, "", false
 	}
 	path := filepath.Join(m.opt.SessionDir, name)
-	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime, pickName: pick}
+	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime, pickName: pick, source: m.opt.Source}
 	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
 }
 
@@ -530,12 +533,10 @@ func (m *Model) controlsHeader() string {
 }
 
 // DefaultSessionDir is where the workbench saves sessions unless told.
+// It is engine.DefaultDir, or "perflab-sessions" without a home directory.
 func DefaultSessionDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "perflab", "sessions")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "perflab", "sessions")
+	if d, err := engine.DefaultDir(); err == nil {
+		return d
 	}
 	return "perflab-sessions"
 }

@@ -242,10 +242,10 @@ func warningLines(s *runState, pd panelData) []string {
 			out = append(out, m.name+": "+w)
 		}
 	}
-	if n := s.counts[lab.StatusFailed] + s.counts[lab.StatusTimeout]; n > 0 {
+	if n := s.Counts().ByStatus[lab.StatusFailed] + s.Counts().ByStatus[lab.StatusTimeout]; n > 0 {
 		last := ""
-		for i := len(s.trials) - 1; i >= 0; i-- {
-			if t := s.trials[i]; t.Status != lab.StatusOK {
+		for i := len(s.Trials()) - 1; i >= 0; i-- {
+			if t := s.Trials()[i]; t.Status != lab.StatusOK {
 				last = fmt.Sprintf(" (last: #%d %s)", t.Index, t.Reason)
 				break
 			}
@@ -269,8 +269,8 @@ func streamLines(st *Styles, s *runState, w, h int) []string {
 	}
 	lines := []string{st.PanelTitle.Render("trials")}
 	h--
-	start := max(0, len(s.trials)-h)
-	for _, t := range s.trials[start:] {
+	start := max(0, len(s.Trials())-h)
+	for _, t := range s.Trials()[start:] {
 		arm := "A"
 		if t.Arm == lab.ArmTreatment {
 			arm = "B"
@@ -297,7 +297,7 @@ func streamLines(st *Styles, s *runState, w, h int) []string {
 		}
 		lines = append(lines, line)
 	}
-	if len(s.trials) == 0 {
+	if len(s.Trials()) == 0 {
 		lines = append(lines, st.Muted.Render("  no trials yet"))
 	}
 	return lines

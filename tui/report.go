@@ -7,21 +7,15 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
-// analyze compares the counted samples with the experiment's α and
-// confidence, exactly as perflab report does (same options, same seed). It
+// analyze compares the counted samples with opt, the plan's options
+// (engine.Options), exactly as perflab report does (same options, same seed). It
 // runs in a tea.Cmd, never in Update or View, at most one at a time. The
 // live panels need no shortcut: at 10,000 trials the full analysis with
 // 10,000 bootstrap resamples takes about 6 ms here (BenchmarkAnalysis).
-func analyze(in []metricInput, alpha, confidence float64) panelData {
-	opt := analysis.DefaultOptions()
-	if alpha > 0 {
-		opt.Alpha = alpha
-	}
-	if confidence > 0 {
-		opt.Confidence = confidence
-	}
+func analyze(in []metricInput, opt analysis.Options) panelData {
 	ms := make([]analysis.MetricInput, 0, len(in))
 	n := 0
 	for _, m := range in {
@@ -134,13 +128,6 @@ func pctOf(x float64) string {
 // emptyPanel is the panel before any analysis: the settings the analysis
 // will use, no metrics.
 func emptyPanel(plan lab.Experiment) panelData {
-	o := analysis.DefaultOptions()
-	pd := panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test}
-	if plan.Alpha > 0 {
-		pd.alpha = plan.Alpha
-	}
-	if plan.Confidence > 0 {
-		pd.confidence = plan.Confidence
-	}
-	return pd
+	o := engine.Options(&plan)
+	return panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test}
 }

@@ -7,101 +7,43 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
-// metricSeries holds the counted samples of one metric, per arm, in arrival
-// order. Appending is all a new trial costs.
-type metricSeries struct {
-	name, unit, better string
-	a, b               []float64
-	// ordA and ordB hold the order mode (an index into runState.orders) of
-	// each value, for the order-effect test.
-	ordA, ordB []uint8
-}
-
 // runState accumulates a session's events: what the dashboard shows and what
-// the analysis is computed from. Both a live run and a replay feed it.
+// the analysis is computed from. Both a live run and a replay feed it. The
+// trials, metric inputs, counts and progress come from the engine's Fold,
+// the one fold every view uses; runState adds what only the dashboard
+// shows (probe samples, the log, live settings).
 type runState struct {
+	*engine.Fold
 	device lab.DeviceInfo
 	plan   lab.Experiment
 
-	trials   []lab.Trial
-	series   []*metricSeries
-	byName   map[string]*metricSeries
-	probe    []lab.ProbeSample
-	log      []string // toggles, notes, settings, in order
-	counts   map[string]int
-	warmups  int
-	counted  [2]int // counted trials per arm (control, treatment)
-	order    string
-	controls lab.Controls
-	paused   bool
-	end      *lab.End
-	lastT    float64
-	tracker  *lab.Tracker
-	// version counts the counted trials applied; the analysis is current when
-	// it was computed at this version.
-	version    int
-	orders     []string // order modes seen in counted trials
+	probe      []lab.ProbeSample
+	log        []string // toggles, notes, settings, in order
+	order      string
+	controls   lab.Controls
+	paused     bool
+	end        *lab.End
+	lastT      float64
 	mismatches []string
 }
 
 func newRunState(dev lab.DeviceInfo, plan lab.Experiment) *runState {
 	return &runState{
+		Fold:   engine.NewFold(&plan),
 		device: dev, plan: plan, order: plan.Order, controls: plan.Controls,
-		byName: map[string]*metricSeries{}, counts: map[string]int{},
-		tracker: lab.NewTracker(&plan),
 	}
 }
 
 // apply adds one event to the state.
 func (s *runState) apply(ev lab.Event) {
-	s.tracker.Add(ev)
+	s.Fold.Add(ev)
 	if ev.T > s.lastT {
 		s.lastT = ev.T
 	}
 	switch ev.Type {
-	case lab.EventTrial:
-		if ev.Trial == nil {
-			return
-		}
-		t := *ev.Trial
-		s.trials = append(s.trials, t)
-		s.counts[t.Status]++
-		if t.Warmup {
-			s.warmups++
-		}
-		if !t.Counted() {
-			return
-		}
-		arm := 0
-		if t.Arm == lab.ArmTreatment {
-			arm = 1
-		} else if t.Arm != lab.ArmControl {
-			return
-		}
-		s.counted[arm]++
-		oi := s.orderIndex(t.Order)
-		for _, mt := range t.Metrics {
-			ms := s.byName[mt.Name]
-			if ms == nil {
-				better := mt.Better
-				if better == "" {
-					better = "lower"
-				}
-				ms = &metricSeries{name: mt.Name, unit: mt.Unit, better: better}
-				s.byName[mt.Name] = ms
-				s.series = append(s.series, ms)
-			}
-			if arm == 0 {
-				ms.a = append(ms.a, mt.Value)
-				ms.ordA = append(ms.ordA, oi)
-			} else {
-				ms.b = append(ms.b, mt.Value)
-				ms.ordB = append(ms.ordB, oi)
-			}
-		}
-		s.version++
 	case lab.EventProbe:
 		if ev.Probe == nil {
 			return
@@ -180,17 +122,6 @@ func (s *runState) logf(t float64, format string, args ...any) {
 	s.log = append(s.log, fmt.Sprintf("%s %s", clock(t), fmt.Sprintf(format, args...)))
 }
 
-// orderIndex numbers an order mode.
-func (s *runState) orderIndex(o string) uint8 {
-	for i, x := range s.orders {
-		if x == o {
-			return uint8(i)
-		}
-	}
-	s.orders = append(s.orders, o)
-	return uint8(len(s.orders) - 1)
-}
-
 // unquote shows a JSON string value without its quotes.
 func unquote(v string) string {
 	var s string
@@ -212,24 +143,18 @@ func clock(t float64) string {
 	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }
 
-// progress returns how far the run has come.
-func (s *runState) progress() lab.Progress { return s.tracker.Progress() }
-
-// inputs snapshots the counted samples for the analysis. The slices are
-// copied: the analysis runs on another goroutine while trials keep arriving.
+// inputs snapshots the counted samples for the analysis. The fold's
+// slices are capacity-clipped, so trials arriving while the analysis runs
+// on another goroutine never change them.
 func (s *runState) inputs() []metricInput {
-	out := make([]metricInput, 0, len(s.series))
-	for _, ms := range s.series {
-		in := metricInput{
-			name: ms.name, unit: ms.unit, better: ms.better,
-			a: append([]float64(nil), ms.a...), b: append([]float64(nil), ms.b...),
+	ins := s.Fold.Inputs()
+	out := make([]metricInput, 0, len(ins))
+	for i, in := range ins {
+		m := metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1]}
+		if modes, a, b := s.Fold.OrderModes(i); len(modes) > 1 {
+			m.ordA, m.ordB, m.orders = a, b, len(modes)
 		}
-		if len(s.orders) > 1 {
-			in.ordA = append([]uint8(nil), ms.ordA...)
-			in.ordB = append([]uint8(nil), ms.ordB...)
-			in.orders = len(s.orders)
-		}
-		out = append(out, in)
+		out = append(out, m)
 	}
 	return out
 }

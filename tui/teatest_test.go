@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
 )
@@ -28,15 +29,12 @@ func realBackend() Backend {
 	opt := devices.Options{Seed: 1}
 	return Backend{
 		ListDevices: func(ctx context.Context) ([]lab.DeviceInfo, error) { return devices.List(ctx, opt) },
-		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+		Lab: engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
 			o := opt
 			o.Realtime = realtime
 			return devices.Open(ctx, id, o)
-		},
-		NewRunner: func(dev lab.Device, exp *lab.Experiment) Runner { return lab.NewRunner(dev, exp) },
-		CreateSession: func(path string, dev lab.DeviceInfo, exp *lab.Experiment) (SessionWriter, error) {
-			return sessions.Create(path, sessions.NewHeader("perflab test", dev, exp))
-		},
+		}},
+		Tool: "perflab test",
 		StartStudy: func(ctx context.Context, p StudyPlan) <-chan study.Update {
 			return study.ValidateStream(ctx, testValidateConfig(p))
 		},
@@ -129,7 +127,7 @@ func TestTeatestRunOnSimulatedPhone(t *testing.T) {
 		}
 	}
 	// And so is the final verdict.
-	rep := analysis.Compare(want, s.Options())
+	rep := analysis.Compare(want, engine.Options(&s.Header.Plan))
 	if !fm.dash.finalDone {
 		t.Fatal("final analysis not computed")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 func TestDevicePickerSortsPreselectsAndRefusesOffline(t *testing.T) {
@@ -251,8 +252,8 @@ func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
 			report = r
 		}
 	}
-	if report.version == 0 || report.version == m.dash.state.version {
-		t.Fatalf("first analysis at version %d, state at %d", report.version, m.dash.state.version)
+	if report.version == 0 || report.version == m.dash.state.Version() {
+		t.Fatalf("first analysis at version %d, state at %d", report.version, m.dash.state.Version())
 	}
 	_, next := m.Update(report)
 	if next == nil || !m.dash.computing {
@@ -260,8 +261,8 @@ func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
 	}
 	r2 := next().(reportComputedMsg)
 	m.Update(r2)
-	if m.dash.panelVer != m.dash.state.version || m.dash.computing {
-		t.Errorf("panel at %d, state at %d, computing %v", m.dash.panelVer, m.dash.state.version, m.dash.computing)
+	if m.dash.panelVer != m.dash.state.Version() || m.dash.computing {
+		t.Errorf("panel at %d, state at %d, computing %v", m.dash.panelVer, m.dash.state.Version(), m.dash.computing)
 	}
 	if m.dash.panel.resamples != analysis.DefaultResamples {
 		t.Errorf("live panel with %d resamples, want the report's %d", m.dash.panel.resamples, analysis.DefaultResamples)
@@ -367,13 +368,9 @@ func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 
 func TestRunStartFailureIsShown(t *testing.T) {
 	m := sized(New(Options{Now: fixedNow, Backend: Backend{
-		OpenDevice: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+		Lab: engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
 			return nil, context.DeadlineExceeded
-		},
-		NewRunner: func(lab.Device, *lab.Experiment) Runner { return newFakeRunner() },
-		CreateSession: func(string, lab.DeviceInfo, *lab.Experiment) (SessionWriter, error) {
-			return nil, nil
-		},
+		}},
 	}}), 80, 24)
 	m.device, m.exp = simInfo(), synthPlan(10)
 	m.controls = newControlsPane(m.st, m.device, m.exp, nil, false)
@@ -449,7 +446,7 @@ func TestNoColorStylesUseNoColours(t *testing.T) {
 	*m.st = st
 	m.help.Styles = st.Help
 	m.Update(eventsArrivedMsg{stream: 1, events: synthEvents(10, 10, false)})
-	m.dash.panel = analyze(m.dash.state.inputs(), 0, 0)
+	m.dash.panel = analyze(m.dash.state.inputs(), engine.Options(&m.exp))
 	if out := m.render(); colour.MatchString(out) {
 		t.Errorf("NO_COLOR styles emit colours: %q", colour.FindString(out))
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 // Opener opens a device for one run. seed tells independent experiments
@@ -151,30 +152,20 @@ func (d *runData) metrics(into map[string]metricInfo, order *[]string) {
 	}
 }
 
-// runOne executes one run on dev and collects its counted trials.
+// runOne executes one run on dev (through the session engine, unrecorded)
+// and collects its counted trials.
 func runOne(ctx context.Context, dev lab.Device, exp *lab.Experiment) *runData {
-	d := &runData{}
-	r := lab.NewRunner(dev, exp)
-	var end *lab.End
-	for ev := range r.Run(ctx) {
-		switch ev.Type {
-		case lab.EventTrial:
-			if ev.Trial.Counted() {
-				d.trials = append(d.trials, *ev.Trial)
-			} else if ev.Trial.Status != lab.StatusOK {
-				d.failed++
-			}
-		case lab.EventEnd:
-			end = ev.End
-		}
+	f, err := engine.RunOn(ctx, dev, exp)
+	d := &runData{err: err}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		d.err = fmt.Errorf("run ended: %w", err)
 	}
-	switch {
-	case end == nil:
-		d.err = errors.New("run ended without an end event")
-	case end.Reason == "cancelled":
-		d.err = context.Canceled
-	case end.Reason != "completed":
-		d.err = fmt.Errorf("run ended: %s: %s", end.Reason, end.Error)
+	for _, t := range f.Trials() {
+		if t.Counted() {
+			d.trials = append(d.trials, t)
+		} else if t.Status != lab.StatusOK {
+			d.failed++
+		}
 	}
 	return d
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 )
 
 // ValidateConfig configures a validation study.
@@ -117,13 +118,7 @@ type MetricRate struct {
 // primary test's verdict: the bootstrap interval, costly and irrelevant to
 // the verdict, is cut to its minimum.
 func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
-	o := analysis.DefaultOptions()
-	if exp.Alpha > 0 {
-		o.Alpha = exp.Alpha
-	}
-	if exp.Confidence > 0 {
-		o.Confidence = exp.Confidence
-	}
+	o := engine.Options(exp)
 	if test != "" {
 		o.Test = test
 	}

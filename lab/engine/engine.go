@@ -1,0 +1,393 @@
+// Package engine runs a session: it opens the device, writes the header
+// and creates the session file, runs the optional stability probe before
+// the first trial, drives the runner, records every event before relaying
+// it, and folds events into analysis inputs (Fold) with options derived
+// from the plan (Options). perflab run --headless, the workbench and the
+// validate and order studies are views over it; none repeats a step.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/proxy"
+	"github.com/perflab/perflab/sessions"
+)
+
+// Runner is the live side of lab.Runner that views drive. Every live method
+// is recorded by the runner as a toggle or note event, effective from the
+// next round.
+type Runner interface {
+	Run(ctx context.Context) <-chan lab.Event
+	SetOrder(mode string) error
+	SetControls(c lab.Controls) error
+	Pause() error
+	Resume() error
+	AddNote(text string) error
+}
+
+// Writer appends events to a session file (sessions.Writer).
+type Writer interface {
+	Write(ev lab.Event) error
+	Close() error
+}
+
+// Lab is how the engine reaches devices, runners and session files. Open is
+// required; the others default to lab.NewRunner and sessions.Create (or
+// CreateOverwrite). Tests substitute fakes.
+type Lab struct {
+	// Open opens a device by id ("sim:<preset>", "local", "adb:<serial>");
+	// realtime paces a simulated device at wall-clock speed.
+	Open func(ctx context.Context, id string, realtime bool) (lab.Device, error)
+	// NewRunner prepares a run of exp on dev.
+	NewRunner func(dev lab.Device, exp *lab.Experiment) Runner
+	// Create creates the session file at path and writes h.
+	Create func(path string, h sessions.Header, overwrite bool) (Writer, error)
+}
+
+// Plan is one session to run.
+type Plan struct {
+	// Experiment is what to run; its Device names the device.
+	Experiment lab.Experiment
+	// Tool is recorded in the header ("perflab 0.1.0").
+	Tool string
+	// Source says where the plan came from (the experiment file, or
+	// "workbench"); recorded in the header.
+	Source string
+	// Path is the session file. Empty: Dir/ID.jsonl. Relative paths are
+	// made absolute, so the path reported is usable from anywhere.
+	Path string
+	// Dir is where a session without Path goes (default DefaultDir()).
+	Dir string
+	// Overwrite replaces an existing Path; otherwise an existing file is an
+	// error, unless FreeName.
+	Overwrite bool
+	// FreeName adds -2, -3... before the extension when Path is taken (two
+	// workbench runs in one second).
+	FreeName bool
+	// ProbeS is the length, in device seconds, of the MFLOPS stability
+	// check run after the controls are applied and before the first trial;
+	// 0 skips it. A device that cannot probe gets a note in the session.
+	ProbeS float64
+	// Realtime paces a simulated device at wall-clock speed.
+	Realtime bool
+}
+
+// Item is one relayed event, after it was written to the session, or a
+// failure to record.
+type Item struct {
+	Event lab.Event // zero Type when the item only carries Err
+	Err   error
+}
+
+// Session is a session being run. Read Events until it closes; then Result
+// holds the outcome.
+type Session struct {
+	// Path is the session file (absolute).
+	Path string
+	// Header is the session's first line.
+	Header sessions.Header
+	// Device is the open device's description.
+	Device lab.DeviceInfo
+	// Runner takes live changes (order, controls, pause, notes).
+	Runner Runner
+	// Events carries every event after it was written, then closes once the
+	// file and the device are closed.
+	Events <-chan Item
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	result Result
+}
+
+// Result is how a session ended.
+type Result struct {
+	// Written counts the trials in the session file: only those whose line
+	// was written without error.
+	Written sessions.Counts
+	// End is the runner's end event (nil if the runner stopped without one).
+	End *lab.End
+	// Err is the first failure to record (a write, sync or close error);
+	// the run is stopped at the first one, as nothing more can be kept.
+	Err error
+}
+
+// DefaultDir is where sessions go unless told: $XDG_DATA_HOME/perflab/sessions
+// when XDG_DATA_HOME is absolute (the XDG spec ignores relative values),
+// else ~/.local/share/perflab/sessions.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "perflab", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory for the default session folder (give a session path): %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "perflab", "sessions"), nil
+}
+
+// Start opens the device, creates the session file with its header and
+// starts the run. The caller reads s.Events to the end.
+func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
+	if l.Open == nil {
+		return nil, errors.New("no device backend: cannot run trials")
+	}
+	if l.NewRunner == nil {
+		l.NewRunner = func(dev lab.Device, exp *lab.Experiment) Runner { return lab.NewRunner(dev, exp) }
+	}
+	if l.Create == nil {
+		l.Create = createFile
+	}
+	exp := p.Experiment
+	dev, err := l.Open(ctx, exp.Device, p.Realtime)
+	if err != nil {
+		return nil, fmt.Errorf("open device %s: %w", exp.Device, err)
+	}
+	info := dev.Info()
+	exp.Device = info.ID
+	hdr := sessions.NewHeader(p.Tool, info, &exp)
+	hdr.Source = p.Source
+	hdr.Host, _ = os.Hostname()
+	path, err := sessionPath(p, hdr.ID)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	useSessionProxyFile(&exp, path)
+	hdr.Plan = exp
+	w, err := l.Create(path, hdr, p.Overwrite)
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("create session %s: %w", path, err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	samples := make(chan lab.ProbeSample) // unbuffered: see probingDevice
+	probe := lab.ProbeOptions{DurationS: p.ProbeS, IntervalS: 1, Realtime: p.Realtime}
+	r := l.NewRunner(withProbe(dev, probe, samples), &exp)
+	out := make(chan Item, 512)
+	s := &Session{Path: path, Header: hdr, Device: info, Runner: r, Events: out, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(out)
+		s.result = relay(rctx, cancel, dev, r, w, samples, out)
+	}()
+	return s, nil
+}
+
+func createFile(path string, h sessions.Header, overwrite bool) (Writer, error) {
+	if overwrite {
+		return sessions.CreateOverwrite(path, h)
+	}
+	return sessions.Create(path, h)
+}
+
+// sessionPath is the one place a session's file name is decided.
+func sessionPath(p Plan, id string) (string, error) {
+	path := p.Path
+	if path == "" {
+		dir := p.Dir
+		if dir == "" {
+			d, err := DefaultDir()
+			if err != nil {
+				return "", err
+			}
+			dir = d
+		}
+		path = filepath.Join(dir, id+".jsonl")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("session path %s: %w", path, err)
+	}
+	if p.FreeName && !p.Overwrite {
+		abs = freeName(abs)
+	}
+	return abs, nil
+}
+
+// freeName returns path, or path with -2, -3... before its extension when
+// a file of that name exists.
+func freeName(path string) string {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			return path
+		}
+		path = fmt.Sprintf("%s-%d%s", base, i, ext)
+	}
+}
+
+// useSessionProxyFile puts the proxy recording next to the session file
+// when the experiment records or replays and names no file.
+func useSessionProxyFile(exp *lab.Experiment, sessionPath string) {
+	if exp.Controls.Proxy != proxy.ModeRecord && exp.Controls.Proxy != proxy.ModeReplay {
+		return
+	}
+	if exp.Proxy == nil {
+		exp.Proxy = &lab.ProxyOptions{}
+	} else {
+		c := *exp.Proxy
+		exp.Proxy = &c
+	}
+	if exp.Proxy.File == "" {
+		exp.Proxy.File = proxy.DefaultFile(sessionPath)
+	}
+}
+
+// Cancel stops the run: the trial in flight is ended and the session is
+// closed with an end event.
+func (s *Session) Cancel() { s.cancel() }
+
+// Done is closed once the session file and the device are closed.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Wait waits until the session is closed and returns how it ended. The
+// caller must be reading Events (or have read them to the end).
+func (s *Session) Wait() Result {
+	<-s.done
+	return s.result
+}
+
+// relay writes every event of the run, and the stability probe's samples
+// as probe events, to the session before passing it on. The first failure
+// to record stops the run. It closes the file and then the device.
+func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Runner, w Writer, samples <-chan lab.ProbeSample, out chan<- Item) Result {
+	defer cancel()
+	var res Result
+	res.Written = sessions.NewCounts()
+	send := func(ev lab.Event) {
+		var err error
+		if res.Err == nil {
+			if err = w.Write(ev); err != nil {
+				err = fmt.Errorf("session write: %w", err)
+				res.Err = err
+				cancel() // nothing more can be recorded
+			} else if ev.Type == lab.EventTrial && ev.Trial != nil {
+				res.Written.Add(ev.Trial)
+			}
+		}
+		if ev.Type == lab.EventEnd && ev.End != nil {
+			e := *ev.End
+			res.End = &e
+		}
+		out <- Item{Event: ev, Err: err}
+	}
+	start := time.Now() // the runner's clock starts with Run, just below
+	events := r.Run(ctx)
+	for events != nil {
+		select {
+		case s, ok := <-samples:
+			if !ok {
+				samples = nil
+				continue
+			}
+			send(lab.Event{Type: lab.EventProbe, T: time.Since(start).Seconds(), Probe: &s})
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			send(ev)
+		}
+	}
+	if err := w.Close(); err != nil && res.Err == nil {
+		res.Err = fmt.Errorf("close session: %w", err)
+		out <- Item{Err: res.Err}
+	}
+	if err := dev.Close(); err != nil {
+		out <- Item{Err: fmt.Errorf("closing device: %w", err)}
+	}
+	return res
+}
+
+// RunOn runs exp on an open device without recording it, folding every
+// event: the runs of a study. The error says why the run did not complete
+// (EndErr).
+func RunOn(ctx context.Context, dev lab.Device, exp *lab.Experiment) (*Fold, error) {
+	f := NewFold(exp)
+	var end *lab.End
+	for ev := range lab.NewRunner(dev, exp).Run(ctx) {
+		f.Add(ev)
+		if ev.Type == lab.EventEnd && ev.End != nil {
+			end = ev.End
+		}
+	}
+	return f, EndErr(end)
+}
+
+// EndErr says why a run did not complete: nil when end says completed,
+// context.Canceled when it was cancelled, an error naming the reason
+// otherwise or when the run ended without an end event.
+func EndErr(end *lab.End) error {
+	switch {
+	case end == nil:
+		return errors.New("the run ended without an end event")
+	case end.Reason == "completed":
+		return nil
+	case end.Reason == "cancelled":
+		return context.Canceled
+	case end.Error != "":
+		return fmt.Errorf("%s: %s", end.Reason, end.Error)
+	}
+	return errors.New(end.Reason)
+}
+
+// probingDevice runs the MFLOPS stability check at the end of Setup, after
+// the governor profile and the other controls are applied and before the
+// first trial, sending the samples to the relay as they come. The channel
+// is unbuffered, so every sample has been taken by the relay when Setup
+// returns and the session keeps probe samples before trials. Only the
+// first Setup probes.
+type probingDevice struct {
+	lab.Device
+	probe   lab.ProbeOptions
+	samples chan<- lab.ProbeSample
+	once    sync.Once
+}
+
+// probingReconnector keeps the device's Reconnector for the runner.
+type probingReconnector struct {
+	*probingDevice
+	lab.Reconnector
+}
+
+func withProbe(dev lab.Device, probe lab.ProbeOptions, samples chan<- lab.ProbeSample) lab.Device {
+	p := &probingDevice{Device: dev, probe: probe, samples: samples}
+	if rc, ok := dev.(lab.Reconnector); ok {
+		return probingReconnector{p, rc}
+	}
+	return p
+}
+
+func (p *probingDevice) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	first := false
+	p.once.Do(func() { first = true })
+	if !first { // a Setup after a reconnect: the check ran before the first trial
+		return p.Device.Setup(ctx, exp)
+	}
+	defer close(p.samples)
+	evs, err := p.Device.Setup(ctx, exp)
+	if err != nil || p.probe.DurationS <= 0 {
+		return evs, err
+	}
+	pr, ok := p.Device.(lab.Prober)
+	if !ok {
+		return append(evs, note("stability check skipped: this device cannot run the MFLOPS probe")), nil
+	}
+	if err := pr.Probe(ctx, p.probe, p.samples); err != nil && ctx.Err() == nil {
+		evs = append(evs, note("stability check failed: "+err.Error()))
+	}
+	return evs, nil
+}
+
+func note(text string) lab.Event {
+	return lab.Event{Type: lab.EventNote, Note: &lab.Note{Text: text}}
+}

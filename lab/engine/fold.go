@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
+)
+
+// Fold folds a session's events, one at a time, into what every view shows
+// and analyses: the metric inputs of the counted trials with the order mode
+// of each value (sessions.Accumulator's Inputs and OrderModes), the
+// trials, their counts and the progress. A live run, a replay, the
+// headless CLI and the studies all fold with it, so they agree.
+type Fold struct {
+	sessions.Accumulator // the metric inputs
+	plan                 lab.Experiment
+
+	trials  []lab.Trial
+	counts  sessions.Counts
+	version int
+
+	// progress
+	warm, counted map[string]int
+	failed        int
+	trialT        float64 // T of the last trial
+	firstT        float64 // T when trials started (the first trial's start)
+	seen          bool
+	lastT         float64
+}
+
+// NewFold returns a fold for a session of plan; plan's trials and warm-up
+// give the progress its total.
+func NewFold(plan *lab.Experiment) *Fold {
+	f := &Fold{
+		warm: map[string]int{}, counted: map[string]int{},
+		counts: sessions.NewCounts(),
+	}
+	if plan != nil {
+		f.plan = *plan
+	}
+	return f
+}
+
+// Add folds one event.
+func (f *Fold) Add(e lab.Event) {
+	f.Accumulator.Add(e)
+	if e.T > f.lastT {
+		f.lastT = e.T
+	}
+	if e.Type != lab.EventTrial || e.Trial == nil {
+		return
+	}
+	tr := e.Trial
+	f.trials = append(f.trials, *tr)
+	f.counts.Add(tr)
+	if !f.seen {
+		f.seen = true
+		f.firstT = e.T - tr.Duration
+	}
+	f.trialT = e.T
+	switch {
+	case tr.Warmup:
+		f.warm[tr.Arm]++
+	case tr.Status == lab.StatusOK:
+		f.counted[tr.Arm]++
+	}
+	if tr.Status != lab.StatusOK {
+		f.failed++
+	}
+
+	if tr.Counted() && (tr.Arm == lab.ArmControl || tr.Arm == lab.ArmTreatment) {
+		f.version++
+	}
+}
+
+func clip[T any](s []T) []T { return s[:len(s):len(s)] }
+
+// Trials returns every trial folded so far, in order.
+func (f *Fold) Trials() []lab.Trial { return clip(f.trials) }
+
+// Counts returns the trial counts by status, warm-up and arm.
+func (f *Fold) Counts() sessions.Counts { return f.counts }
+
+// Version counts the counted trials folded: an analysis computed at this
+// version is current.
+func (f *Fold) Version() int { return f.version }
+
+// Progress returns how far the run has come and an ETA from the pace of
+// its trials so far.
+func (f *Fold) Progress() Progress {
+	p := Progress{Total: 2 * (f.plan.Trials + f.plan.Warmup), Failed: f.failed, Counted: map[string]int{}}
+	if p.Total < 0 { // overflowing plans: progress is unknown, never negative
+		p.Total = 0
+	}
+	for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
+		p.Done += min(f.warm[arm], f.plan.Warmup) + min(f.counted[arm], f.plan.Trials)
+		p.Counted[arm] = f.counted[arm]
+	}
+	p.Elapsed = seconds(f.lastT)
+	if p.Done > 0 && p.Total >= p.Done {
+		spent := f.trialT - f.firstT
+		// Failed trials also take time; spread it over the useful ones.
+		per := spent / float64(p.Done)
+		p.ETA = seconds(per * float64(p.Total-p.Done))
+	}
+	return p
+}
+
+// seconds converts to a Duration, saturating instead of overflowing.
+func seconds(s float64) time.Duration {
+	const max = float64(1<<63 - 1)
+	d := s * float64(time.Second)
+	switch {
+	case d >= max:
+		return time.Duration(1<<63 - 1)
+	case d <= 0 || d != d:
+		return 0
+	}
+	return time.Duration(d)
+}
+
+// Progress is how far a run has come, for progress bars and ETAs.
+type Progress struct {
+	Done    int           // trials done that move the run forward (warm-ups and counted trials)
+	Total   int           // trials needed: (warm-up + trials) per arm
+	Failed  int           // trials that failed or timed out (not counted)
+	Elapsed time.Duration // since the run started
+	ETA     time.Duration // estimated time left; 0 until the first trial
+	Counted map[string]int
+}
+
+// Fraction is Done/Total in [0, 1].
+func (p Progress) Fraction() float64 {
+	if p.Total <= 0 {
+		return 0
+	}
+	return min(1, float64(p.Done)/float64(p.Total))
+}
+
+// Options derives the analysis options of a session from its plan: the
+// plan's α and confidence (defaults otherwise), the arms as labels. Every
+// view (report, replay, the live dashboard, run --headless) uses them, so
+// the same session gives the same numbers everywhere.
+func Options(plan *lab.Experiment) analysis.Options {
+	o := analysis.DefaultOptions()
+	if plan.Alpha > 0 {
+		o.Alpha = plan.Alpha
+	}
+	if plan.Confidence > 0 {
+		o.Confidence = plan.Confidence
+	}
+	o.Labels = []string{lab.ArmControl, lab.ArmTreatment}
+	return o
+}
