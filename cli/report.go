@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 
 	"github.com/perflab/perflab/analysis"
@@ -69,10 +70,16 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump")
 		return exitUsage
 	}
-	// Loading a large session allocates many small, long-lived values; the
-	// collector's default pacing spends more on rescanning them than the
-	// report spends on statistics. Memory is bounded by the session's size.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// A report allocates about twice the session file's size, nearly all
+	// of it live until the end: a collection would free little and cost a
+	// pass over all of it. The collector runs only should the heap reach
+	// four times the file's size plus 256 MiB (or a lower GOMEMLIMIT).
+	limit := int64(256 << 20)
+	if st, err := os.Stat(pos[0]); err == nil {
+		limit += 4 * st.Size()
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(limit, debug.SetMemoryLimit(-1))))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	s, err := sessions.Load(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)

@@ -122,7 +122,7 @@ func TestReadIntegrity(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, fast := range []bool{true, false} {
-				s, err := parse(tt.data, fast)
+				s, err := parse(tt.data, fast, false)
 				if tt.err != "" {
 					if err == nil || !strings.Contains(err.Error(), tt.err) {
 						t.Fatalf("fast=%v: error %v, want %q", fast, err, tt.err)
@@ -170,7 +170,7 @@ func TestUnitChangeProblemsBounded(t *testing.T) {
 		evs = append(evs, lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{Index: i, Arm: arm, Status: lab.StatusOK,
 			Metrics: []lab.Metric{{Name: "x", Value: 1, Unit: unit}}}})
 	}
-	s, err := parse(joinLines(sessionText(t, evs)), true)
+	s, err := parse(joinLines(sessionText(t, evs)), true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestLoadConcatenated(t *testing.T) {
 // checkReaders parses data with the fast decoder and with encoding/json
 // alone and fails unless both give the same session or the same error.
 func checkReaders(t *testing.T, data []byte) {
-	fast, ferr := parse(data, true)
-	slow, serr := parse(data, false)
+	fast, ferr := parse(data, true, false)
+	slow, serr := parse(data, false, false)
 	if (ferr == nil) != (serr == nil) || (ferr != nil && ferr.Error() != serr.Error()) {
 		t.Fatalf("errors differ: fast %v, encoding/json %v", ferr, serr)
 	}
@@ -244,4 +244,20 @@ func TestReadersAgreeOnBigSession(t *testing.T) {
 	var buf bytes.Buffer
 	buf.Write(joinLines(lines))
 	checkReaders(t, buf.Bytes())
+}
+
+// BenchmarkCheckTrials100k is the integrity pass alone over 100,000
+// trials, to compare with BenchmarkLoad100k (which includes it).
+func BenchmarkCheckTrials100k(b *testing.B) {
+	events := bigEvents(100_000)
+	lineOf := make([]int32, len(events))
+	lines := make([][]byte, len(events))
+	for i := range lineOf {
+		lineOf[i] = int32(i + 2)
+	}
+	for b.Loop() {
+		if evs, probs, err := checkTrials(events, lineOf, lines); err != nil || len(probs) != 0 || len(evs) != len(events) {
+			b.Fatal(err, probs)
+		}
+	}
 }

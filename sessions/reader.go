@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"sync"
@@ -22,11 +23,16 @@ import (
 // unreadable header, a second session header (sessions concatenated) and
 // two different trials with the same index are errors naming the lines.
 func Load(path string) (*Session, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := parse(data, true)
+	defer f.Close()
+	data, release, err := mapFile(f)
+	if err != nil {
+		return nil, err
+	}
+	s, err := parseMapped(data, release)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -53,13 +59,46 @@ func Read(r io.Reader) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parse(data, true)
+	return parse(data, true, false)
+}
+
+func readAll(f *os.File) ([]byte, func(), error) {
+	data, err := io.ReadAll(f)
+	return data, func() {}, err
+}
+
+// parseMapped parses a mapped file and unmaps it. Should the file shrink
+// meanwhile (it was overwritten), reading a page past its new end is an
+// error, not a crash.
+func parseMapped(data []byte, release func()) (s *Session, err error) {
+	defer release()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(&err)
+	return parse(data, true, true)
+}
+
+// errFileChanged is the error of a mapped session that shrank while read.
+var errFileChanged = errors.New("the file shrank while it was read (overwritten?); read it again")
+
+// recoverFault turns a memory fault (reading a page of a mapped file past
+// its end) into errFileChanged; other panics go on.
+func recoverFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, fault := r.(interface{ Addr() uintptr }); fault {
+		*err = errFileChanged
+		return
+	}
+	panic(r)
 }
 
 // parse splits data into lines, decodes the events in parallel chunks and
 // checks the trials' integrity. fast false decodes every line with
 // encoding/json (the reference the fast decoder is tested against).
-func parse(data []byte, fast bool) (*Session, error) {
+// guard says data is a mapped file (see parseMapped).
+func parse(data []byte, fast, guard bool) (*Session, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file, not a perflab session")
 	}
@@ -68,7 +107,7 @@ func parse(data []byte, fast bool) (*Session, error) {
 	if err := readHeader(bytes.TrimSpace(first), &s.Header); err != nil {
 		return nil, fmt.Errorf("line 1: %w", err)
 	}
-	var lines [][]byte
+	lines := make([][]byte, 0, bytes.Count(rest, []byte{'\n'})+1)
 	for len(rest) > 0 {
 		var line []byte
 		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
@@ -90,6 +129,10 @@ func parse(data []byte, fast bool) (*Session, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if guard {
+				defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+				defer recoverFault(&fatal[w])
+			}
 			var in interner
 			for k := lo; k < hi; k++ {
 				e, prob, ok := decodeLine(lines[k], k+2, &in, fast)

@@ -109,8 +109,10 @@ type Counts struct {
 // CountTrials counts the trials among events by status, warm-up and arm.
 func CountTrials(events []lab.Event) Counts {
 	c := NewCounts()
-	for _, t := range Trials(events) {
-		c.Add(t)
+	for i := range events {
+		if t := events[i].Trial; events[i].Type == lab.EventTrial && t != nil {
+			c.Add(t)
+		}
 	}
 	return c
 }
