@@ -195,23 +195,44 @@ func TestVerdicts(t *testing.T) {
 	check("faster, lower better", MetricInput{Name: "ms", Samples: [][]float64{shifted, base}}, def, VerdictImprovement, "")
 	check("higher, higher better", MetricInput{Name: "fps", Better: BetterHigher, Samples: [][]float64{base, shifted}}, def, VerdictImprovement, "")
 	check("lower, higher better", MetricInput{Name: "fps", Better: BetterHigher, Samples: [][]float64{shifted, base}}, welch, VerdictRegression, "")
-	check("no change", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, def, VerdictNoChange, "")
-	check("no change welch", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, welch, VerdictNoChange, "")
-	check("empty B", MetricInput{Name: "ms", Samples: [][]float64{base, nil}}, def, VerdictUndetermined, "B has no values")
-	check("missing B", MetricInput{Name: "ms", Samples: [][]float64{base}}, def, VerdictUndetermined, "B has no values")
-	check("one value", MetricInput{Name: "ms", Samples: [][]float64{{1}, base}}, def, VerdictUndetermined, "A has only 1 value")
+	check("not significant, no threshold", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, def, VerdictInconclusive, "")
+	check("not significant welch, no threshold", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, welch, VerdictInconclusive, "")
+	thr := def
+	thr.ThresholdPct = 2
+	check("equivalent within 2%", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, thr, VerdictNoChange, "")
+	welchThr := welch
+	welchThr.ThresholdPct = 2
+	check("equivalent within 2% welch", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, welchThr, VerdictNoChange, "")
+	thr.ThresholdPct = 0.5
+	check("interval wider than ±0.5%", MetricInput{Name: "ms", Samples: [][]float64{base, same}}, thr, VerdictInconclusive, "")
+	thr.ThresholdPct = 5
+	check("3% slower, threshold 5%", MetricInput{Name: "ms", Samples: [][]float64{base, shifted}}, thr, VerdictNoChange, "")
+	// A threshold between the estimate and the interval's far end: the
+	// change is significant, below the threshold, but not shown to be.
+	d := Compare([]MetricInput{{Name: "ms", Samples: [][]float64{base, shifted}}}, def).Metrics[0].Decision
+	thr.ThresholdPct = (float64(d.DeltaPct) + float64(d.CIHighPct)) / 2
+	r := Compare([]MetricInput{{Name: "ms", Samples: [][]float64{base, shifted}}}, thr).Metrics[0]
+	if r.Verdict != VerdictInconclusive || !r.Decision.BelowThreshold || !r.Decision.MoreTrials.Defined() {
+		t.Errorf("significant below threshold %v: %s %+v", thr.ThresholdPct, r.Verdict, r.Decision)
+	}
+	if n := DecisionNote(r, thr.ThresholdPct); !strings.Contains(n, "significant but below the threshold") {
+		t.Errorf("note %q", n)
+	}
+	check("empty B", MetricInput{Name: "ms", Samples: [][]float64{base, nil}}, def, VerdictInconclusive, "B has no values")
+	check("missing B", MetricInput{Name: "ms", Samples: [][]float64{base}}, def, VerdictInconclusive, "B has no values")
+	check("one value", MetricInput{Name: "ms", Samples: [][]float64{{1}, base}}, def, VerdictInconclusive, "A has only 1 value")
 	check("3 vs 3 cannot be significant", MetricInput{Name: "ms", Samples: [][]float64{{1, 2, 3}, {10, 11, 12}}}, def,
-		VerdictUndetermined, "smallest possible Mann–Whitney p is 0.1")
+		VerdictInconclusive, "smallest possible Mann–Whitney p is 0.1")
 	check("3 vs 3 welch", MetricInput{Name: "ms", Samples: [][]float64{{1, 2, 3}, {10, 11, 12}}}, welch, VerdictRegression, "")
 	check("identical constants", MetricInput{Name: "ms", Samples: [][]float64{{5, 5, 5, 5}, {5, 5, 5, 5}}}, def,
-		VerdictUndetermined, "A and B are the same constant (5)")
+		VerdictInconclusive, "A and B are the same constant (5)")
 	check("different constants", MetricInput{Name: "instructions", Samples: [][]float64{
 		{100, 100, 100, 100, 100, 100}, {110, 110, 110, 110, 110, 110}}}, def, VerdictRegression, "")
 	drift := make([]float64, 20)
 	for i := range drift {
 		drift[i] = float64(i)
 	}
-	check("drift warning", MetricInput{Name: "ms", Samples: [][]float64{drift, drift}}, def, VerdictNoChange, "A may drift with trial order")
+	check("drift warning", MetricInput{Name: "ms", Samples: [][]float64{drift, drift}}, def, VerdictInconclusive, "A may drift with trial order")
 }
 
 func TestCorrectionAcrossMetrics(t *testing.T) {
@@ -223,7 +244,7 @@ func TestCorrectionAcrossMetrics(t *testing.T) {
 	for _, c := range []struct {
 		correction string
 		want       string
-	}{{CorrectionNone, VerdictRegression}, {CorrectionBonferroni, VerdictNoChange}, {CorrectionHolm, VerdictNoChange}} {
+	}{{CorrectionNone, VerdictRegression}, {CorrectionBonferroni, VerdictInconclusive}, {CorrectionHolm, VerdictInconclusive}} {
 		opt := DefaultOptions()
 		opt.Correction = c.correction
 		opt.Test = TestWelch
@@ -291,7 +312,7 @@ func TestJSONContract(t *testing.T) {
 	if c["welch"].(map[string]any)["p"] != nil {
 		t.Errorf("constant metric: welch.p = %v, want null", c["welch"].(map[string]any)["p"])
 	}
-	if c["verdict"] != VerdictUndetermined {
+	if c["verdict"] != VerdictInconclusive {
 		t.Errorf("constant metric verdict %v", c["verdict"])
 	}
 	if w, ok := c["warnings"].([]any); !ok || len(w) == 0 {

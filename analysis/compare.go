@@ -31,12 +31,22 @@ const (
 	TestWelch       = "welch"
 )
 
-// Verdicts of a metric.
+// Verdicts of a metric: one vocabulary for compare, run, report, replay,
+// the workbench and validate.
 const (
-	VerdictRegression   = "regression"   // B is worse than A
-	VerdictImprovement  = "improvement"  // B is better than A
-	VerdictNoChange     = "no change"    // no significant difference
-	VerdictUndetermined = "undetermined" // too few samples or undefined statistics
+	// VerdictRegression: B is significantly worse than A (test and
+	// interval agree) by at least the practical threshold.
+	VerdictRegression = "regression"
+	// VerdictImprovement: B is significantly better than A by at least the
+	// threshold.
+	VerdictImprovement = "improvement"
+	// VerdictNoChange: the whole interval lies within ±threshold, an
+	// equivalence result; never reached with threshold 0.
+	VerdictNoChange = "no change"
+	// VerdictInconclusive: anything else, including too few samples and
+	// undefined statistics; Decision tells the estimate, its interval, the
+	// MDE and about how many more trials would decide.
+	VerdictInconclusive = "inconclusive"
 )
 
 // Directions of a metric.
@@ -54,6 +64,11 @@ type Options struct {
 	Test       string  // primary test: mann-whitney or welch
 	Resamples  int     // bootstrap resamples
 	Seed       uint64  // bootstrap seed
+	// ThresholdPct is the practical threshold in % (≥ 0): a significant
+	// change smaller than it is not a regression or an improvement, and an
+	// interval within ±ThresholdPct is "no change". 0: any significant
+	// change counts.
+	ThresholdPct float64
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 }
@@ -107,6 +122,9 @@ func (o Options) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("--test must be mann-whitney or welch, got %q", o.Test))
 	}
+	if !(o.ThresholdPct >= 0 && o.ThresholdPct < 1e6) {
+		errs = append(errs, fmt.Errorf("--threshold must be a percentage of at least 0, got %v", o.ThresholdPct))
+	}
 	if o.Resamples < 2 || o.Resamples > MaxResamples {
 		errs = append(errs, fmt.Errorf("--resamples must be between 2 and %d, got %d", MaxResamples, o.Resamples))
 	}
@@ -116,12 +134,20 @@ func (o Options) Validate() error {
 // MetricInput is one metric's samples: Samples[0] is A (control),
 // Samples[1] is B (treatment); further samples take part in the
 // Kruskal–Wallis test of all inputs. A missing or empty sample makes the
-// metric undetermined, with a warning.
+// metric inconclusive, with a warning.
+//
+// Pairs, when given (rounds of alternate or random order, or `compare
+// --paired`), make the paired analysis primary: the verdict rests on the
+// per-pair log ratio (Paired) instead of the unpaired test. Samples still
+// hold each arm's values for the summaries. DroppedRounds counts rounds
+// left out of Pairs because a failed trial broke them (see PairRounds).
 type MetricInput struct {
-	Name    string
-	Unit    string
-	Better  string // "lower" (default) or "higher"
-	Samples [][]float64
+	Name          string
+	Unit          string
+	Better        string // "lower" (default) or "higher"
+	Samples       [][]float64
+	Pairs         []Pair
+	DroppedRounds int
 }
 
 // Trend holds the Spearman correlation of each arm's values with their
@@ -148,8 +174,12 @@ type MetricResult struct {
 	Trend          Trend         `json:"trend"`
 	MDEPct         Float         `json:"mde_pct"`    // minimum detectable effect, % of mean A
 	PAdjusted      Float         `json:"p_adjusted"` // primary test's p after correction
-	Verdict        string        `json:"verdict"`
-	Warnings       []string      `json:"warnings"`
+	// Paired is the paired analysis, present when the input had pairs; it
+	// is then primary.
+	Paired   *Paired  `json:"paired,omitempty"`
+	Decision Decision `json:"decision"` // what the verdict rests on
+	Verdict  string   `json:"verdict"`
+	Warnings []string `json:"warnings"`
 	// Others summarises inputs after the second (C, D, ...), when given.
 	Others []Summary `json:"others,omitempty"`
 	// KruskalWallisAll tests all inputs of this metric together.
@@ -159,13 +189,14 @@ type MetricResult struct {
 // Report is the comparison of all metrics. Its JSON form is the contract
 // of `perflab compare --json` and of session reports.
 type Report struct {
-	Alpha       float64        `json:"alpha"`
-	Confidence  float64        `json:"confidence"`
-	Correction  string         `json:"correction"`
-	PrimaryTest string         `json:"primary_test"`
-	Seed        uint64         `json:"seed"` // bootstrap seed, to reproduce the intervals
-	Inputs      []string       `json:"inputs,omitempty"`
-	Metrics     []MetricResult `json:"metrics"`
+	Alpha        float64        `json:"alpha"`
+	Confidence   float64        `json:"confidence"`
+	Correction   string         `json:"correction"`
+	PrimaryTest  string         `json:"primary_test"`
+	Seed         uint64         `json:"seed"` // bootstrap seed, to reproduce the intervals
+	ThresholdPct float64        `json:"threshold_pct"`
+	Inputs       []string       `json:"inputs,omitempty"`
+	Metrics      []MetricResult `json:"metrics"`
 	// KruskalWallisAll tests all inputs together. With several metrics it
 	// is undefined here and given per metric instead.
 	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
@@ -184,11 +215,14 @@ func Compare(metrics []MetricInput, opt Options) Report {
 	if err := opt.Validate(); err != nil {
 		d := DefaultOptions()
 		d.Seed, d.Labels = opt.Seed, opt.Labels
+		if opt.ThresholdPct >= 0 && opt.ThresholdPct < 1e6 {
+			d.ThresholdPct = opt.ThresholdPct
+		}
 		rwarn = append(rwarn, fmt.Sprintf("invalid options replaced by defaults: %v", err))
 		opt = d
 	}
 	r := Report{Alpha: opt.Alpha, Confidence: opt.Confidence, Correction: opt.Correction,
-		PrimaryTest: opt.Test, Seed: opt.Seed, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
+		PrimaryTest: opt.Test, Seed: opt.Seed, ThresholdPct: opt.ThresholdPct, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
 		KruskalWallisAll: KruskalWallis{H: undefined(), P: undefined()}, Warnings: rwarn}
 
 	var wg sync.WaitGroup
@@ -207,7 +241,7 @@ func Compare(metrics []MetricInput, opt Options) Report {
 	ps := make([]Float, len(r.Metrics))
 	for i, m := range r.Metrics {
 		ps[i] = primaryP(m, opt.Test)
-		if m.A.N < 2 || m.B.N < 2 {
+		if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
 			ps[i] = undefined() // not comparable: not part of the family of tests
 		}
 	}
@@ -216,7 +250,9 @@ func Compare(metrics []MetricInput, opt Options) Report {
 		m := &r.Metrics[i]
 		m.PAdjusted = adj[i]
 		if m.Verdict == "" {
-			m.Verdict = verdict(m, opt)
+			m.Verdict = decide(m, opt)
+		} else {
+			m.Decision.MoreTrials = undefined()
 		}
 		if m.Warnings == nil {
 			m.Warnings = []string{}
@@ -229,6 +265,9 @@ func Compare(metrics []MetricInput, opt Options) Report {
 }
 
 func primaryP(m MetricResult, test string) Float {
+	if m.Paired != nil {
+		return m.Paired.P
+	}
 	if test == TestWelch {
 		return m.Welch.P
 	}
@@ -428,17 +467,37 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		}
 	}
 
-	if !enough {
-		m.Verdict = VerdictUndetermined
-	} else if p := primaryP(m, opt.Test); !p.Defined() {
-		m.Verdict = VerdictUndetermined
+	if len(in.Pairs) > 0 || in.DroppedRounds > 0 {
+		pr, ws := AnalyzePaired(in.Pairs, in.DroppedRounds, opt.Alpha, opt.Confidence, opt.Resamples,
+			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
+		w.add("", ws...)
+		m.Paired = &pr
+	}
+	m.Decision = decisionBasis(m, opt)
+
+	switch {
+	case m.Paired != nil:
+		pr := m.Paired
+		nz := pr.N - pr.Zeros
+		switch {
+		case !pr.P.Defined():
+			m.Verdict = VerdictInconclusive
+		case pr.Exact && signedRankMinP(nz) >= opt.Alpha:
+			m.Verdict = VerdictInconclusive
+			w.add("", fmt.Sprintf("with %d pairs the smallest possible signed-rank p is %.3g, not below alpha %g: collect more rounds",
+				nz, signedRankMinP(nz), opt.Alpha))
+		}
+	case !enough:
+		m.Verdict = VerdictInconclusive
+	case !primaryP(m, opt.Test).Defined():
+		m.Verdict = VerdictInconclusive
 		if !sameConst {
 			w.add("", fmt.Sprintf("the %s p-value is undefined", opt.Test))
 		}
-	} else if opt.Test == TestMannWhitney {
+	case opt.Test == TestMannWhitney:
 		minP := mwuMinPFor(len(a), len(b), m.MannWhitney.Exact)
 		if minP >= opt.Alpha {
-			m.Verdict = VerdictUndetermined
+			m.Verdict = VerdictInconclusive
 			w.add("", fmt.Sprintf("with %d and %d values the smallest possible Mann–Whitney p is %.3g, not below alpha %g: collect more samples",
 				len(a), len(b), minP, opt.Alpha))
 		}
@@ -466,54 +525,6 @@ func relDiff(a, b Float) Float {
 	fa, fb := float64(a), float64(b)
 	// Divide before subtracting so huge magnitudes cannot overflow.
 	return defined((fb/math.Abs(fa) - fa/math.Abs(fa)) * 100)
-}
-
-// verdict decides a comparable metric's verdict from its corrected p-value
-// and the sign of the primary test's effect estimate, and notes when the
-// bootstrap interval disagrees.
-func verdict(m *MetricResult, opt Options) string {
-	if !m.PAdjusted.Defined() {
-		return VerdictUndetermined
-	}
-	significant := float64(m.PAdjusted) < opt.Alpha
-	ciExcludesZero := m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() &&
-		(m.Bootstrap.Low > 0 || m.Bootstrap.High < 0)
-	if !significant {
-		if ciExcludesZero {
-			m.Warnings = append(m.Warnings, fmt.Sprintf("the bootstrap interval of the median difference excludes 0 but the %s test is not significant after correction", opt.Test))
-		}
-		return VerdictNoChange
-	}
-	// Direction: the estimate that belongs to the primary test.
-	var est []Float
-	if opt.Test == TestWelch {
-		est = []Float{Float(float64(m.B.Mean) - float64(m.A.Mean))}
-	} else {
-		est = []Float{m.HodgesLehmann, Float(float64(m.B.Median) - float64(m.A.Median)),
-			Float(float64(m.B.Mean) - float64(m.A.Mean))}
-	}
-	sign := 0.0
-	for _, e := range est {
-		if e.Defined() && e != 0 {
-			sign = math.Copysign(1, float64(e))
-			break
-		}
-	}
-	if sign == 0 {
-		m.Warnings = append(m.Warnings, "significant difference without a direction (all location estimates are 0)")
-		return VerdictUndetermined
-	}
-	if !ciExcludesZero && m.Bootstrap.Low.Defined() {
-		m.Warnings = append(m.Warnings, "the bootstrap interval of the median difference includes 0: the shift may not be in the median")
-	}
-	worse := sign > 0
-	if m.Better == BetterHigher {
-		worse = !worse
-	}
-	if worse {
-		return VerdictRegression
-	}
-	return VerdictImprovement
 }
 
 // MinDetectableEffect returns the smallest difference of means, in % of

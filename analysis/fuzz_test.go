@@ -45,7 +45,7 @@ func FuzzCompare(f *testing.F) {
 			}
 		}
 		switch m.Verdict {
-		case VerdictRegression, VerdictImprovement, VerdictNoChange, VerdictUndetermined:
+		case VerdictRegression, VerdictImprovement, VerdictNoChange, VerdictInconclusive:
 		default:
 			t.Fatalf("verdict %q", m.Verdict)
 		}

@@ -8,43 +8,48 @@ import (
 )
 
 // Table renders r as an aligned plain-text table in the spirit of
-// benchstat: one row per metric with the medians, the relative difference
-// of medians ("~" when the verdict is no change) with its bootstrap
-// interval, the primary test's raw and corrected p-values, the sample
-// sizes and the verdict; then the warnings of each metric. Undefined
-// values print as "n/a".
+// benchstat: one row per metric with the medians, the estimate its verdict
+// rests on ("~" when the verdict is no change) with its interval, the
+// primary test's raw and corrected p-values, the sample sizes (and pairs,
+// when paired) and the verdict; then notes on what would decide each
+// inconclusive metric, and the warnings. Undefined values print as "n/a".
 func Table(r Report) string {
 	var sb strings.Builder
 	sb.WriteString(tableHeading(r))
 	sb.WriteString("\n\n")
 
-	multi := false
+	multi, paired := false, false
 	for _, m := range r.Metrics {
 		if len(m.Others) > 0 {
 			multi = true
 		}
+		if m.Paired != nil {
+			paired = true
+		}
 	}
 	ciHead := fmt.Sprintf("%s CI", fmtLevel(r.Confidence))
-	head := []string{"metric", "unit", "A median", "B median", "Δ median", ciHead, "p", "p adj", "n A/B", "verdict"}
+	head := []string{"metric", "unit", "A median", "B median", "Δ", ciHead, "p", "p adj", "n A/B", "verdict"}
 	right := []bool{false, false, true, true, true, false, true, true, true, false}
+	if paired {
+		head = append(head[:9], "pairs", "verdict")
+		right = append(right[:9], true, false)
+	}
 	if multi {
 		head = append(head, "p all")
 		right = append(right, true)
 	}
 	rows := [][]string{head}
 	for _, m := range r.Metrics {
-		p := m.MannWhitney.P
-		if r.PrimaryTest == TestWelch {
-			p = m.Welch.P
-		}
-		delta := fmtPct(m.DeltaPctMedian)
+		p := primaryP(m, r.PrimaryTest)
+		d := m.Decision
+		delta := fmtPct(d.DeltaPct)
 		if m.Verdict == VerdictNoChange {
 			delta = "~"
 		}
 		ci := "n/a"
-		if m.Bootstrap.PctLow.Defined() && m.Bootstrap.PctHigh.Defined() {
-			ci = fmt.Sprintf("[%s, %s]", fmtPct(m.Bootstrap.PctLow), fmtPct(m.Bootstrap.PctHigh))
-		} else if m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
+		if d.CILowPct.Defined() && d.CIHighPct.Defined() {
+			ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
+		} else if m.Paired == nil && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
 			ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
 		}
 		unit := m.Unit
@@ -52,7 +57,15 @@ func Table(r Report) string {
 			unit = "-"
 		}
 		row := []string{m.Name, unit, fmtNum(m.A.Median), fmtNum(m.B.Median), delta, ci,
-			fmtP(p), fmtP(m.PAdjusted), fmt.Sprintf("%d/%d", m.A.N, m.B.N), m.Verdict}
+			fmtP(p), fmtP(m.PAdjusted), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
+		if paired {
+			pairs := "-"
+			if m.Paired != nil {
+				pairs = fmt.Sprint(m.Paired.N)
+			}
+			row = append(row, pairs)
+		}
+		row = append(row, m.Verdict)
 		if multi {
 			row = append(row, fmtP(m.KruskalWallisAll.P))
 		}
@@ -60,11 +73,14 @@ func Table(r Report) string {
 	}
 	writeAligned(&sb, rows, right)
 
-	var warn []string
+	var notes, warn []string
 	for _, m := range r.Metrics {
 		id := m.Name
 		if m.Unit != "" {
 			id += " " + m.Unit
+		}
+		if n := decisionNote(m, r.ThresholdPct); n != "" {
+			notes = append(notes, fmt.Sprintf("  %s: %s", id, n))
 		}
 		for _, w := range m.Warnings {
 			warn = append(warn, fmt.Sprintf("  %s: %s", id, w))
@@ -72,6 +88,11 @@ func Table(r Report) string {
 	}
 	for _, w := range r.Warnings {
 		warn = append(warn, "  "+w)
+	}
+	if len(notes) > 0 {
+		sb.WriteString("\nnotes:\n")
+		sb.WriteString(strings.Join(notes, "\n"))
+		sb.WriteString("\n")
 	}
 	if len(warn) > 0 {
 		sb.WriteString("\nwarnings:\n")
@@ -81,28 +102,73 @@ func Table(r Report) string {
 	return sb.String()
 }
 
+// DecisionNote explains a verdict that is not a plain regression or
+// improvement: a significant change below the threshold, or what an
+// inconclusive result would need (estimate, interval, MDE, trials). It is
+// empty when there is nothing to add.
+func DecisionNote(m MetricResult, thresholdPct float64) string { return decisionNote(m, thresholdPct) }
+
+func decisionNote(m MetricResult, thr float64) string {
+	d := m.Decision
+	if !d.DeltaPct.Defined() || !d.CILowPct.Defined() || !d.CIHighPct.Defined() {
+		return ""
+	}
+	est := fmt.Sprintf("Δ %s [%s, %s]", fmtPct(d.DeltaPct), fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
+	switch {
+	case d.BelowThreshold:
+		return fmt.Sprintf("significant but below the threshold of ±%g%%: %s", thr, est)
+	case m.Verdict != VerdictInconclusive:
+		return ""
+	}
+	s := "inconclusive: " + est
+	if d.MDEPct.Defined() {
+		s += fmt.Sprintf(", MDE %.2f%%", float64(d.MDEPct))
+	}
+	unit := "trials per arm"
+	if m.Paired != nil {
+		unit = "rounds"
+	}
+	if d.MoreTrials.Defined() {
+		s += fmt.Sprintf("; about %.0f more %s would decide at this variance", float64(d.MoreTrials), unit)
+	}
+	return s
+}
+
 // tableHeading names the inputs and the method.
 func tableHeading(r Report) string {
 	var parts []string
 	for i, in := range r.Inputs {
 		parts = append(parts, fmt.Sprintf("%s: %s", inputLetter(i), in))
 	}
-	test := "Mann–Whitney U"
-	if r.PrimaryTest == TestWelch {
-		test = "Welch t"
-	}
 	tested := 0
+	paired := 0
 	for _, m := range r.Metrics {
 		if m.PAdjusted.Defined() {
 			tested++
 		}
+		if m.Paired != nil {
+			paired++
+		}
 	}
-	method := fmt.Sprintf("%s test, %s correction across %d tested metric", test, r.Correction, tested)
+	var method string
+	switch {
+	case paired > 0:
+		method = "paired rounds: Wilcoxon signed-rank test of log(B/A); Δ and CI: median ratio B/A (bootstrap)"
+	case r.PrimaryTest == TestWelch:
+		method = "Welch t test; Δ and CI: mean B vs A (Welch)"
+	default:
+		method = fmt.Sprintf("Mann–Whitney U test; Δ and CI: median B vs A (bootstrap, %d resamples)", resamplesOf(r))
+	}
+	method += fmt.Sprintf("\n%s correction across %d tested metric", r.Correction, tested)
 	if tested != 1 {
 		method += "s"
 	}
-	method += fmt.Sprintf(", alpha %g; Δ and CI: median B vs A (bootstrap, %d resamples)",
-		r.Alpha, resamplesOf(r))
+	method += fmt.Sprintf(", alpha %g, ", r.Alpha)
+	if r.ThresholdPct > 0 {
+		method += fmt.Sprintf("threshold ±%g%%", r.ThresholdPct)
+	} else {
+		method += "threshold 0 (any significant change counts; no change needs a threshold)"
+	}
 	if len(parts) == 0 {
 		return method
 	}

@@ -131,7 +131,7 @@ func geomeans(v Versus) []Geomean {
 // base's median with its distribution-free CI half-width, then for every
 // other input its median, Δ% of medians against the base (or ~ for no
 // change) with the corrected p-value and sample size, and ▲ (regression),
-// ▼ (improvement) or ? (undetermined); a geomean row per unit shared by several metrics; then the
+// ▼ (improvement) or ? (inconclusive); a geomean row per unit shared by several metrics; then the
 // warnings. Time units (ns, µs, ms, s, with or without /op) are scaled per
 // row to the one that reads best.
 func VersusTable(v Versus) string {
@@ -151,7 +151,7 @@ func VersusTable(v Versus) string {
 	}
 	fmt.Fprintf(&sb, "each input vs A (the base): Δ of medians, %s test p after %s correction across metrics, alpha %g; ± is the %s CI of the median\n",
 		test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
-	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? undetermined\n\n")
+	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? inconclusive\n\n")
 
 	k := len(v.Comparisons) + 1
 	head := []string{"metric", "unit", "A median"}

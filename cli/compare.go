@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
@@ -17,8 +19,8 @@ import (
 const compareUsage = `Usage: perflab compare [flags] A B [C ...]
 
 Compares samples of A (control, known good) with B (treatment) and says,
-per metric, whether B is a regression, an improvement, no change, or
-undetermined (too few values, undefined statistics). With three or more
+per metric, whether B is a regression, an improvement, no change (within
+a practical threshold) or inconclusive. With three or more
 inputs every input is compared with A, the base, in benchstat's layout
 (one column per input, a geomean row per unit shared by several metrics,
 times scaled to ns/µs/ms/s); --json then gives {"inputs", "comparisons"
@@ -40,11 +42,16 @@ without ties); percentile bootstrap CI of the median difference; Spearman
 trend of values vs trial order; Holm/Bonferroni correction across metrics;
 minimum detectable effect. Undefined statistics print as n/a (JSON null).
 
-Verdict: B differs from A when the primary test's p-value (--test),
-corrected across metrics (--correction), is below --alpha; the sign of the
-Hodges–Lehmann shift (Mann–Whitney) or of the mean difference (Welch) and
-the metric's direction decide regression or improvement. A metric whose
-samples are too small for the test ever to reach --alpha is undetermined.
+Verdict: a change is significant when the primary test's p-value (--test),
+corrected across metrics (--correction), is below --alpha AND its interval
+(bootstrap CI of the median difference for Mann–Whitney, Welch's CI of the
+mean difference) excludes 0. A significant change at least as large as the
+practical threshold is a regression or an improvement (by the metric's
+direction); "no change" needs the whole interval within ±threshold (an
+equivalence result, never with threshold 0); anything else, including a
+significant change below the threshold and samples too small for the test
+ever to reach --alpha, is inconclusive, with the estimate, interval, MDE
+and about how many more trials per arm would decide.
 In --json, kruskal_wallis_all is given per metric, and at the top level
 when there is a single metric.
 
@@ -59,6 +66,7 @@ Examples:
   hyperfine --export-json run.json ./app-old ./app-new
   perflab compare run.json                        # A = ./app-old, B = ./app-new
   perflab compare fps-a.txt fps-b.txt --higher-is-better --json
+  perflab compare a.txt b.txt --paired --threshold 1%   # line i of a with line i of b
 
 Exit status: 0 when the comparison ran, whatever the verdicts (read them
 from the table or --json); 1 when an input cannot be read or parsed; 2 for
@@ -76,7 +84,27 @@ type compareFlags struct {
 	higherBetter bool
 	name, unit   string
 	json         bool
+	paired       bool
 	inputs       []string
+}
+
+// percentFlag is a flag holding a percentage written as "2%" or "2".
+type percentFlag struct{ p *float64 }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return "0%"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64) + "%"
+}
+
+func (f percentFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("want a percentage of at least 0 such as 2%% or 0.5, got %q", s)
+	}
+	*f.p = v
+	return nil
 }
 
 // parseCompareArgs parses flags, which may come before, between or after
@@ -94,6 +122,8 @@ func parseCompareArgs(args []string, stdout, stderr io.Writer) (*compareFlags, e
 	fs.BoolVar(&c.higherBetter, "higher-is-better", false, "plain numbers: higher values are better (default: lower)")
 	fs.StringVar(&c.name, "name", "", "plain numbers: metric name (default \"value\")")
 	fs.StringVar(&c.unit, "unit", "", "plain numbers: unit shown in the table")
+	fs.Var(percentFlag{&c.opt.ThresholdPct}, "threshold", "practical threshold, e.g. 2%: smaller significant changes are not regressions; \"no change\" needs the CI within ±threshold")
+	fs.BoolVar(&c.paired, "paired", false, "pair line i of A with line i of B (same rounds) and analyse the per-pair log ratio (Wilcoxon signed-rank)")
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON (schema in analysis.Report; undefined statistics are null)")
 	fs.Usage = func() {} // errors get a hint instead, --help the full text
 	for {
@@ -147,6 +177,12 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	metrics, notes := parse.Align(files)
+	if c.paired {
+		if err := pairInputs(metrics); err != nil {
+			fmt.Fprintf(stderr, "perflab compare: %v\n", err)
+			return 1
+		}
+	}
 	for _, f := range files {
 		c.opt.Labels = append(c.opt.Labels, f.Name)
 	}
@@ -173,6 +209,25 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, table)
 	return 0
+}
+
+// pairInputs pairs value i of A with value i of B for every metric
+// (--paired).
+func pairInputs(metrics []analysis.MetricInput) error {
+	for i := range metrics {
+		m := &metrics[i]
+		if len(m.Samples) < 2 {
+			continue // reported as inconclusive with a warning
+		}
+		a, b := m.Samples[0], m.Samples[1]
+		if len(a) != len(b) {
+			return fmt.Errorf("--paired pairs value i of A with value i of B, but metric %s has %d values in A and %d in B", m.Name, len(a), len(b))
+		}
+		for j := range a {
+			m.Pairs = append(m.Pairs, analysis.Pair{A: a[j], B: b[j]})
+		}
+	}
+	return nil
 }
 
 // readCompareInputs reads and parses every input; "-" is standard input

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestCompareExamples(t *testing.T) {
 		t.Errorf("Compare10Metrics ns/op: %s, want regression", m.Verdict)
 	}
 	// ...and allocates exactly the same: constant, untestable.
-	if m := metricByName(t, r, "Compare10Metrics-2", "allocs/op"); m.Verdict != analysis.VerdictUndetermined || m.A.Median != 539 {
+	if m := metricByName(t, r, "Compare10Metrics-2", "allocs/op"); m.Verdict != analysis.VerdictInconclusive || m.A.Median != 539 {
 		t.Errorf("allocs/op: %s, median %v", m.Verdict, float64(m.A.Median))
 	}
 
@@ -161,6 +162,14 @@ func TestCompareInputsAndErrors(t *testing.T) {
 	one := write("one.txt", "5\n")
 	benchA := write("old.bench", "BenchmarkX 1 10 ns/op\nBenchmarkX 1 11 ns/op\nBenchmarkOnlyOld 1 5 ns/op\n")
 	benchB := write("new.bench", "BenchmarkX 1 20 ns/op\nBenchmarkX 1 21 ns/op\n")
+	// Rounds that swing by ±20% with B 1% slower in each: only pairing sees it.
+	var pa, pb strings.Builder
+	for i := range 12 {
+		v := 100 + 20*float64((i*7)%12-6)/6
+		fmt.Fprintf(&pa, "%g\n", v)
+		fmt.Fprintf(&pb, "%g\n", v*(1.01+0.0005*float64(i%3)))
+	}
+	roundsA, roundsB := write("ra.txt", pa.String()), write("rb.txt", pb.String())
 
 	cases := []struct {
 		name   string
@@ -175,9 +184,9 @@ func TestCompareInputsAndErrors(t *testing.T) {
 		{"higher is better", "", []string{"--higher-is-better", a, b}, 0, []string{"improvement"}, nil},
 		{"stdin", "20\n21\n22\n23\n24\n25\n26\n27\n", []string{a, "-"}, 0, []string{"B: <stdin>", "regression"}, nil},
 		{"flags after --", "", []string{"--json", "--", a, b}, 0, []string{`"verdict": "regression"`}, nil},
-		{"one value", "", []string{one, b}, 0, []string{"undetermined", "A has only 1 value"}, nil},
+		{"one value", "", []string{one, b}, 0, []string{"inconclusive", "A has only 1 value"}, nil},
 		{"missing metric listed", "", []string{benchA, benchB}, 0, []string{"OnlyOld ns/op is missing from B"}, nil},
-		{"three inputs", "", []string{a, b, a}, 0, []string{"C: ", "B median", "C median", "vs A", "+", "▲", "~ (p=1.000 n=8)"}, nil},
+		{"three inputs", "", []string{a, b, a}, 0, []string{"C: ", "B median", "C median", "vs A", "+", "▲", "+0.00% (p=1.000 n=8)  ?"}, nil},
 		{"three inputs json", "", []string{a, b, a, "--json"}, 0, []string{`"comparisons"`, `"kruskal_wallis_all"`, `"median_ci"`}, nil},
 		{"bad line", "", []string{a, bad}, 1, nil, []string{"bad.txt:3: cannot parse \"three\""}},
 		{"no such file", "", []string{a, filepath.Join(dir, "nope.txt")}, 1, nil, []string{"nope.txt"}},
@@ -187,6 +196,13 @@ func TestCompareInputsAndErrors(t *testing.T) {
 		{"bad test", "", []string{a, b, "--test", "t"}, 2, nil, []string{"--test must be mann-whitney or welch"}},
 		{"unknown flag", "", []string{a, b, "--frobnicate"}, 2, nil, []string{"flag provided but not defined"}},
 		{"higher-is-better on go bench", "", []string{benchA, benchB, "--higher-is-better"}, 1, nil, []string{"apply to plain numbers only"}},
+		{"unpaired rounds", "", []string{roundsA, roundsB}, 0, []string{"inconclusive", "more trials per arm"}, nil},
+		{"paired rounds", "", []string{roundsA, roundsB, "--paired"}, 0, []string{"paired rounds: Wilcoxon", "pairs", "regression"}, nil},
+		{"paired json", "", []string{roundsA, roundsB, "--paired", "--json"}, 0, []string{`"paired": {`, `"ci_low_pct"`, `"method": "paired`}, nil},
+		{"paired below threshold", "", []string{roundsA, roundsB, "--paired", "--threshold", "5%"}, 0,
+			[]string{"no change", "significant but below the threshold of ±5%", "threshold ±5%"}, nil},
+		{"paired unequal", "", []string{a, one, "--paired"}, 1, nil, []string{"--paired pairs value i of A with value i of B"}},
+		{"bad threshold", "", []string{a, b, "--threshold", "-1%"}, 2, nil, []string{"want a percentage"}},
 		{"help", "", []string{"--help"}, 0, []string{"Usage: perflab compare", "-resamples", "Examples:", "Exit status: 0"}, nil},
 	}
 	for _, c := range cases {

@@ -118,7 +118,7 @@ func (s *studyProgress) add(p study.Progress) {
 // summary counts the runs' verdicts on the primary metric.
 func (s *studyProgress) summary() string {
 	var parts []string
-	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictUndetermined, "failed"} {
+	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictInconclusive, "failed"} {
 		if n := s.counts[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}

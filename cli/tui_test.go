@@ -171,7 +171,7 @@ func TestWorkbenchInTmux(t *testing.T) {
 	})
 	p.tmux("resize-window", "-t", p.name, "-x", "120", "-y", "40")
 	end := p.waitText("ended: completed", 120*time.Second)
-	if !regexp.MustCompile(`startup_ms\s+[+-]\d+\.\d+%\s+\[[^]]+\].*(regression|no change|improvement|undetermined)`).MatchString(end) {
+	if !regexp.MustCompile(`startup_ms\s+[+-]\d+\.\d+%\s+\[[^]]+\].*(regression|no change|improvement|inconclusive)`).MatchString(end) {
 		t.Errorf("no final CI row with a verdict for startup_ms:\n%s", end)
 	}
 	p.keys("q")

@@ -75,7 +75,7 @@ func fmtNum(x float64) string {
 // colour is off.
 func verdictWord(v string) string {
 	if v == "" {
-		return "undetermined"
+		return "inconclusive"
 	}
 	return v
 }

@@ -467,7 +467,7 @@ func (d *studyDash) tally(phase string) phaseTally {
 // outcomeSummary lists a phase's verdict counts, each in its colour.
 func outcomeSummary(st *Styles, t phaseTally) string {
 	var parts []string
-	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictUndetermined, "failed"} {
+	for _, k := range []string{analysis.VerdictNoChange, analysis.VerdictRegression, analysis.VerdictImprovement, analysis.VerdictInconclusive, "failed"} {
 		if n := t.outcomes[k]; n > 0 {
 			s := st.Verdict(k)
 			if k == "failed" {

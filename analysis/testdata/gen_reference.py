@@ -14,6 +14,7 @@ number, the case lists it in "undefined_by_design" with the reason.
 import json
 import math
 import sys
+import warnings
 
 import numpy as np
 import scipy
@@ -204,6 +205,55 @@ def mul(x, s):
     return None if x is None else x * s
 
 
+def paired_case(name, a, b, note=""):
+    """Paired analysis of per-round log ratios log(b/a): scipy.stats.wilcoxon
+    with its defaults zero_method="wilcox", correction=False; exact when at
+    most 50 non-zero differences remain, none tied and none zero, else the
+    normal approximation; the median and Hodges-Lehmann (Walsh) estimates
+    and the percentile bootstrap CI of the median, as % changes."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = np.log(b / a)
+    nz = d[d != 0]
+    ties = len(np.unique(np.abs(nz))) < len(nz)
+    exact = len(nz) <= 50 and not ties and len(nz) == len(d)
+    out = {"name": name, "note": note, "a": list(map(float, a)), "b": list(map(float, b)),
+           "n": len(d), "zeros": int(np.sum(d == 0)), "exact": exact}
+    pct = lambda x: num(math.expm1(x) * 100)
+    if len(nz) == 0:
+        out.update(statistic=None, p=None)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w = stats.wilcoxon(d, zero_method="wilcox", correction=False, method="exact" if exact else "approx")
+        out.update(statistic=num(w.statistic), p=num(w.pvalue))
+    ds = np.sort(d)
+    walsh = [(ds[i] + ds[j]) / 2 for i in range(len(ds)) for j in range(i, len(ds))]
+    out.update(delta_pct=pct(np.median(d)), hodges_lehmann_pct=pct(np.median(walsh)))
+    sd = np.std(d, ddof=1)
+    df = len(d) - 1
+    out["mde_pct"] = pct((t_ppf(1 - ALPHA / 2, df) + t_ppf(0.8, df)) * sd / math.sqrt(len(d))) if sd > 0 else None
+    r = stats.bootstrap((d,), np.median, n_resamples=RESAMPLES, confidence_level=CONF, method="percentile",
+                        random_state=np.random.default_rng(7), vectorized=True)
+    out.update(ci_low_pct=pct(r.confidence_interval.low), ci_high_pct=pct(r.confidence_interval.high),
+               ci_low=num(r.confidence_interval.low), ci_high=num(r.confidence_interval.high), se=num(r.standard_error))
+    return out
+
+
+def paired_cases():
+    rng = np.random.default_rng(20261123)
+    base = rng.lognormal(4.6, 0.3, 80)  # round effects shared by both arms
+    noise = lambda n, s=0.01: rng.normal(0, s, n)
+    return [
+        paired_case("exact_8", base[:8] * np.exp(noise(8)), base[:8] * 1.01 * np.exp(noise(8)), "exact, B 1% slower"),
+        paired_case("exact_20_null", base[:20] * np.exp(noise(20)), base[:20] * np.exp(noise(20))),
+        paired_case("exact_50", base[:50] * np.exp(noise(50)), base[:50] * 1.005 * np.exp(noise(50)), "largest exact"),
+        paired_case("approx_80", base * np.exp(noise(80)), base * 0.99 * np.exp(noise(80)), "B 1% faster"),
+        paired_case("zeros_and_ties", [100, 100, 102, 98, 100, 101, 99, 100, 103, 100, 97, 100],
+                    [100, 101, 101, 99, 100, 103, 101, 102, 103, 101, 99, 102], "integers: zeros and tied ratios"),
+        paired_case("tiny_3", [10.0, 11.0, 12.0], [10.5, 11.4, 12.9], "smallest p is 0.25"),
+    ]
+
+
 def corrections():
     """Holm and Bonferroni adjusted p-values, written out step by step."""
     out = []
@@ -253,6 +303,7 @@ def main():
         "scipy": scipy.__version__, "numpy": np.__version__,
         "confidence": CONF, "alpha": ALPHA, "resamples": RESAMPLES,
         "cases": cases, "corrections": corrections(), "t_ppf": t_ppf_table(),
+        "paired": paired_cases(),
     }, indent=1))
 
 

@@ -218,7 +218,7 @@ func (v *Validation) Failed() bool {
 // verdictOf returns the primary test's verdict on metric for one run.
 func verdictOf(d *runData, metric string, opt analysis.Options) string {
 	if metric == "" {
-		return analysis.VerdictUndetermined
+		return analysis.VerdictInconclusive
 	}
 	infos := map[string]metricInfo{}
 	var names []string
@@ -322,7 +322,7 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 				fp = &MetricRate{Metric: m.Name}
 				otherFP[m.Name] = fp
 			}
-			if m.Verdict == analysis.VerdictUndetermined {
+			if !m.PAdjusted.Defined() { // not testable in this run
 				continue
 			}
 			fp.Experiments++

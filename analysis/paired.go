@@ -1,0 +1,245 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Pair is one round's value of a metric for each arm.
+type Pair struct{ A, B float64 }
+
+// Round holds one round's values of a metric per arm, as the runner
+// produced them: a complete round of alternate or random order has one
+// value per arm; a round broken by a failed trial lacks one.
+type Round struct{ A, B []float64 }
+
+// PairRounds keeps the rounds with exactly one value per arm as pairs, in
+// order, and counts the others as dropped.
+func PairRounds(rounds []Round) (pairs []Pair, dropped int) {
+	for _, r := range rounds {
+		if len(r.A) == 1 && len(r.B) == 1 {
+			pairs = append(pairs, Pair{A: r.A[0], B: r.B[0]})
+		} else {
+			dropped++
+		}
+	}
+	return pairs, dropped
+}
+
+// LogRatios returns log(B/A) of each pair, the per-round statistic of the
+// paired analysis; ok is false when a value is not positive (or not
+// finite), where the ratio is undefined.
+func LogRatios(pairs []Pair) (d []float64, ok bool) {
+	d = make([]float64, len(pairs))
+	for i, p := range pairs {
+		if !(p.A > 0 && p.B > 0) || math.IsInf(p.A, 0) || math.IsInf(p.B, 0) {
+			return nil, false
+		}
+		d[i] = math.Log(p.B / p.A)
+	}
+	return d, true
+}
+
+// Paired is the paired analysis of rounds that hold one A and one B: the
+// per-round log ratio log(B/A), Wilcoxon's signed-rank test of it and a
+// bootstrap interval of its median, expressed as a relative change
+// (e^x − 1)·100.
+type Paired struct {
+	N       int `json:"n"`       // pairs analysed
+	Dropped int `json:"dropped"` // rounds left out: broken by a failed trial
+	// Zeros counts pairs with B = A; the signed-rank test leaves them out
+	// (scipy's zero_method "wilcox").
+	Zeros     int   `json:"zeros"`
+	Statistic Float `json:"statistic"` // Wilcoxon T = min(R+, R−)
+	P         Float `json:"p"`         // two-sided
+	Exact     bool  `json:"exact"`     // p from the exact null distribution
+	DeltaPct  Float `json:"delta_pct"` // median log ratio as a change in %
+	// HodgesLehmannPct is the median of the Walsh averages of the log
+	// ratios (the signed-rank test's own estimate) as a change in %.
+	HodgesLehmannPct Float `json:"hodges_lehmann_pct"`
+	CILowPct         Float `json:"ci_low_pct"` // bootstrap percentile interval of the median log ratio, in %
+	CIHighPct        Float `json:"ci_high_pct"`
+	Resamples        int   `json:"resamples"`
+	MDEPct           Float `json:"mde_pct"` // smallest change a paired t-test detects with 80% power at this n
+}
+
+// maxExactWilcoxonN is the largest number of non-zero differences for
+// which the signed-rank p-value is exact (scipy.stats.wilcoxon's "auto").
+const maxExactWilcoxonN = 50
+
+// WilcoxonSignedRank runs the two-sided Wilcoxon signed-rank test of d
+// against a symmetric distribution about 0, as scipy.stats.wilcoxon(d)
+// with its defaults zero_method="wilcox" (zero differences are dropped
+// before ranking) and correction=False (no continuity correction). The
+// p-value is exact from the null distribution of R+ when at most 50
+// differences remain and none are tied; otherwise it is the normal
+// approximation with the tie correction of the variance. It returns the
+// statistic min(R+, R−), p, whether p is exact and the number of zeros.
+func WilcoxonSignedRank(d []float64) (t, p Float, exact bool, zeros int, warn []string) {
+	t, p = undefined(), undefined()
+	abs := make([]float64, 0, len(d))
+	for _, x := range d {
+		switch {
+		case x == 0:
+			zeros++
+		case x == x:
+			abs = append(abs, math.Abs(x))
+		}
+	}
+	n := len(abs)
+	if n == 0 {
+		return t, p, false, zeros, []string{"signed-rank test undefined: every pair has B = A"}
+	}
+	sorted, ranks := sortedWithRanks(abs)
+	rplus, rminus := 0.0, 0.0
+	j := 0
+	for _, x := range d {
+		if x == 0 || x != x {
+			continue
+		}
+		if x > 0 {
+			rplus += ranks[j]
+		} else {
+			rminus += ranks[j]
+		}
+		j++
+	}
+	t = defined(math.Min(rplus, rminus))
+	tieTerm, ties := 0.0, false
+	for i := 0; i < n; {
+		k := i + 1
+		for k < n && sorted[k] == sorted[i] {
+			k++
+		}
+		if c := float64(k - i); c > 1 {
+			tieTerm += c*c*c - c
+			ties = true
+		}
+		i = k
+	}
+	if n <= maxExactWilcoxonN && !ties && zeros == 0 {
+		return t, defined(signedRankExactP(n, int(math.Round(rplus)))), true, zeros, nil
+	}
+	fn := float64(n)
+	mean := fn * (fn + 1) / 4
+	se := math.Sqrt((fn*(fn+1)*(2*fn+1) - tieTerm/2) / 24)
+	if !(se > 0) {
+		return t, p, false, zeros, []string{"signed-rank test undefined: no variance"}
+	}
+	z := (float64(t) - mean) / se
+	return t, defined(math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(z)))), false, zeros, nil
+}
+
+// signedRankCounts returns the number of sign assignments of ranks 1..n
+// giving each value of R+ (0 .. n(n+1)/2). For n ≤ 50 every count is
+// below 2⁵⁰, exact in float64.
+func signedRankCounts(n int) []float64 {
+	c := make([]float64, n*(n+1)/2+1)
+	c[0] = 1
+	top := 0
+	for r := 1; r <= n; r++ {
+		top += r
+		for s := top; s >= r; s-- {
+			c[s] += c[s-r]
+		}
+	}
+	return c
+}
+
+// signedRankExactP is the two-sided exact p-value of R+ = r with n
+// untied non-zero differences, as scipy: 1 at the centre of the
+// distribution, else twice the smaller tail, at most 1.
+func signedRankExactP(n, r int) float64 {
+	c := signedRankCounts(n)
+	if r == (len(c)-1)/2 && (len(c)-1)%2 == 0 {
+		return 1
+	}
+	total, below, above := 0.0, 0.0, 0.0
+	for s, v := range c {
+		total += v
+		if s <= r {
+			below += v
+		}
+		if s >= r {
+			above += v
+		}
+	}
+	return math.Min(1, 2*math.Min(below, above)/total)
+}
+
+// signedRankMinP is the smallest two-sided exact p-value with n untied
+// non-zero differences: 2/2ⁿ.
+func signedRankMinP(n int) float64 { return math.Min(1, math.Ldexp(2, -n)) }
+
+// walshMedian returns the median of the Walsh averages (d[i]+d[j])/2,
+// i ≤ j, of sorted d: the one-sample Hodges–Lehmann estimate.
+func walshMedian(sorted []float64) float64 {
+	n := len(sorted)
+	w := make([]float64, 0, n*(n+1)/2)
+	for i := range n {
+		for j := i; j < n; j++ {
+			w = append(w, mid(sorted[i], sorted[j]))
+		}
+	}
+	return medianInPlace(w)
+}
+
+// maxWalshN bounds the pairs for which the Hodges–Lehmann estimate is
+// computed (it builds n(n+1)/2 averages).
+const maxWalshN = 3000
+
+// AnalyzePaired runs the paired analysis of pairs (rounds already paired,
+// dropped counts those left out) at the given confidence, drawing the
+// bootstrap from a PCG stream seeded with seed.
+func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resamples int, seed uint64) (Paired, []string) {
+	pr := Paired{N: len(pairs), Dropped: dropped, Statistic: undefined(), P: undefined(), DeltaPct: undefined(),
+		HodgesLehmannPct: undefined(), CILowPct: undefined(), CIHighPct: undefined(), Resamples: resamples, MDEPct: undefined()}
+	var warn []string
+	if dropped > 0 {
+		warn = append(warn, fmt.Sprintf("paired analysis: %d round(s) without one value per arm dropped", dropped))
+	}
+	d, ok := LogRatios(pairs)
+	if !ok {
+		return pr, append(warn, "paired analysis needs positive values (it analyses log(B/A))")
+	}
+	if len(d) < 2 {
+		return pr, append(warn, fmt.Sprintf("paired analysis needs at least 2 complete rounds, have %d", len(d)))
+	}
+	pct := func(x float64) Float { return defined(math.Expm1(x) * 100) }
+	var ws []string
+	pr.Statistic, pr.P, pr.Exact, pr.Zeros, ws = WilcoxonSignedRank(d)
+	warn = append(warn, ws...)
+	sorted := sortedCopy(d)
+	pr.DeltaPct = pct(medianSorted(sorted))
+	if len(sorted) <= maxWalshN {
+		pr.HodgesLehmannPct = pct(walshMedian(sorted))
+	}
+	_, sd := meanSD(d)
+	if sd > 0 {
+		df := float64(len(d) - 1)
+		pr.MDEPct = pct((studentTQuantile(1-alpha/2, df) + studentTQuantile(0.8, df)) * sd / math.Sqrt(float64(len(d))))
+	}
+	if resamples >= 2 {
+		lo, hi := bootstrapMedianCI(sorted, confidence, resamples, seed)
+		pr.CILowPct, pr.CIHighPct = pct(lo), pct(hi)
+	}
+	return pr, warn
+}
+
+// bootstrapMedianCI is the percentile bootstrap interval of the median of
+// sorted xs (at least 2 values), each replicate's median drawn from its
+// exact order-statistic distribution (see BootstrapMedianDiff): the
+// reference is scipy.stats.bootstrap((xs,), np.median,
+// method="percentile").
+func bootstrapMedianCI(sorted []float64, confidence float64, resamples int, seed uint64) (lo, hi float64) {
+	reps := make([]float64, resamples)
+	src := rand.NewPCG(seed, 0x5851f42d4c957f2d)
+	rng := rand.New(src)
+	for r := range reps {
+		reps[r] = orderStatMedian(sorted, rng, src, nil)
+	}
+	return quantileSelect(reps, (1-confidence)/2), quantileSelect(reps, 1-(1-confidence)/2)
+}

@@ -1,0 +1,178 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+type refPaired struct {
+	Name             string
+	A, B             []float64
+	N, Zeros         int
+	Exact            bool
+	Statistic, P     *float64
+	DeltaPct         *float64 `json:"delta_pct"`
+	HodgesLehmannPct *float64 `json:"hodges_lehmann_pct"`
+	MDEPct           *float64 `json:"mde_pct"`
+	CILow            *float64 `json:"ci_low"` // of the median log ratio
+	CIHigh           *float64 `json:"ci_high"`
+	SE               *float64
+}
+
+// TestReferencePaired checks the paired analysis against
+// scipy.stats.wilcoxon and scipy.stats.bootstrap ("paired" in
+// testdata/reference.json, written by gen_reference.py).
+func TestReferencePaired(t *testing.T) {
+	var ref struct {
+		Resamples int
+		Paired    []refPaired
+	}
+	ref.Resamples = loadReference(t).Resamples
+	data := readReference(t)
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Paired) == 0 {
+		t.Fatal("no paired reference cases")
+	}
+	for _, c := range ref.Paired {
+		t.Run(c.Name, func(t *testing.T) {
+			pairs := make([]Pair, len(c.A))
+			for i := range pairs {
+				pairs[i] = Pair{A: c.A[i], B: c.B[i]}
+			}
+			pr, _ := AnalyzePaired(pairs, 0, 0.05, 0.95, ref.Resamples, 3)
+			check := func(field string, got Float, want *float64, rel, abs float64) {
+				t.Helper()
+				switch {
+				case want == nil && got.Defined():
+					t.Errorf("%s = %v, want undefined", field, float64(got))
+				case want == nil:
+				case !got.Defined():
+					t.Errorf("%s undefined, want %v", field, *want)
+				case !closeTo(float64(got), *want, rel, abs):
+					t.Errorf("%s = %.17g, want %.17g", field, float64(got), *want)
+				}
+			}
+			if pr.N != c.N || pr.Zeros != c.Zeros || pr.Exact != c.Exact {
+				t.Errorf("n %d zeros %d exact %v, want %d %d %v", pr.N, pr.Zeros, pr.Exact, c.N, c.Zeros, c.Exact)
+			}
+			check("statistic", pr.Statistic, c.Statistic, 1e-12, 0)
+			check("p", pr.P, c.P, 1e-9, 1e-15)
+			check("delta_pct", pr.DeltaPct, c.DeltaPct, 1e-9, 1e-12)
+			check("hodges_lehmann_pct", pr.HodgesLehmannPct, c.HodgesLehmannPct, 1e-9, 1e-12)
+			check("mde_pct", pr.MDEPct, c.MDEPct, 1e-12, 1e-12)
+			// Monte Carlo on both sides: interval ends within 0.1 bootstrap
+			// standard errors (of the log ratio), compared on the log scale.
+			tol := 0.1 * *c.SE
+			logOf := func(f Float) Float { return defined(math.Log1p(float64(f) / 100)) }
+			check("ci_low (log)", logOf(pr.CILowPct), c.CILow, 0, tol)
+			check("ci_high (log)", logOf(pr.CIHighPct), c.CIHigh, 0, tol)
+		})
+	}
+}
+
+func readReference(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSignedRankExactDistribution(t *testing.T) {
+	// The counts of R+ sum to 2ⁿ and are symmetric.
+	for _, n := range []int{1, 2, 5, 10, 50} {
+		c := signedRankCounts(n)
+		total := 0.0
+		for i, v := range c {
+			total += v
+			if v != c[len(c)-1-i] {
+				t.Fatalf("n=%d: counts not symmetric at %d", n, i)
+			}
+		}
+		if total != math.Ldexp(1, n) {
+			t.Errorf("n=%d: counts sum to %v, want 2^%d", n, total, n)
+		}
+	}
+	if p := signedRankExactP(5, 0); p != 0.0625 || p != signedRankMinP(5) {
+		t.Errorf("n=5 extreme: p %v, min %v, want 0.0625", p, signedRankMinP(5))
+	}
+}
+
+func TestPairRounds(t *testing.T) {
+	pairs, dropped := PairRounds([]Round{
+		{A: []float64{1}, B: []float64{2}},
+		{A: []float64{3}},                     // B failed
+		{A: []float64{4}, B: []float64{5, 6}}, // not one per arm
+		{A: []float64{7}, B: []float64{8}},
+	})
+	if dropped != 2 || len(pairs) != 2 || pairs[1] != (Pair{7, 8}) {
+		t.Errorf("pairs %v dropped %d", pairs, dropped)
+	}
+}
+
+func TestComparePaired(t *testing.T) {
+	// Round effects swamp the unpaired comparison of a 1% change; the
+	// paired analysis sees it.
+	var a, b []float64
+	var pairs []Pair
+	for i := range 30 {
+		round := 100 * math.Exp(0.3*math.Sin(float64(i)*1.7))
+		noise := 0.002 * math.Cos(float64(i)*2.3)
+		pa, pb := round, round*1.01*math.Exp(noise)
+		a, b = append(a, pa), append(b, pb)
+		pairs = append(pairs, Pair{pa, pb})
+	}
+	opt := DefaultOptions()
+	unpaired := Compare([]MetricInput{{Name: "ms", Samples: [][]float64{a, b}}}, opt).Metrics[0]
+	r := Compare([]MetricInput{{Name: "ms", Samples: [][]float64{a, b}, Pairs: pairs, DroppedRounds: 2}}, opt)
+	m := r.Metrics[0]
+	if unpaired.Verdict != VerdictInconclusive {
+		t.Errorf("unpaired verdict %s", unpaired.Verdict)
+	}
+	if m.Verdict != VerdictRegression || m.Paired == nil || m.Decision.Method != MethodPaired {
+		t.Fatalf("paired: %s %+v", m.Verdict, m.Decision)
+	}
+	if m.Paired.N != 30 || m.Paired.Dropped != 2 || !strings.Contains(strings.Join(m.Warnings, "\n"), "2 round(s)") {
+		t.Errorf("paired n %d dropped %d warnings %q", m.Paired.N, m.Paired.Dropped, m.Warnings)
+	}
+	if !(m.Decision.CILowPct > 0.8 && m.Decision.CIHighPct < 1.2) {
+		t.Errorf("paired CI [%v, %v], want around +1%%", float64(m.Decision.CILowPct), float64(m.Decision.CIHighPct))
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Metrics []map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(doc.Metrics[0]["paired"], &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"n", "statistic", "p", "delta_pct", "ci_low_pct", "ci_high_pct"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("paired JSON lacks %q: %s", k, doc.Metrics[0]["paired"])
+		}
+	}
+	if _, ok := doc.Metrics[0]["decision"]; !ok {
+		t.Error("metric JSON lacks decision")
+	}
+	if Table(r) == "" || !strings.Contains(Table(r), "pairs") {
+		t.Errorf("table lacks the pairs column:\n%s", Table(r))
+	}
+	// Non-positive values: no log ratio, no paired verdict.
+	bad := Compare([]MetricInput{{Name: "x", Samples: [][]float64{{0, 1, 2}, {1, 2, 3}},
+		Pairs: []Pair{{0, 1}, {1, 2}, {2, 3}}}}, opt).Metrics[0]
+	if bad.Verdict != VerdictInconclusive || !strings.Contains(strings.Join(bad.Warnings, "\n"), "positive values") {
+		t.Errorf("non-positive pairs: %s %q", bad.Verdict, bad.Warnings)
+	}
+}

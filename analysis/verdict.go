@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+)
+
+// Methods a Decision rests on.
+const (
+	MethodPaired      = "paired: Wilcoxon signed-rank + bootstrap CI of the median log ratio"
+	MethodMannWhitney = "Mann–Whitney U + bootstrap CI of the median difference"
+	MethodWelch       = "Welch t-test + its CI of the mean difference"
+)
+
+// Decision is what a metric's verdict rests on: one estimate of the change
+// in % of A with its interval, and the test behind it. A change counts as
+// significant only when the test (after correction across metrics) and the
+// interval agree that it is not 0.
+type Decision struct {
+	Method    string `json:"method"`
+	DeltaPct  Float  `json:"delta_pct"` // the estimate, in % of A
+	CILowPct  Float  `json:"ci_low_pct"`
+	CIHighPct Float  `json:"ci_high_pct"`
+	MDEPct    Float  `json:"mde_pct"` // minimum detectable effect (80% power) at the current n
+	// Significant: the test and the interval agree that the change is not 0.
+	Significant bool `json:"significant"`
+	// BelowThreshold: significant, but smaller than the practical
+	// threshold, so neither a regression nor an improvement.
+	BelowThreshold bool `json:"below_threshold"`
+	// MoreTrials is, for an inconclusive verdict, about how many more
+	// trials per arm (pairs, when paired) would decide at the current
+	// variance and estimate; undefined when no number would (an estimate
+	// of exactly 0, or exactly at the threshold) or the verdict is decided.
+	MoreTrials Float `json:"more_trials_per_arm"`
+	// N is the trials per arm (pairs, when paired) the decision rests on.
+	N int `json:"n"`
+}
+
+// decisionBasis fills the estimate, interval and MDE of the primary
+// method; decide adds the rest once p-values are corrected.
+func decisionBasis(m MetricResult, opt Options) Decision {
+	d := Decision{DeltaPct: undefined(), CILowPct: undefined(), CIHighPct: undefined(), MDEPct: m.MDEPct,
+		MoreTrials: undefined(), N: min(m.A.N, m.B.N)}
+	switch {
+	case m.Paired != nil:
+		d.Method = MethodPaired
+		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.DeltaPct, m.Paired.CILowPct, m.Paired.CIHighPct
+		d.MDEPct, d.N = m.Paired.MDEPct, m.Paired.N
+	case opt.Test == TestWelch:
+		d.Method = MethodWelch
+		d.DeltaPct = m.DeltaPctMean
+		if m.A.Mean.Defined() && m.A.Mean != 0 {
+			am := math.Abs(float64(m.A.Mean))
+			d.CILowPct = defined(float64(m.Welch.CILow) / am * 100)
+			d.CIHighPct = defined(float64(m.Welch.CIHigh) / am * 100)
+		}
+	default:
+		d.Method = MethodMannWhitney
+		d.DeltaPct = m.DeltaPctMedian
+		d.CILowPct, d.CIHighPct = m.Bootstrap.PctLow, m.Bootstrap.PctHigh
+	}
+	return d
+}
+
+// decide gives a comparable metric its verdict from the corrected p-value
+// and the interval of its Decision, with the practical threshold:
+//
+//   - regression / improvement: the test is significant, the interval
+//     excludes 0 on the same side, and the estimate is at least the
+//     threshold;
+//   - no change: the whole interval lies within ±threshold (equivalence);
+//     a significant change below the threshold is noted as such;
+//   - inconclusive: anything else, with about how many more trials would
+//     decide.
+func decide(m *MetricResult, opt Options) string {
+	d := &m.Decision
+	d.MoreTrials = undefined()
+	thr := opt.ThresholdPct
+	lo, hi, est := d.CILowPct, d.CIHighPct, d.DeltaPct
+	if !m.PAdjusted.Defined() || !lo.Defined() || !hi.Defined() || !est.Defined() {
+		if m.PAdjusted.Defined() {
+			m.Warnings = append(m.Warnings, "the interval of the relative change is undefined: no verdict")
+		}
+		return VerdictInconclusive
+	}
+	significant := float64(m.PAdjusted) < opt.Alpha
+	side := 0.0 // the side of 0 the interval excludes
+	switch {
+	case lo > 0:
+		side = 1
+	case hi < 0:
+		side = -1
+	}
+	switch {
+	case significant && side == 0:
+		m.Warnings = append(m.Warnings, "the test is significant but the interval includes 0: not counted as a change")
+	case !significant && side != 0:
+		m.Warnings = append(m.Warnings, fmt.Sprintf("the interval excludes 0 but the test is not significant (p adj %.3g): not counted as a change",
+			float64(m.PAdjusted)))
+	case significant && est != 0 && math.Signbit(float64(est)) != (side < 0):
+		m.Warnings = append(m.Warnings, "the estimate lies on the other side of 0 than its interval: not counted as a change")
+		side = 0
+	}
+	d.Significant = significant && side != 0
+	within := thr > 0 && float64(lo) > -thr && float64(hi) < thr
+	switch {
+	case d.Significant && math.Abs(float64(est)) >= thr:
+		worse := side > 0
+		if m.Better == BetterHigher {
+			worse = !worse
+		}
+		if worse {
+			return VerdictRegression
+		}
+		return VerdictImprovement
+	case d.Significant:
+		d.BelowThreshold = true
+		if within {
+			return VerdictNoChange
+		}
+	case within:
+		return VerdictNoChange
+	}
+	d.MoreTrials = moreTrials(float64(lo), float64(hi), float64(est), thr, d.N)
+	return VerdictInconclusive
+}
+
+// moreTrials estimates how many more trials per arm would decide, assuming
+// the estimate and the variance stay as they are and the interval shrinks
+// as 1/√n: to a regression or improvement when |estimate| ≥ threshold (the
+// interval must exclude 0: half-width below |estimate|), else to no change
+// (half-width below threshold − |estimate|).
+func moreTrials(lo, hi, est, thr float64, n int) Float {
+	half := (hi - lo) / 2
+	target := math.Abs(est) - thr
+	if math.Abs(est) >= thr {
+		target = math.Abs(est)
+	} else {
+		target = -target
+	}
+	if !(target > 0) || !(half > 0) || n < 1 {
+		return undefined()
+	}
+	need := float64(n) * (half / target) * (half / target)
+	return defined(math.Max(1, math.Ceil(need-float64(n))))
+}
