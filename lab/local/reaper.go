@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -26,11 +24,12 @@ import (
 //     re-parented to perflab instead of init. After each trial (its
 //     cleanup included) endLeftovers kills every child carrying the run's
 //     id, level by level, and reaps them.
-//   - Trials are started from one dedicated OS thread with Pdeathsig
-//     SIGKILL, so the trial's process dies when perflab does, even by
-//     SIGKILL (the signal follows the creating thread, hence the thread).
-//   - A watchdog process (perflab re-executed, in its own session) waits on
-//     a pipe from perflab; when perflab dies without saying goodbye it kills
+//   - Trial commands and hooks start with Pdeathsig SIGKILL, so they die
+//     when perflab does, even by SIGKILL. The signal fires when the thread
+//     that forked the child exits, so the goroutine stays locked to its
+//     thread from the fork until the child is waited for.
+//   - A watchdog process (a small sh script, in its own session) waits on a
+//     pipe from perflab; when perflab dies without saying goodbye it kills
 //     every process on the host whose environment carries the run's id.
 //
 // What remains: a process that drops RunIDEnv from its environment (exec
@@ -41,16 +40,6 @@ import (
 // RunIDEnv names the environment variable that marks every process of a
 // local run.
 const RunIDEnv = "PERFLAB_RUN_ID"
-
-// watchdogEnv, set in the environment of perflab re-executed, makes it the
-// watchdog of the run whose id it holds (see init).
-const watchdogEnv = "PERFLAB_LOCAL_WATCHDOG_FOR"
-
-func init() {
-	if id := os.Getenv(watchdogEnv); id != "" && len(os.Args) == 2 && os.Args[1] == "perflab-local-watchdog" {
-		os.Exit(watchdog(id))
-	}
-}
 
 // randomHex returns n random bytes in hex.
 func randomHex(n int) string {
@@ -63,28 +52,24 @@ func randomHex(n int) string {
 
 // reaper keeps a device's trial processes from outliving their trial.
 type reaper struct {
-	id    string
-	mark  []byte // RunIDEnv=id, as an environ entry
-	spawn chan func()
-	quit  chan struct{}
-	tid   int // the spawner thread
+	id           string
+	mark         []byte // RunIDEnv=id, as an environ entry
+	childrenFile string // of perflab's main thread
 
 	watchdog *exec.Cmd
 	wdPipe   *os.File
 	note     string // why the watchdog or subreaper is missing, if so
 }
 
-// newReaper starts the spawner thread and the watchdog of a run.
+// newReaper makes perflab a subreaper and starts the watchdog of a run.
 func newReaper() *reaper {
-	r := &reaper{id: randomHex(12), spawn: make(chan func()), quit: make(chan struct{})}
+	r := &reaper{id: randomHex(12)}
+	r.childrenFile = fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid())
 	r.mark = []byte(RunIDEnv + "=" + r.id)
 	var notes []string
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		notes = append(notes, "not a subreaper ("+err.Error()+"): leftovers outside a trial's process group are not found")
 	}
-	started := make(chan int)
-	go r.spawner(started)
-	r.tid = <-started
 	if err := r.startWatchdog(); err != nil {
 		notes = append(notes, "no watchdog ("+err.Error()+"): if perflab is killed, only the trial's first process dies with it")
 	}
@@ -95,49 +80,57 @@ func newReaper() *reaper {
 // env returns the marker for a trial's environment.
 func (r *reaper) env() string { return string(r.mark) }
 
-// spawner runs start functions on one locked OS thread for the run's
-// lifetime: Pdeathsig fires when the thread that forked the child exits,
-// and Go may end other threads.
-func (r *reaper) spawner(started chan<- int) {
-	runtime.LockOSThread()
-	// Returning while locked ends the thread, which is what Close wants.
-	started <- unix.Gettid()
-	for {
-		select {
-		case f := <-r.spawn:
-			f()
-		case <-r.quit:
-			return
-		}
-	}
-}
-
-// start starts cmd from the spawner thread, with Pdeathsig SIGKILL and in
-// a process group of its own.
-func (r *reaper) start(cmd *exec.Cmd) error {
+// run starts cmd with Pdeathsig SIGKILL, in a process group of its own,
+// and waits for it; started (if not nil) is called once it runs. The
+// goroutine stays on its OS thread meanwhile: Pdeathsig fires when the
+// forking thread exits, and Go ends threads only when a goroutine locked to
+// one returns.
+func (r *reaper) run(cmd *exec.Cmd, started func(pid int)) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	errc := make(chan error, 1)
-	select {
-	case r.spawn <- func() { errc <- cmd.Start() }:
-		return <-errc
-	case <-r.quit:
-		return errors.New("device closed")
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return err
 	}
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
+	return cmd.Wait()
 }
 
-// startWatchdog re-executes this program as the run's watchdog.
+// watchdogScript waits until perflab says goodbye (a line "q") or dies
+// (end of file); in the second case it kills, until none is left, every
+// process whose environment holds the entry $1. It is sh, not perflab
+// re-executed, because it starts in a millisecond.
+const watchdogScript = `trap '' HUP INT
+read -r line
+[ "$line" = q ] && exit 0
+i=0
+while [ $i -lt 100 ]; do
+	found=
+	for e in /proc/[0-9]*/environ; do
+		tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -e "$1" || continue
+		p=${e#/proc/}
+		kill -9 "${p%/environ}" 2>/dev/null && found=1
+	done
+	[ -z "$found" ] && exit 0
+	i=$((i+1))
+	sleep 0.02
+done`
+
+// startWatchdog starts the run's watchdog.
 func (r *reaper) startWatchdog() error {
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	cmd := exec.Command("/proc/self/exe", "perflab-local-watchdog")
-	cmd.Env = []string{watchdogEnv + "=" + r.id, "PATH=" + os.Getenv("PATH")}
+	cmd := exec.Command("sh", "-c", watchdogScript, "perflab-watchdog", string(r.mark))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cmd.Stdin = rd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // away from the terminal's SIGHUP
 	if err := cmd.Start(); err != nil {
@@ -148,12 +141,11 @@ func (r *reaper) startWatchdog() error {
 	return nil
 }
 
-// close ends leftovers, tells the watchdog the run ended normally and stops
-// the spawner thread.
+// close ends leftovers and tells the watchdog the run ended normally.
 func (r *reaper) close() {
 	r.endLeftovers(nil)
 	if r.watchdog != nil {
-		r.wdPipe.Write([]byte{'q'})
+		r.wdPipe.Write([]byte("q\n"))
 		r.wdPipe.Close()
 		done := make(chan struct{})
 		go func() { r.watchdog.Wait(); close(done) }()
@@ -163,7 +155,6 @@ func (r *reaper) close() {
 			r.watchdog.Process.Kill()
 		}
 	}
-	close(r.quit)
 }
 
 // endLeftovers kills the run's processes still alive after a trial: the
@@ -172,14 +163,13 @@ func (r *reaper) close() {
 // also reaps zombies re-parented to perflab whose process group or session
 // is one of groups or of a killed leftover. It returns how many it killed.
 func (r *reaper) endLeftovers(groups map[int]bool) int {
-	self := os.Getpid()
 	killed := 0
 	known := map[int]bool{}
 	for k := range groups {
 		known[k] = true
 	}
 	for round := 0; round < 1000; round++ {
-		kids := r.children(self)
+		kids := r.children()
 		found := false
 		for _, pid := range kids {
 			st, ok := readStat(pid)
@@ -208,19 +198,18 @@ func (r *reaper) endLeftovers(groups map[int]bool) int {
 	return killed
 }
 
-// children lists the children of perflab's main thread (where the kernel
-// re-parents orphans) and of the spawner thread.
-func (r *reaper) children(self int) []int {
+// children lists the children of perflab's main thread, where the kernel
+// re-parents orphans (to a subreaper's first live thread), except the
+// watchdog.
+func (r *reaper) children() []int {
+	b, err := os.ReadFile(r.childrenFile)
+	if err != nil {
+		return nil
+	}
 	var pids []int
-	for _, tid := range []int{self, r.tid} {
-		b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/children")
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, pid)
-			}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && (r.watchdog == nil || pid != r.watchdog.Process.Pid) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -275,46 +264,4 @@ func readStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	return procStat{state: f[0][0], pgrp: pgrp, session: sess}, true
-}
-
-// watchdog is the main function of the watchdog process: it waits until
-// perflab says goodbye ('q') or dies (end of file), and in the second case
-// kills every process whose environment carries the run's id.
-func watchdog(id string) int {
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
-	b := make([]byte, 1)
-	n, _ := os.Stdin.Read(b)
-	if n == 1 && b[0] == 'q' {
-		return 0
-	}
-	mark := []byte(RunIDEnv + "=" + id)
-	self := os.Getpid()
-	for round := 0; round < 100; round++ {
-		found := 0
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "perflab watchdog:", err)
-			return 1
-		}
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == self {
-				continue
-			}
-			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-			if err != nil || !hasEnvEntry(env, mark) {
-				continue
-			}
-			if st, ok := readStat(pid); ok && st.state == 'Z' {
-				continue
-			}
-			unix.Kill(pid, unix.SIGKILL)
-			found++
-		}
-		if found == 0 {
-			return 0
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return 0
 }

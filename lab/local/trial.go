@@ -189,20 +189,21 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	defer capt.close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = capt.stdin, capt.stdout, capt.stderr
 
+	stopTimer := func() {}
 	conns := srv.begin(token)
 	start := time.Now()
-	err = rp.start(cmd)
-	if err == nil {
-		// Cancellation and trial_timeout kill the whole process group.
-		pgid := cmd.Process.Pid
+	err = rp.run(cmd, func(pgid int) {
 		groups[pgid] = true
+		// Cancellation and trial_timeout kill the whole process group.
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-		err = cmd.Wait()
-		stop()
+		stopTimer = func() { stop() }
+	})
+	stopTimer()
+	if cmd.Process != nil {
 		// Processes the command left behind in its group would disturb
 		// later trials: end them now (others, in sessions of their own,
 		// after cleanup; see reaper).
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	wall := time.Since(start)
 	netLines, refused := conns.finish()
@@ -360,11 +361,7 @@ func runHook(ctx context.Context, rp *reaper, script, dir string, env []string, 
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Stdout = out
 	cmd.Stderr = out
-	if err := rp.start(cmd); err != nil {
-		return err
-	}
-	groups[cmd.Process.Pid] = true
-	if err := cmd.Wait(); err != nil {
+	if err := rp.run(cmd, func(pid int) { groups[pid] = true }); err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
