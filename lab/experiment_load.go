@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -147,11 +148,27 @@ func (e *Experiment) Validate() error {
 			return fmt.Errorf("builds.%s: missing", k)
 		}
 	}
+	for _, k := range []string{ArmControl, ArmTreatment} {
+		if b := e.Builds[k]; b.EffectPct != 0 {
+			if b.EffectPct <= MinEffectPct {
+				return fmt.Errorf("builds.%s.effect_pct: %v is %w (want more than %v)", k, b.EffectPct, ErrTooSmall, MinEffectPct)
+			}
+			if err := CheckRange("builds."+k+".effect_pct", b.EffectPct, MinEffectPct, MaxEffectPct); err != nil {
+				return err
+			}
+		}
+	}
 	if e.Trials < 1 {
 		return fmt.Errorf("trials: %d, want at least 1 (counted trials per arm)", e.Trials)
 	}
+	if err := CheckRange("trials", e.Trials, 1, MaxTrials); err != nil {
+		return err
+	}
 	if e.Warmup < 0 {
 		return fmt.Errorf("warmup: %d, want 0 or more", e.Warmup)
+	}
+	if err := CheckRange("warmup", e.Warmup, 0, MaxWarmup); err != nil {
+		return err
 	}
 	if !ValidOrder(e.Order) {
 		return fmt.Errorf("order: %q, want fixed, alternate or random", e.Order)
@@ -162,8 +179,11 @@ func (e *Experiment) Validate() error {
 	if !(e.Confidence > 0 && e.Confidence < 1) {
 		return fmt.Errorf("confidence: %v, want a number between 0 and 1 (e.g. 0.95)", e.Confidence)
 	}
-	if e.TrialTimeout < 0 || math.IsInf(e.TrialTimeout, 0) {
+	if e.TrialTimeout < 0 || math.IsNaN(e.TrialTimeout) {
 		return fmt.Errorf("trial_timeout: %v, want seconds ≥ 0 (0 means none)", e.TrialTimeout)
+	}
+	if err := CheckRange("trial_timeout", e.TrialTimeout, 0, MaxTrialTimeoutS); err != nil {
+		return fmt.Errorf("%w seconds (0 means none)", err)
 	}
 	seen := map[string]bool{}
 	for i, m := range e.Metrics {
@@ -182,6 +202,11 @@ func (e *Experiment) Validate() error {
 func (c *Controls) Validate() error {
 	if c.PinCPU != nil && *c.PinCPU < -1 {
 		return fmt.Errorf("controls.pin_cpu: %d, want a CPU number or -1 (no pinning)", *c.PinCPU)
+	}
+	if c.PinCPU != nil {
+		if err := CheckRange("controls.pin_cpu", *c.PinCPU, -1, MaxCPU); err != nil {
+			return err
+		}
 	}
 	switch c.Proxy {
 	case "", "off", "record", "replay":
@@ -322,14 +347,43 @@ func checkShape(path string, v any, t reflect.Type) error {
 			return wrong()
 		}
 		if _, err := n.Int64(); err != nil {
+			f, ferr := strconv.ParseFloat(n.String(), 64)
+			if (ferr == nil || errors.Is(ferr, strconv.ErrRange)) && f == math.Trunc(f) {
+				// A whole number too big for the field: name its bound.
+				if f > 0 {
+					return fmt.Errorf("%s: %s is %w (max %s)", name, n, ErrTooLarge, maxOf(path, t))
+				}
+				return fmt.Errorf("%s: %s is %w", name, n, ErrTooSmall)
+			}
 			return fmt.Errorf("%s: %s is not a whole number", name, n)
 		}
 	case reflect.Float32, reflect.Float64:
-		if _, ok := v.(json.Number); !ok {
+		n, ok := v.(json.Number)
+		if !ok {
 			return wrong()
+		}
+		if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
+			return fmt.Errorf("%s: %s is %w (it does not fit a 64-bit float)", name, n, ErrTooLarge)
 		}
 	}
 	return nil
+}
+
+// maxOf names the upper bound of an integer field, for values too large
+// to decode at all.
+func maxOf(path string, t reflect.Type) string {
+	switch path {
+	case "trials":
+		return strconv.Itoa(MaxTrials)
+	case "warmup":
+		return strconv.Itoa(MaxWarmup)
+	case "controls.pin_cpu":
+		return strconv.Itoa(MaxCPU)
+	}
+	if t.Kind() == reflect.Int64 || t.Kind() == reflect.Int {
+		return strconv.FormatInt(math.MaxInt64, 10)
+	}
+	return "the field's range"
 }
 
 func join(path, k string) string {

@@ -1,10 +1,13 @@
 package lab
 
 import (
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const minimalExp = `{"device":"local","builds":{"control":{"command":["true"]},"treatment":{"command":["true"]}}}`
@@ -126,6 +129,81 @@ func TestExamplesParse(t *testing.T) {
 	for _, f := range files {
 		if _, err := LoadExperiment(f); err != nil {
 			t.Errorf("%v", err)
+		}
+	}
+}
+
+func TestParseExperimentBounds(t *testing.T) {
+	b := `"builds":{"control":{"command":["true"]},"treatment":{"command":["true"]}}`
+	sim := func(effect string) string {
+		return `"device":"sim:pixel","builds":{"control":{"app":"feed"},"treatment":{"app":"feed","effect_pct":` + effect + `}}`
+	}
+	tests := []struct {
+		name, src, want string
+		large           bool // the error wraps ErrTooLarge
+	}{
+		{"trials 2^63-1", `{` + b + `,"trials":9223372036854775807}`, "trials: 9223372036854775807 is too large (max 100000)", true},
+		{"trials 2^62", `{` + b + `,"trials":4611686018427387904}`, "trials: 4611686018427387904 is too large (max 100000)", true},
+		{"trials beyond int64", `{` + b + `,"trials":99999999999999999999}`, "trials: 99999999999999999999 is too large (max 100000)", true},
+		{"trials 1e30", `{` + b + `,"trials":1e30}`, "trials: 1e30 is too large (max 100000)", true},
+		{"trials just over", `{` + b + `,"trials":100001}`, "trials: 100001 is too large (max 100000)", true},
+		{"warmup 2^63-1", `{` + b + `,"warmup":9223372036854775807}`, "warmup: 9223372036854775807 is too large (max 10000)", true},
+		{"warmup beyond int64", `{` + b + `,"warmup":1e19}`, "warmup: 1e19 is too large (max 10000)", true},
+		{"trial_timeout overflowing time.Duration", `{` + b + `,"trial_timeout":9.3e9}`, "trial_timeout: 9.3e+09 is too large (max 604800) seconds (0 means none)", true},
+		{"trial_timeout 8 days", `{` + b + `,"trial_timeout":691200}`, "trial_timeout: 691200 is too large (max 604800)", true},
+		{"trial_timeout beyond float64", `{` + b + `,"trial_timeout":1e400}`, "trial_timeout: 1e400 is too large (it does not fit a 64-bit float)", true},
+		{"pin_cpu huge", `{` + b + `,"controls":{"pin_cpu":100000}}`, "controls.pin_cpu: 100000 is too large (max 8191)", true},
+		{"pin_cpu beyond int64", `{` + b + `,"controls":{"pin_cpu":1e20}}`, "controls.pin_cpu: 1e20 is too large (max 8191)", true},
+		{"seed beyond int64", `{` + b + `,"seed":1e20}`, "seed: 1e20 is too large (max 9223372036854775807)", true},
+		{"trials very negative", `{` + b + `,"trials":-1e20}`, "trials: -1e20 is too small", false},
+		{"effect_pct huge", `{` + sim("1e9") + `}`, "builds.treatment.effect_pct: 1e+09 is too large (max 1000)", true},
+		{"effect_pct -100", `{` + sim("-100") + `}`, "builds.treatment.effect_pct: -100 is too small (want more than -100)", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseExperiment([]byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+			if errors.Is(err, ErrTooLarge) != tc.large {
+				t.Errorf("errors.Is(%v, ErrTooLarge) = %t, want %t", err, !tc.large, tc.large)
+			}
+		})
+	}
+	// The bounds themselves are accepted.
+	for _, src := range []string{
+		`{` + b + `,"trials":100000,"warmup":10000,"trial_timeout":604800,"controls":{"pin_cpu":8191},"seed":9223372036854775807}`,
+		`{` + sim("1000") + `}`, `{` + sim("-99.9") + `}`,
+	} {
+		if _, err := ParseExperiment([]byte(src)); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}
+
+func TestCheckRangeAndDuration(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{CheckRange("--aa", 100001, 1, MaxStudyRuns), "--aa: 100001 is too large (max 100000)"},
+		{CheckRange("--aa", 0, 1, MaxStudyRuns), "--aa: 0 is too small (min 1)"},
+		{CheckRange("--aa", 7, 1, MaxStudyRuns), ""},
+		{CheckRange("x", math.NaN(), 0, 1), "x: NaN is not a number"},
+		{CheckRange("x", math.Inf(1), 0, 1), "x: +Inf is too large (max 1)"},
+		{CheckRange[int64]("--seed", math.MinInt64, 0, 1), "--seed: -9223372036854775808 is too small (min 0)"},
+		{CheckDuration("--duration", 25*time.Hour), "--duration: 25h0m0s is too large (max 24h0m0s)"},
+		{CheckDuration("--duration", -time.Second), "--duration: -1s is too small (min 0s)"},
+		{CheckDuration("--duration", time.Duration(math.MaxInt64)), "--duration: 2562047h47m16.854775807s is too large"},
+		{CheckDuration("--duration", MaxDuration), ""},
+	}
+	for _, tc := range tests {
+		got := ""
+		if tc.err != nil {
+			got = tc.err.Error()
+		}
+		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
 }
