@@ -62,6 +62,10 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code >= 0 {
 		return code
 	}
+	if err := lab.CheckRange("--size", *size, 0, lab.MaxProbeSize); err != nil {
+		fmt.Fprintln(stderr, "perflab check:", err)
+		return exitUsage
+	}
 	dev, window, code := pf.open(ctx, pos[0], stderr)
 	if code >= 0 {
 		return code

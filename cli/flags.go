@@ -124,6 +124,10 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 		fmt.Fprintf(stderr, "perflab %s: --interval must be positive and --duration not negative\n", f.name)
 		return nil, 0, 2
 	}
+	if err := errors.Join(lab.CheckDuration("--duration", *f.dur), lab.CheckDuration("--interval", *f.interval)); err != nil {
+		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
+		return nil, 0, 2
+	}
 	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb})
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)

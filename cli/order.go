@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
 )
@@ -63,6 +64,10 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if *runs < 2 {
 		fmt.Fprintf(stderr, "perflab order: --runs %d: want at least 2\n", *runs)
+		return exitUsage
+	}
+	if err := lab.CheckRange("--runs", *runs, 2, lab.MaxStudyRuns); err != nil {
+		fmt.Fprintln(stderr, "perflab order:", err)
 		return exitUsage
 	}
 	if *alpha != 0 && !(*alpha > 0 && *alpha < 1) {

@@ -43,6 +43,10 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab replay: want exactly one session file (perflab replay --help)")
 		return exitUsage
 	}
+	if err := lab.CheckRange("--speed", *speed, 0, lab.MaxReplaySpeed); err != nil && *speed >= 0 {
+		fmt.Fprintln(stderr, "perflab replay:", err)
+		return exitUsage
+	}
 	if *speed < 0 {
 		fmt.Fprintln(stderr, "perflab replay: --speed must be 0 (as fast as possible) or more")
 		return exitUsage

@@ -43,6 +43,9 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	if f.experiment == "" {
 		return nil, study.Devices{}, fmt.Errorf("--experiment EXP.json is required (perflab %s --help)", name)
 	}
+	if err := lab.CheckRange("--parallel", f.parallel, 0, lab.MaxParallel); err != nil {
+		return nil, study.Devices{}, err
+	}
 	exp, err := lab.LoadExperiment(f.experiment)
 	if err != nil {
 		return nil, study.Devices{}, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/governor"
 )
@@ -49,6 +50,10 @@ func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *steps < 1 || *cooldown < 0 {
 		fmt.Fprintln(stderr, "perflab tune: --steps must be positive and --cooldown not negative")
+		return 2
+	}
+	if err := errors.Join(lab.CheckRange("--steps", *steps, 1, lab.MaxTuneSteps), lab.CheckDuration("--cooldown", *cooldown)); err != nil {
+		fmt.Fprintln(stderr, "perflab tune:", err)
 		return 2
 	}
 	dev, window, code := pf.open(ctx, pos[0], stderr)

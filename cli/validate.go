@@ -78,8 +78,11 @@ func validateConfig(exp *lab.Experiment, devs study.Devices, aa int, effectPct f
 func parseEffect(s string) (float64, error) {
 	t := strings.TrimSuffix(strings.TrimSpace(s), "%")
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= -100 {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= lab.MinEffectPct {
 		return 0, fmt.Errorf("--effect %q: want a percentage such as 1%% or -2.5%%", s)
+	}
+	if err := lab.CheckRange("--effect", v, lab.MinEffectPct, lab.MaxEffectPct); err != nil {
+		return 0, err
 	}
 	return v, nil
 }
@@ -120,6 +123,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	cfg.EffectRuns, cfg.Metric, cfg.Test = *effectRuns, *metric, *test
 	if cfg.AA < 1 || *effectRuns < 0 {
 		fmt.Fprintln(stderr, "perflab validate: --aa and --effect-runs want a positive number of experiments")
+		return exitUsage
+	}
+	if err := errors.Join(lab.CheckRange("--aa", cfg.AA, 1, lab.MaxStudyRuns), lab.CheckRange("--effect-runs", *effectRuns, 0, lab.MaxStudyRuns)); err != nil {
+		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitUsage
 	}
 	if *test != analysis.TestMannWhitney && *test != analysis.TestWelch {

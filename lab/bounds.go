@@ -14,18 +14,17 @@ import (
 // load time means such values never reach a runner, a progress bar or an
 // ETA.
 const (
-	MaxTrials        = 100000  // trials per arm
-	MaxWarmup        = 10000   // warm-up rounds
-	MaxTrialTimeoutS = 604800  // trial_timeout, seconds (7 days)
-	MaxCPU           = 8191    // controls.pin_cpu (the kernel's largest NR_CPUS)
-	MaxEffectPct     = 1000.0  // builds.*.effect_pct and --effect, %
-	MinEffectPct     = -100.0  // exclusive: -100% would make the work free
-	MaxStudyRuns     = 100000  // validate --aa / --effect-runs (K), order --runs (N)
-	MaxResamples     = 1000000 // compare --resamples
-	MaxProbeSize     = 4096    // check --size, the probe's matrix order
-	MaxTuneSteps     = 64      // tune --steps per cluster
-	MaxParallel      = 1024    // study --parallel
-	MaxReplaySpeed   = 1e6     // replay --speed
+	MaxTrials        = 100000 // trials per arm
+	MaxWarmup        = 10000  // warm-up rounds
+	MaxTrialTimeoutS = 604800 // trial_timeout, seconds (7 days)
+	MaxCPU           = 8191   // controls.pin_cpu (the kernel's largest NR_CPUS)
+	MaxEffectPct     = 1000.0 // builds.*.effect_pct and --effect, %
+	MinEffectPct     = -100.0 // exclusive: -100% would make the work free
+	MaxStudyRuns     = 100000 // validate --aa / --effect-runs (K), order --runs (N)
+	MaxProbeSize     = 4096   // check --size, the probe's matrix order
+	MaxTuneSteps     = 64     // tune --steps per cluster
+	MaxParallel      = 1024   // study --parallel
+	MaxReplaySpeed   = 1e6    // replay --speed
 )
 
 // MaxDuration bounds the time flags (check/tune --duration, --interval,
