@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The simulations model the simulated phone with every control on
+// (sim:pixel, app feed, examples/sim-controls-on.json): each trial's
+// startup time is lognormal with a log-scale standard deviation of 0.0078,
+// as measured there over 3 × 200 rounds (the per-round log ratio then has
+// a standard deviation of 0.011, also as measured). Running the simulated
+// phone itself for thousands of experiments would take minutes; this model
+// takes milliseconds.
+const simTrialLogSD = 0.0078
+
+// simRound returns one round's log ratio log(B/A) with B slower by
+// effectPct.
+func simRound(rng *rand.Rand, effectPct float64) float64 {
+	a := rng.NormFloat64() * simTrialLogSD
+	b := math.Log1p(effectPct/100) + rng.NormFloat64()*simTrialLogSD
+	return b - a
+}
+
+// runSequential simulates one experiment with automatic stopping: a look
+// after every round, stop at a decision or at maxRounds.
+func runSequential(rng *rand.Rand, effectPct float64, maxRounds int, opt SequentialOptions) (Sequential, int) {
+	st := NewSequentialTest(opt)
+	for k := 1; k <= maxRounds; k++ {
+		st.Add(simRound(rng, effectPct))
+		if r := st.Result(); r.Decided() {
+			return r, k
+		}
+	}
+	return st.Result(), maxRounds
+}
+
+// TestSequentialAAFalsePositives: with a look after every round up to 100
+// rounds, the A/A false-positive rate of the anytime-valid test must not
+// exceed the 95% binomial band around α over 2,000 experiments; naive
+// peeking at the paired t-test's p is shown for contrast.
+func TestSequentialAAFalsePositives(t *testing.T) {
+	const experiments, maxRounds, alpha = 2000, 100, 0.05
+	rng := rand.New(rand.NewPCG(2026, 11))
+	opt := SequentialOptions{Alpha: alpha}
+	fp, naive := 0, 0
+	for range experiments {
+		r, _ := runSequential(rng, 0, maxRounds, opt)
+		if r.Decision == VerdictRegression || r.Decision == VerdictImprovement {
+			fp++
+		}
+		if !r.P.Defined() || r.P < 0 || r.P > 1 {
+			t.Fatalf("p %v out of [0, 1]", float64(r.P))
+		}
+	}
+	// Naive: the fixed-n paired t-test looked at after every round.
+	crit := make([]float64, maxRounds+1)
+	for n := 2; n <= maxRounds; n++ {
+		crit[n] = studentTQuantile(1-alpha/2, float64(n-1))
+	}
+	for range experiments {
+		var sum, sum2 float64
+		for k := 1; k <= maxRounds; k++ {
+			x := simRound(rng, 0)
+			sum += x
+			sum2 += x * x
+			if k < 5 {
+				continue
+			}
+			n := float64(k)
+			m := sum / n
+			sd := math.Sqrt((sum2 - n*m*m) / (n - 1))
+			if math.Abs(m/(sd/math.Sqrt(n))) > crit[k] {
+				naive++
+				break
+			}
+		}
+	}
+	lo, hi := BinomialRange(experiments, alpha, 0.95)
+	rate := float64(fp) / experiments
+	t.Logf("A/A, look after every round up to %d: anytime-valid false positives %d/%d = %.1f%% (95%% band around α: %d–%d); naive peeking at the paired t-test: %.1f%%",
+		maxRounds, fp, experiments, rate*100, lo, hi, 100*float64(naive)/experiments)
+	if fp > hi {
+		t.Errorf("anytime-valid false positives %d above the band's upper end %d", fp, hi)
+	}
+	if naive <= hi {
+		t.Errorf("naive peeking gave %d false positives: the simulation should show its inflation", naive)
+	}
+}
+
+// TestSequentialDetectsOnePercent: a +1% change with the simulated
+// phone's noise is detected in at least 80% of 2,000 experiments, using
+// fewer rounds on average than the fixed-n paired t-test of equal power.
+func TestSequentialDetectsOnePercent(t *testing.T) {
+	const experiments, maxRounds, effect, alpha = 2000, 40, 1.0, 0.05
+	rng := rand.New(rand.NewPCG(2026, 12))
+	opt := SequentialOptions{Alpha: alpha}
+	detected, used, wrong := 0, 0, 0
+	var rounds []float64
+	for range experiments {
+		r, k := runSequential(rng, effect, maxRounds, opt)
+		used += k
+		rounds = append(rounds, float64(k))
+		switch r.Decision {
+		case VerdictRegression:
+			detected++
+		case VerdictImprovement:
+			wrong++
+		}
+	}
+	power := float64(detected) / experiments
+	mean := float64(used) / experiments
+	p90 := quantileSelect(rounds, 0.9)
+	// The fixed-n design of equal power: the smallest n at which the
+	// paired t-test (the most powerful test for these normal log ratios)
+	// detects the change as often, estimated on the same model.
+	fixedN := 0
+	for n := 2; n <= 4*maxRounds && fixedN == 0; n++ {
+		crit := studentTQuantile(1-alpha/2, float64(n-1))
+		hits := 0
+		for range experiments {
+			var sum, sum2 float64
+			for range n {
+				x := simRound(rng, effect)
+				sum += x
+				sum2 += x * x
+			}
+			fn := float64(n)
+			m := sum / fn
+			sd := math.Sqrt((sum2 - fn*m*m) / (fn - 1))
+			if m/(sd/math.Sqrt(fn)) > crit {
+				hits++
+			}
+		}
+		if float64(hits)/experiments >= power {
+			fixedN = n
+		}
+	}
+	t.Logf("+%g%% change, auto stop (max %d rounds): detected %.1f%% (wrong direction %d), rounds used mean %.1f, p90 %.0f; fixed-n paired t-test of equal power needs %d rounds",
+		effect, maxRounds, power*100, wrong, mean, p90, fixedN)
+	if power < 0.8 {
+		t.Errorf("detection %.1f%% < 80%%", power*100)
+	}
+	if fixedN == 0 || mean >= float64(fixedN) {
+		t.Errorf("auto stopping used %.1f rounds on average, the fixed design of equal power %d", mean, fixedN)
+	}
+}
+
+func TestSequentialDecisions(t *testing.T) {
+	check := func(name string, d []float64, opt SequentialOptions, want string) {
+		t.Helper()
+		r := SequentialPaired(d, opt)
+		if r.Decision != want {
+			t.Errorf("%s: decision %s (%s), want %s", name, r.Decision, r.Reason, want)
+		}
+		// The test and the interval agree.
+		if r.P.Defined() && r.CILowPct.Defined() {
+			excl := r.CILowPct > 0 || r.CIHighPct < 0
+			if excl != (float64(r.P) <= opt.Alpha) {
+				t.Errorf("%s: p %v but interval [%v, %v]", name, float64(r.P), float64(r.CILowPct), float64(r.CIHighPct))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	slower := make([]float64, 60)
+	same := make([]float64, 400)
+	for i := range slower {
+		slower[i] = simRound(rng, 3)
+	}
+	for i := range same {
+		same[i] = simRound(rng, 0)
+	}
+	alpha := SequentialOptions{Alpha: 0.05}
+	check("3% slower", slower, alpha, VerdictRegression)
+	check("3% slower, higher is better", slower, SequentialOptions{Alpha: 0.05, Better: BetterHigher}, VerdictImprovement)
+	check("3% slower, threshold 10%: within ±10%", slower, SequentialOptions{Alpha: 0.05, ThresholdPct: 10}, VerdictNoChange)
+	r := SequentialPaired(slower, alpha)
+	between := (float64(r.DeltaPct) + float64(r.CIHighPct)) / 2
+	check("significant, below a threshold inside the interval", slower, SequentialOptions{Alpha: 0.05, ThresholdPct: between}, DecisionContinue)
+	check("A/A, threshold 0", same, alpha, DecisionContinue)
+	check("A/A, threshold 1%", same, SequentialOptions{Alpha: 0.05, ThresholdPct: 1}, VerdictNoChange)
+	check("one round", slower[:1], alpha, DecisionContinue)
+	check("constant ratio", []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, alpha, VerdictRegression)
+	if r := SequentialPaired(nil, alpha); r.N != 0 || r.Decided() || r.DeltaPct.Defined() {
+		t.Errorf("no rounds: %+v", r)
+	}
+	// The interval only shrinks as rounds come in.
+	st := NewSequentialTest(alpha)
+	prevW := math.Inf(1)
+	for _, x := range same[:100] {
+		st.Add(x)
+		r := st.Result()
+		if r.CILowPct.Defined() {
+			w := float64(r.CIHighPct - r.CILowPct)
+			if w > prevW+1e-12 {
+				t.Fatalf("interval widened at n=%d: %v > %v", r.N, w, prevW)
+			}
+			prevW = w
+		}
+	}
+}
