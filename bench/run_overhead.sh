@@ -4,17 +4,23 @@
 # Runs `perflab run` of 500 trials per arm of /bin/true (1,000 trials, each
 # recorded and synced to disk) and `hyperfine -N --runs 1000 /bin/true`,
 # alternately, ROUNDS times, and prints each total wall time and the ratio.
-# Target: perflab ≤ 1.2 × hyperfine.
+# With BASE=<git revision>, perflab built at that revision runs in the same
+# rounds too, so a change is measured before and after side by side.
+# Target: perflab ≤ 1.0 × hyperfine.
 #
-#   bench/run_overhead.sh            # 3 rounds
-#   ROUNDS=5 bench/run_overhead.sh
+#   bench/run_overhead.sh                 # 3 rounds
+#   ROUNDS=5 BASE=main~3 bench/run_overhead.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "run_overhead: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 1; }
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'git worktree remove --force "$work/base" 2>/dev/null || true; rm -rf "$work"' EXIT
 go build -o "$work/perflab" .
+if [ -n "${BASE:-}" ]; then
+	git worktree add --detach "$work/base" "$BASE" >/dev/null 2>&1
+	(cd "$work/base" && go build -o "$work/perflab-base" .)
+fi
 cat > "$work/true.json" <<'JSON'
 {"device": "local",
  "builds": {"control": {"command": ["/bin/true"]}, "treatment": {"command": ["/bin/true"]}},
@@ -22,17 +28,34 @@ cat > "$work/true.json" <<'JSON'
 JSON
 
 now() { date +%s.%N; }
-pl_total=0; hf_total=0
-for r in $(seq "$rounds"); do
+# run BIN: runs perflab BIN once and prints its wall time.
+run() {
+	local t0 t1
 	t0=$(now)
-	"$work/perflab" run "$work/true.json" --headless --quiet --force --out "$work/s.jsonl" >/dev/null 2>"$work/err" || {
+	"$1" run "$work/true.json" --headless --quiet --force --out "$work/s.jsonl" >/dev/null 2>"$work/err" || {
 		code=$?; [ $code -eq 3 ] || { cat "$work/err" >&2; exit 1; }; }
+	t1=$(now)
+	trials=$(grep -c '"type":"trial"' "$work/s.jsonl")
+	[ "$trials" -eq 1000 ] || { echo "run_overhead: $trials trials recorded, want 1000" >&2; exit 1; }
+	echo "$t1 - $t0" | bc -l
+}
+pl_total=0; hf_total=0; base_total=0
+for r in $(seq "$rounds"); do
+	pl=$(run "$work/perflab")
 	t1=$(now)
 	hyperfine -N --runs 1000 --style none /bin/true >/dev/null 2>&1
 	t2=$(now)
-	pl=$(echo "$t1 - $t0" | bc -l); hf=$(echo "$t2 - $t1" | bc -l)
-	trials=$(grep -c '"type":"trial"' "$work/s.jsonl")
-	printf 'round %d: perflab %.3f s (%d trials recorded), hyperfine %.3f s, ratio %.2f\n' "$r" "$pl" "$trials" "$hf" "$(echo "$pl / $hf" | bc -l)"
+	hf=$(echo "$t2 - $t1" | bc -l)
+	line=$(printf 'round %d: perflab %.3f s, hyperfine %.3f s, ratio %.2f' "$r" "$pl" "$hf" "$(echo "$pl / $hf" | bc -l)")
+	if [ -n "${BASE:-}" ]; then
+		base=$(run "$work/perflab-base")
+		line+=$(printf '; base %.3f s, ratio %.2f' "$base" "$(echo "$base / $hf" | bc -l)")
+		base_total=$(echo "$base_total + $base" | bc -l)
+	fi
+	echo "$line"
 	pl_total=$(echo "$pl_total + $pl" | bc -l); hf_total=$(echo "$hf_total + $hf" | bc -l)
 done
-printf 'total: perflab %.3f s, hyperfine %.3f s, ratio %.2f (target ≤ 1.20)\n' "$pl_total" "$hf_total" "$(echo "$pl_total / $hf_total" | bc -l)"
+printf 'total: perflab %.3f s, hyperfine %.3f s, ratio %.2f (target ≤ 1.00)\n' "$pl_total" "$hf_total" "$(echo "$pl_total / $hf_total" | bc -l)"
+if [ -n "${BASE:-}" ]; then
+	printf 'base (%s): %.3f s, ratio %.2f\n' "$BASE" "$base_total" "$(echo "$base_total / $hf_total" | bc -l)"
+fi

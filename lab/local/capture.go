@@ -11,10 +11,13 @@ import (
 // (memfd) that the command writes to directly. Unlike pipes they need no
 // goroutines copying while the command runs, which matters at thousands of
 // millisecond trials. Each trial gets new files, so a process that outlives
-// its trial writes only into its own trial's, never into a later one's. A
-// command that prints gigabytes should send its output elsewhere itself.
+// its trial writes only into its own trial's, never into a later one's
+// (Device.takeCapture reuses files only when they are empty and nothing of
+// their trial is left). A command that prints gigabytes should send its
+// output elsewhere itself.
 type capture struct {
 	stdin, stdout, stderr *os.File // stdin is the device's /dev/null, not closed here
+	written               bool     // something was written to stdout or stderr
 }
 
 func newCapture(stdin *os.File) (*capture, error) {
@@ -49,7 +52,10 @@ func memFile(name string) (*os.File, error) {
 func (c *capture) copyStdout(w io.Writer) error {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
-	_, err := io.CopyBuffer(onlyWriter{w}, io.NewSectionReader(c.stdout, 0, 1<<62), *bp)
+	n, err := io.CopyBuffer(onlyWriter{w}, io.NewSectionReader(c.stdout, 0, 1<<62), *bp)
+	if n > 0 {
+		c.written = true
+	}
 	return err
 }
 
@@ -59,6 +65,7 @@ func (c *capture) stderrTail(n int64) string {
 	if err != nil || st.Size() == 0 {
 		return ""
 	}
+	c.written = true
 	off := max(0, st.Size()-n)
 	b := make([]byte, st.Size()-off)
 	k, _ := c.stderr.ReadAt(b, off)
@@ -76,3 +83,18 @@ func (c *capture) close() {
 // onlyWriter hides any ReaderFrom of the destination so CopyBuffer uses the
 // pooled buffer.
 type onlyWriter struct{ io.Writer }
+
+// takeCapture returns the spare output files, or new ones.
+func (d *Device) takeCapture(stdin *os.File) (*capture, error) {
+	d.mu.Lock()
+	c := d.spare
+	d.spare = nil
+	d.mu.Unlock()
+	if c != nil && c.stdin == stdin {
+		return c, nil
+	}
+	if c != nil {
+		c.close()
+	}
+	return newCapture(stdin)
+}

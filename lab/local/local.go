@@ -70,6 +70,7 @@ type Device struct {
 	tmp       string
 	srv       *metricServer
 	stdin     *os.File            // /dev/null, every trial's stdin
+	spare     *capture            // empty output files no process holds
 	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
@@ -340,6 +341,10 @@ func (d *Device) Close() error {
 	if d.stdin != nil {
 		d.stdin.Close()
 		d.stdin = nil
+	}
+	if d.spare != nil {
+		d.spare.close()
+		d.spare = nil
 	}
 	for dir, snap := range d.snapshots {
 		if err := restoreDir(snap, dir); err != nil && firstErr == nil {

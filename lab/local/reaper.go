@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,7 +55,8 @@ func randomHex(n int) string {
 type reaper struct {
 	id           string
 	mark         []byte // RunIDEnv=id, as an environ entry
-	childrenFile string // of perflab's main thread
+	childrenFile *os.File // of perflab's main thread
+	buf          []byte
 
 	watchdog *exec.Cmd
 	wdPipe   *os.File
@@ -63,8 +65,7 @@ type reaper struct {
 
 // newReaper makes perflab a subreaper and starts the watchdog of a run.
 func newReaper() *reaper {
-	r := &reaper{id: randomHex(12)}
-	r.childrenFile = fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid())
+	r := &reaper{id: randomHex(12), buf: make([]byte, 0, 512)}
 	r.mark = []byte(RunIDEnv + "=" + r.id)
 	var notes []string
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -144,6 +145,9 @@ func (r *reaper) startWatchdog() error {
 // close ends leftovers and tells the watchdog the run ended normally.
 func (r *reaper) close() {
 	r.endLeftovers(nil)
+	if r.childrenFile != nil {
+		r.childrenFile.Close()
+	}
 	if r.watchdog != nil {
 		r.wdPipe.Write([]byte("q\n"))
 		r.wdPipe.Close()
@@ -161,15 +165,18 @@ func (r *reaper) close() {
 // children of perflab (orphans come to it, a subreaper) whose environment
 // carries the run's id, and then theirs, which are re-parented in turn. It
 // also reaps zombies re-parented to perflab whose process group or session
-// is one of groups or of a killed leftover. It returns how many it killed.
-func (r *reaper) endLeftovers(groups map[int]bool) int {
-	killed := 0
+// is one of groups or of a killed leftover. It reports whether perflab had
+// no child at all (but the watchdog): then nothing of the trial outlived it.
+func (r *reaper) endLeftovers(groups map[int]bool) (none bool) {
 	known := map[int]bool{}
 	for k := range groups {
 		known[k] = true
 	}
 	for round := 0; round < 1000; round++ {
 		kids := r.children()
+		if round == 0 && len(kids) == 0 {
+			return true
+		}
 		found := false
 		for _, pid := range kids {
 			st, ok := readStat(pid)
@@ -188,24 +195,37 @@ func (r *reaper) endLeftovers(groups map[int]bool) int {
 			known[st.pgrp], known[st.session] = true, true
 			unix.Kill(pid, unix.SIGKILL)
 			unix.Wait4(pid, nil, 0, nil)
-			killed++
 			found = true
 		}
 		if !found {
 			break
 		}
 	}
-	return killed
+	return false
 }
 
 // children lists the children of perflab's main thread, where the kernel
 // re-parents orphans (to a subreaper's first live thread), except the
-// watchdog.
+// watchdog. The file stays open: reading it again from offset 0 renews it,
+// at a fraction of an open's cost.
 func (r *reaper) children() []int {
-	b, err := os.ReadFile(r.childrenFile)
-	if err != nil {
-		return nil
+	if r.childrenFile == nil {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid()))
+		if err != nil {
+			return nil
+		}
+		r.childrenFile = f
 	}
+	b := r.buf[:0]
+	for {
+		n, err := r.childrenFile.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		b = b[:len(b)+n]
+		if err != nil || len(b) < cap(b) {
+			break
+		}
+		b = slices.Grow(b, cap(b))
+	}
+	r.buf = b[:0]
 	var pids []int
 	for _, f := range strings.Fields(string(b)) {
 		if pid, err := strconv.Atoi(f); err == nil && (r.watchdog == nil || pid != r.watchdog.Process.Pid) {

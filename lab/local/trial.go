@@ -60,7 +60,24 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	// The process groups of this trial's commands, whose zombies are
 	// reaped with its leftovers.
 	groups := map[int]bool{}
-	defer rp.endLeftovers(groups)
+	capt, err := d.takeCapture(stdin)
+	if err != nil {
+		return fail("output capture: " + err.Error())
+	}
+	defer func() {
+		// The capture files may serve the next trial only if nothing
+		// written to them, and no process of this trial is left that could.
+		if rp.endLeftovers(groups) && !capt.written {
+			d.mu.Lock()
+			if d.spare == nil {
+				d.spare, capt = capt, nil
+			}
+			d.mu.Unlock()
+		}
+		if capt != nil {
+			capt.close()
+		}
+	}()
 	limit := trialLimit(exp.TrialTimeout)
 
 	// Reset procedure.
@@ -88,7 +105,7 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		cancel()
 	}
 
-	res := d.measure(ctx, req, exp, metrics, tmp, srv, rp, stdin, trialEnv, token, limit, groups)
+	res := d.measure(ctx, req, exp, metrics, tmp, srv, rp, capt, trialEnv, token, limit, groups)
 
 	// Cleanup runs even when the run is being cancelled: it may have to
 	// stop what prepare started. It gets its own time limit instead:
@@ -144,7 +161,7 @@ func fail(reason string) lab.TrialResult {
 }
 
 // measure runs the build's command once, wrapped as the controls ask.
-func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, stdin *os.File, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
+func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, capt *capture, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
 	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
 	argv := append([]string{}, req.Build.Command...)
 	var perfOut, cgDir, rssOut string
@@ -180,19 +197,12 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = req.Build.Dir
 	cmd.Env = env
-	// Each trial writes to files of its own: a process that outlives its
-	// trial cannot write into a later one's output.
-	capt, err := newCapture(stdin)
-	if err != nil {
-		return fail("output capture: " + err.Error())
-	}
-	defer capt.close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = capt.stdin, capt.stdout, capt.stderr
 
 	stopTimer := func() {}
 	conns := srv.begin(token)
 	start := time.Now()
-	err = rp.run(cmd, func(pgid int) {
+	err := rp.run(cmd, func(pgid int) {
 		groups[pgid] = true
 		// Cancellation and trial_timeout kill the whole process group.
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
