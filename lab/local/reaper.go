@@ -54,7 +54,7 @@ func randomHex(n int) string {
 // reaper keeps a device's trial processes from outliving their trial.
 type reaper struct {
 	id           string
-	mark         []byte // RunIDEnv=id, as an environ entry
+	mark         []byte   // RunIDEnv=id, as an environ entry
 	childrenFile *os.File // of perflab's main thread
 	buf          []byte
 
