@@ -240,10 +240,7 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	fmt.Fprintf(w, "Validation of %s: metric %s (%s is better), %s test, α = %g, %d trials per arm, order %s\n\n",
 		v.Device, v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	ok := "holds α"
-	if (analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).Excludes(v.Alpha) {
-		ok = "EXCLUDES α"
-	}
+	ok := v.AlphaJudgement()
 	fmt.Fprintf(tw, "A/A false positives\t%d of %d\t%s\t%.0f%% CI %s–%s\t%s\n", v.AA.FalsePositives, v.AA.Experiments,
 		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh), ok)
 	if v.Effect.Experiments > 0 {

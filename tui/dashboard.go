@@ -39,6 +39,7 @@ type dashboard struct {
 	stabLines  []string
 	analyzeFor func(in []metricInput) panelData
 	stabFor    func([]lab.ProbeSample) (string, []string)
+	ciScale    float64 // the CI axis' half-width (%), see nextCIScale
 
 	// live
 	run          *liveRun
@@ -134,6 +135,10 @@ func (d *dashboard) applyEvents(evs []lab.Event) tea.Cmd {
 		if ev.Type == lab.EventProbe {
 			probe = true
 		}
+		// A resume, from this pane or elsewhere, ends the pause notice.
+		if ev.Type == lab.EventToggle && ev.Toggle != nil && ev.Toggle.What == "resume" && d.mode == modeLive {
+			d.status = d.sessionStatus()
+		}
 	}
 	if probe && d.stabFor != nil && len(d.state.probe) >= 2 {
 		d.stability, d.stabLines = d.stabFor(d.state.probe)
@@ -184,11 +189,7 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		d.run = msg.run
-		if msg.run.sessionPath != "" {
-			d.status = "session: " + msg.run.sessionPath
-		} else {
-			d.status = "not recorded: a check writes no session"
-		}
+		d.status = d.sessionStatus()
 		if d.quitting {
 			msg.run.cancel()
 		}
@@ -215,7 +216,9 @@ func (d *dashboard) Update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmd, waitForEvents(d.run.stream, d.run.events))
 	case reportComputedMsg:
 		d.computing = false
+		d.ciScale = nextCIScale(d.ciScale, msg.panel.metrics)
 		d.panel = msg.panel
+		d.panel.ciScale = d.ciScale
 		d.panel.final = msg.final && msg.version == d.state.Version()
 		d.panelVer = msg.version
 		if msg.final && msg.version == d.state.Version() {
@@ -320,6 +323,7 @@ func (d *dashboard) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		var err error
 		if d.state.paused {
 			err = d.run.runner.Resume()
+			d.status = d.sessionStatus()
 		} else {
 			err = d.run.runner.Pause()
 			d.status = "pausing after the round in progress"
@@ -347,6 +351,17 @@ func (d *dashboard) abort(thenQuit bool) {
 		d.run.cancel()
 	}
 	d.status = "aborting: finishing the session file…"
+	if d.mode == modeCheck {
+		d.status = "stopping the check…"
+	}
+}
+
+// sessionStatus is the resting status line: where the session goes.
+func (d *dashboard) sessionStatus() string {
+	if d.run == nil || d.run.sessionPath == "" {
+		return "not recorded: a check writes no session"
+	}
+	return "session: " + d.run.sessionPath
 }
 
 // askQuit handles q/ctrl+c: a running run asks y/N first.

@@ -119,11 +119,13 @@ func (d *dashboard) body(w, h int) string {
 	st := d.st
 	s := d.state
 	if d.mode == modeCheck {
-		lines := chartLines(st, s, d.stability, w, max(4, h-len(d.stabLines)-1))
+		// The reasons are wrapped, not cut: they are the verdict's why.
+		var why []string
 		for _, l := range d.stabLines {
-			lines = append(lines, truncate(l, w))
+			why = append(why, wrapWords(l, w, 3)...)
 		}
-		return strings.Join(lines, "\n")
+		lines := chartLines(st, s, d.stability, w, max(4, h-len(why)-1))
+		return strings.Join(append(lines, why...), "\n")
 	}
 	showChart := len(s.probe) > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
 	warn := append(warningLines(s, d.panel), d.stabLines...)
@@ -170,7 +172,9 @@ func (d *dashboard) body(w, h int) string {
 	rw := w - lw - 2
 	var left []string
 	if showChart {
-		ch := 12
+		// The whole column while the check runs; once trials come, a small
+		// chart, so the trial stream gets the room.
+		ch := 8
 		if len(s.Trials()) == 0 {
 			ch = h
 		}

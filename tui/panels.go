@@ -17,8 +17,9 @@ type panelData struct {
 	correction, test  string
 	resamples         int
 	metrics           []metricPanel
-	n                 int  // counted trials the analysis covers
-	final             bool // computed after the last event: the run's conclusion
+	n                 int     // counted trials the analysis covers
+	final             bool    // computed after the last event: the run's conclusion
+	ciScale           float64 // half-width of the CI axis (%), kept steady by the dashboard; 0: from the metrics
 	warnings          []string
 }
 
@@ -110,8 +111,11 @@ func ciBar(lo, point, hi, scale float64, w int) string {
 	return string(cells)
 }
 
-// ciScale is the half-width of the CI axis: the largest bound shown, at
-// least 1%, rounded up to a readable step.
+// ciSteps are the half-widths (%) the CI axis can take.
+var ciSteps = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500}
+
+// ciScale is the half-width of the CI axis the metrics need: the largest
+// bound shown, at least 1%, rounded up to a step.
 func ciScale(ms []metricPanel) float64 {
 	s := 1.0
 	for _, m := range ms {
@@ -121,12 +125,43 @@ func ciScale(ms []metricPanel) float64 {
 			}
 		}
 	}
-	for _, step := range []float64{1, 2, 5, 10, 20, 50, 100, 200, 500} {
+	for _, step := range ciSteps {
 		if s <= step {
 			return step
 		}
 	}
 	return s
+}
+
+// nextCIScale keeps the CI axis steady from one analysis to the next: it
+// widens at once when the intervals need it, and narrows by whole steps
+// only once they fit in half of the smaller step, so an interval that
+// wavers around a step boundary does not make the axis jump back and forth.
+func nextCIScale(cur float64, ms []metricPanel) float64 {
+	need := ciScale(ms)
+	if cur <= 0 || need >= cur {
+		return need
+	}
+	for i := len(ciSteps) - 1; i > 0; i-- {
+		if ciSteps[i] == cur && need <= ciSteps[i-1]/2 {
+			return nextCIScale(ciSteps[i-1], ms)
+		}
+	}
+	return cur
+}
+
+// fmtPctShort is fmtPct with fewer decimals for large values, so that an
+// interval such as [+255%, +275%] fits an 80-column screen.
+func fmtPctShort(x float64) string {
+	switch a := math.Abs(x); {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "—"
+	case a >= 100:
+		return fmt.Sprintf("%+.0f%%", x)
+	case a >= 10:
+		return fmt.Sprintf("%+.1f%%", x)
+	}
+	return fmt.Sprintf("%+.2f%%", x)
 }
 
 // ciPanel renders the Δ% and bootstrap CI per metric.
@@ -143,7 +178,10 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 	if len(pd.metrics) == 0 {
 		return append(lines, st.Muted.Render("  waiting for counted trials of both builds"))
 	}
-	scale := ciScale(pd.metrics)
+	scale := pd.ciScale
+	if scale <= 0 {
+		scale = ciScale(pd.metrics)
+	}
 	nameW := 14
 	numW := 8
 	rangeW := 19
@@ -158,8 +196,8 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 			break
 		}
 		vs := st.Verdict(m.verdict)
-		rng := fmt.Sprintf("[%s, %s]", fmtPct(m.ciLow), fmtPct(m.ciHigh))
-		line := pad(m.name, nameW) + " " + pad(fmtPct(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
+		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.ciLow), fmtPctShort(m.ciHigh))
+		line := pad(m.name, nameW) + " " + pad(fmtPctShort(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
 		if barW >= 7 {
 			line += vs.Render(ciBar(m.ciLow, m.deltaPct, m.ciHigh, scale, barW)) + " "
 		}
@@ -275,11 +313,14 @@ func streamLines(st *Styles, s *runState, w, h int) []string {
 		if t.Arm == lab.ArmTreatment {
 			arm = "B"
 		}
-		status := t.Status
-		if t.Warmup {
-			status = "warm"
+		// "ok" goes without saying: the room is the metrics'.
+		line := fmt.Sprintf("#%-4d r%-3d %s", t.Index, t.Round, arm)
+		switch {
+		case t.Status != lab.StatusOK:
+			line += " " + t.Status
+		case t.Warmup:
+			line += " warm-up"
 		}
-		line := fmt.Sprintf("#%-5d r%-4d %s %-7s", t.Index, t.Round+1, arm, status)
 		var ms []string
 		for _, mt := range t.Metrics {
 			ms = append(ms, mt.Name+"="+fmtNum(mt.Value))
@@ -303,13 +344,27 @@ func streamLines(st *Styles, s *runState, w, h int) []string {
 	return lines
 }
 
-// chartLines draws the MFLOPS of the stability probe with asciigraph.
+// chartLines draws the MFLOPS of the stability probe with asciigraph. The
+// y axis is a fixed band around the mean of the samples shown (±5%,
+// widened in steps only when a sample falls outside), so a fraction of a
+// percent of noise looks small and a real drop looks big; the band is
+// labelled under the chart. The summary goes on the title line when it
+// fits, else on a line of its own, wrapped rather than cut.
 func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
 	title := "MFLOPS stability check"
-	if summary != "" {
-		title += " · " + summary
+	var lines []string
+	switch {
+	case summary == "":
+		lines = []string{st.PanelTitle.Render(truncate(title, w))}
+	case len([]rune(title+" · "+summary)) <= w:
+		lines = []string{st.PanelTitle.Render(title + " · " + summary)}
+	default:
+		lines = []string{st.PanelTitle.Render(truncate(title, w))}
+		for _, l := range wrapWords(summary, w, 2) {
+			lines = append(lines, st.PanelTitle.Render(l))
+		}
 	}
-	lines := []string{st.PanelTitle.Render(truncate(title, w))}
+	h -= len(lines) - 1
 	if h < 4 || w < 20 {
 		return lines
 	}
@@ -326,7 +381,11 @@ func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
 	if len(series) == 1 {
 		series = append(series, series[0])
 	}
+	mean, band := mflopsBand(series)
 	opts := []asciigraph.Option{asciigraph.Height(h - 2), asciigraph.Precision(0)}
+	if mean > 0 {
+		opts = append(opts, asciigraph.LowerBound(mean*(1-band/100)), asciigraph.UpperBound(mean*(1+band/100)))
+	}
 	if len(series) > width {
 		opts = append(opts, asciigraph.Width(width))
 	}
@@ -338,6 +397,9 @@ func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
 	}
 	last := s.probe[n-1]
 	info := fmt.Sprintf("  t=%.0fs  %.0f MFLOPS", last.T, last.MFLOPS)
+	if mean > 0 {
+		info += fmt.Sprintf("  scale: mean %.0f ±%g%%", mean, band)
+	}
 	if last.TempC > 0 {
 		info += fmt.Sprintf("  %.1f°C", last.TempC)
 	}
@@ -349,6 +411,31 @@ func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
 		info += "  MHz " + strings.Join(fs, "/")
 	}
 	return append(lines, st.Muted.Render(truncate(info, w)))
+}
+
+// mflopsBands are the half-widths (% of the mean) the MFLOPS axis can take.
+var mflopsBands = []float64{5, 10, 20, 50, 100}
+
+// mflopsBand returns the mean of xs and the smallest band of mflopsBands
+// that holds every x.
+func mflopsBand(xs []float64) (mean, band float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if !(mean > 0) {
+		return 0, 0
+	}
+	need := 0.0
+	for _, x := range xs {
+		need = math.Max(need, math.Abs(x-mean)/mean*100)
+	}
+	for _, b := range mflopsBands {
+		if need <= b {
+			return mean, b
+		}
+	}
+	return mean, math.Ceil(need/100) * 100
 }
 
 // progressBar draws a bar of width w for fraction f.

@@ -102,7 +102,13 @@ func stabilitySummary(ps []lab.ProbeSample) (string, []string) {
 	for i, p := range ps {
 		ss[i] = analysis.StabilitySample{T: p.T, MFLOPS: p.MFLOPS, FreqKHz: p.FreqKHz, TempC: p.TempC}
 	}
-	st := analysis.StabilityOf(ss, analysis.DefaultStabilityOptions())
+	opt := analysis.DefaultStabilityOptions()
+	if len(ss) < opt.MinSamples {
+		// Too few samples to judge anything: say so instead of a verdict.
+		st := analysis.StabilityOf(ss, opt)
+		return fmt.Sprintf("collecting (%d/%d) · mean %.0f MFLOPS", len(ss), opt.MinSamples, st.MeanMFLOPS.Or(math.NaN())), nil
+	}
+	st := analysis.StabilityOf(ss, opt)
 	line := fmt.Sprintf("%s · mean %.0f MFLOPS · CV %s · drift %s/min", st.Verdict,
 		st.MeanMFLOPS.Or(math.NaN()), pctOf(float64(st.CV)*100), pctOf(float64(st.DriftPctPerMin)))
 	var lines []string

@@ -97,9 +97,9 @@ func (s *runState) apply(ev lab.Event) {
 		// Control toggles carry JSON values; the settings event that
 		// follows them carries the new controls.
 		if tg.From != "" {
-			s.logf(ev.T, "%s: %s → %s from round %d", tg.What, unquote(tg.From), unquote(tg.To), tg.Round+1)
+			s.logf(ev.T, "%s: %s → %s from round %d", tg.What, unquote(tg.From), unquote(tg.To), tg.Round)
 		} else {
-			s.logf(ev.T, "%s: %s from round %d", tg.What, unquote(tg.To), tg.Round+1)
+			s.logf(ev.T, "%s: %s from round %d", tg.What, unquote(tg.To), tg.Round)
 		}
 	case lab.EventNote:
 		if ev.Note != nil {

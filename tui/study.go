@@ -401,8 +401,11 @@ func (d *studyDash) rateLine(k, n int) string {
 	}
 	p, _ := analysis.BinomialCI(k, n, d.conf)
 	s := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", k, n, pct(p.Rate), 100*d.conf, pct(p.CILow), pct(p.CIHigh))
-	if p.Excludes(d.alpha) {
+	switch j := p.JudgeAlpha(d.alpha); j {
+	case analysis.AlphaExcluded:
 		return s + st.Regression.Render(fmt.Sprintf("EXCLUDES α = %g", d.alpha))
+	case analysis.AlphaTooFew:
+		return s + st.Warning.Render(j)
 	}
 	return s + st.OK.Render(fmt.Sprintf("holds α = %g", d.alpha))
 }

@@ -141,7 +141,7 @@ func TestStudyValidateFlow(t *testing.T) {
 		t.Error("the wait was not re-armed after a message")
 	}
 	scr := screenText(m)
-	for _, want := range []string{"A/A false positives  2 of 20 = 10.0%", "95% CI 1.2%–31.7%", "holds α = 0.05", "20/400 runs", "ETA 6:20", "no change 18", "regression 2"} {
+	for _, want := range []string{"A/A false positives  2 of 20 = 10.0%", "95% CI 1.2%–31.7%", "too few experiments to judge α", "20/400 runs", "ETA 6:20", "no change 18", "regression 2"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
 		}

@@ -51,10 +51,13 @@ func (d *studyDash) validationLines(w, h int) []string {
 		v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order), w))}
 	fp := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", v.AA.FalsePositives, v.AA.Experiments,
 		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh))
-	if (analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).Excludes(v.Alpha) {
-		fp += st.Regression.Render("EXCLUDES α")
-	} else {
-		fp += st.OK.Render("holds α")
+	switch j := v.AlphaJudgement(); j {
+	case analysis.AlphaExcluded:
+		fp += st.Regression.Render(j)
+	case analysis.AlphaTooFew:
+		fp += st.Warning.Render(j)
+	default:
+		fp += st.OK.Render(j)
 	}
 	if v.AA.Failed > 0 {
 		fp += st.Warning.Render(fmt.Sprintf("  (%d failed)", v.AA.Failed))

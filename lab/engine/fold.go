@@ -140,9 +140,10 @@ func (p Progress) Fraction() float64 {
 }
 
 // Options derives the analysis options of a session from its plan: the
-// plan's α and confidence (defaults otherwise), the arms as labels. Every
-// view (report, replay, the live dashboard, run --headless) uses them, so
-// the same session gives the same numbers everywhere.
+// plan's α and confidence (defaults otherwise), the arms with their builds'
+// names as labels. Every view (report, replay, the live dashboard, run
+// --headless) uses them, so the same session gives the same numbers
+// everywhere.
 func Options(plan *lab.Experiment) analysis.Options {
 	o := analysis.DefaultOptions()
 	if plan.Alpha > 0 {
@@ -151,6 +152,6 @@ func Options(plan *lab.Experiment) analysis.Options {
 	if plan.Confidence > 0 {
 		o.Confidence = plan.Confidence
 	}
-	o.Labels = []string{lab.ArmControl, lab.ArmTreatment}
+	o.Labels = []string{plan.ArmLabel(lab.ArmControl), plan.ArmLabel(lab.ArmTreatment)}
 	return o
 }

@@ -205,14 +205,19 @@ func ValidateStream(ctx context.Context, cfg ValidateConfig) <-chan Update {
 }
 
 // Failed reports whether the setup failed validation: the A/A
-// false-positive interval excludes α, or a known effect was found in fewer
-// than 80% of its experiments.
+// false-positive interval excludes α or is too wide to judge it
+// (analysis.JudgeAlpha), or a known effect was found in fewer than 80% of
+// its experiments.
 func (v *Validation) Failed() bool {
-	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
-	if p.Excludes(v.Alpha) {
+	if v.AlphaJudgement() != analysis.AlphaHolds {
 		return true
 	}
 	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < 0.8
+}
+
+// AlphaJudgement is analysis.JudgeAlpha of the A/A false-positive rate.
+func (v *Validation) AlphaJudgement() string {
+	return analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}.JudgeAlpha(v.Alpha)
 }
 
 // verdictOf returns the primary test's verdict on metric for one run.
