@@ -175,6 +175,24 @@ echo PERFLAB_METRIC x=1`, pidfile)
 	}
 }
 
+// TestQuickSetsidChildrenAreReaped: a child that starts a session of its
+// own and exits before its trial does comes back to perflab as a zombie;
+// it is reaped, not left to fill the pid table.
+func TestQuickSetsidChildrenAreReaped(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	d := setup(t, fmt.Sprintf(`setsid sh -c 'echo $$ >> %s' & wait; (setsid sh -c 'echo $$ >> %s' &); sleep 0.05`, pidfile, pidfile), nil)
+	for i := 0; i < 5; i++ {
+		if r := trial(d, lab.Controls{}); r.Status != lab.StatusOK {
+			t.Fatal(r.Reason)
+		}
+	}
+	for _, pid := range waitPids(t, pidfile, 10) {
+		if st, ok := readStat(pid); ok {
+			t.Errorf("process %d left behind in state %c", pid, st.state)
+		}
+	}
+}
+
 // TestEscapedLeftoverCannotReachLaterTrial: a process that hides from the
 // leftover search (it drops the run's mark from its environment) and
 // outlives its trial still cannot write into a later trial's output or

@@ -57,6 +57,7 @@ type reaper struct {
 	mark         []byte   // RunIDEnv=id, as an environ entry
 	childrenFile *os.File // of perflab's main thread
 	buf          []byte
+	session      int // perflab's
 
 	watchdog *exec.Cmd
 	wdPipe   *os.File
@@ -66,6 +67,7 @@ type reaper struct {
 // newReaper makes perflab a subreaper and starts the watchdog of a run.
 func newReaper() *reaper {
 	r := &reaper{id: randomHex(12), buf: make([]byte, 0, 512)}
+	r.session, _ = unix.Getsid(0)
 	r.mark = []byte(RunIDEnv + "=" + r.id)
 	var notes []string
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -165,7 +167,8 @@ func (r *reaper) close() {
 // children of perflab (orphans come to it, a subreaper) whose environment
 // carries the run's id, and then theirs, which are re-parented in turn. It
 // also reaps zombies re-parented to perflab whose process group or session
-// is one of groups or of a killed leftover. It reports whether perflab had
+// is one of groups or of a killed leftover, or whose session is not
+// perflab's. It reports whether perflab had
 // no child at all (but the watchdog): then nothing of the trial outlived it.
 func (r *reaper) endLeftovers(groups map[int]bool) (none bool) {
 	known := map[int]bool{}
@@ -184,7 +187,9 @@ func (r *reaper) endLeftovers(groups map[int]bool) (none bool) {
 				continue
 			}
 			if st.state == 'Z' {
-				if known[st.pgrp] || known[st.session] {
+				// Nothing waits for a zombie of another session: perflab
+				// starts no session but the watchdog's (not listed).
+				if known[st.pgrp] || known[st.session] || st.session != r.session {
 					unix.Wait4(pid, nil, unix.WNOHANG, nil)
 				}
 				continue
