@@ -15,13 +15,30 @@ import (
 // state directory, written before the first change and removed on a clean
 // close (see governor.Guard).
 func (d *Device) guard() governor.Guard {
-	return governor.Guard{Device: "adb:" + d.serial, Marker: governor.FileMarker{Files: d, Path: governor.MarkerPath},
-		Files: d, Services: d}
+	return governor.Guard{Device: "adb:" + d.serial, Marker: phoneMarker{d}, Files: d, Services: d}
 }
 
-// RemoveFile implements governor.Remover with rm -f as root.
-func (d *Device) RemoveFile(ctx context.Context, p string) error {
-	_, err := d.runRoot(ctx, "rm -f "+shell.Quote(p))
+// phoneMarker is the governor marker file on the phone, written as root
+// and left readable by the shell user, so that listing the phone does not
+// need root to find a leftover.
+type phoneMarker struct{ d *Device }
+
+var markerQ = shell.Quote(governor.MarkerPath)
+
+// ReadMarker implements governor.Marker.
+func (m phoneMarker) ReadMarker(ctx context.Context) (string, error) {
+	return governor.FileMarker{Files: m.d, Path: governor.MarkerPath}.ReadMarker(ctx)
+}
+
+// WriteMarker implements governor.Marker.
+func (m phoneMarker) WriteMarker(ctx context.Context, s string) error {
+	_, err := m.d.runRoot(ctx, "echo "+shell.Quote(s)+" > "+markerQ+" && chmod 644 "+markerQ)
+	return err
+}
+
+// RemoveMarker implements governor.Marker.
+func (m phoneMarker) RemoveMarker(ctx context.Context) error {
+	_, err := m.d.runRoot(ctx, "rm -f "+markerQ)
 	return err
 }
 
@@ -137,7 +154,6 @@ func (d *Device) closeGovernor(ctx context.Context) error {
 var (
 	_ governor.Restorer = (*Device)(nil)
 	_ governor.Keeper   = (*Device)(nil)
-	_ governor.Remover  = (*Device)(nil)
 
 	_ governor.LeftoverRepairer = (*Device)(nil)
 )

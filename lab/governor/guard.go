@@ -51,17 +51,13 @@ type Marker interface {
 	RemoveMarker(ctx context.Context) error
 }
 
-// Remover is implemented by Files that can delete a file.
-type Remover interface {
-	RemoveFile(ctx context.Context, path string) error
-}
-
 // MarkerPath is where the marker lives on an Android phone: next to
 // perflab's other files, outside sysfs, surviving a reboot.
 const MarkerPath = "/data/local/tmp/perflab-governor-before.json"
 
-// FileMarker is a Marker in a file of the device, written through Files.
-// Without a Remover, removing writes the file empty (which reads as none).
+// FileMarker is a Marker in a file of the device, written through Files
+// (which cannot delete: removing writes the file empty, which reads as
+// none).
 type FileMarker struct {
 	Files Files
 	Path  string
@@ -83,9 +79,6 @@ func (m FileMarker) WriteMarker(ctx context.Context, s string) error {
 
 // RemoveMarker implements Marker.
 func (m FileMarker) RemoveMarker(ctx context.Context) error {
-	if r, ok := m.Files.(Remover); ok {
-		return r.RemoveFile(ctx, m.Path)
-	}
 	return m.Files.WriteFile(ctx, m.Path, "")
 }
 
