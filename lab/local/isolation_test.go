@@ -88,7 +88,7 @@ func alive(pid int) bool {
 // waitDead waits (generously) for every pid to end.
 func waitDead(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for _, pid := range pids {
 		for alive(pid) {
 			if time.Now().After(deadline) {
@@ -214,12 +214,16 @@ open("%[2]s", "w").write("done")
 ' &
   while [ ! -s %[1]s ]; do sleep 0.01; done
 else
-  sleep 1.5
-fi
-echo PERFLAB_METRIC x=1`, pidfile, done, RunIDEnv)
+  i=0; while [ ! -e %[2]s ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done
+  echo PERFLAB_METRIC x=1
+fi`, pidfile, done, RunIDEnv)
 	d := setup(t, script, nil)
 	b := d.exp.Builds[lab.ArmControl]
-	metric(t, d.RunTrial(context.Background(), lab.TrialRequest{Index: 0, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b}), "x")
+	// Trial 0 prints nothing itself: its empty output files must still not
+	// be handed to trial 1 while the leftover holds them.
+	if r := d.RunTrial(context.Background(), lab.TrialRequest{Index: 0, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b}); r.Status != lab.StatusOK {
+		t.Fatal(r.Reason)
+	}
 	pids := waitPids(t, pidfile, 1)
 	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL); alive(pids[0]) })
 	r1 := d.RunTrial(context.Background(), lab.TrialRequest{Index: 1, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
@@ -241,7 +245,10 @@ echo PERFLAB_METRIC x=1`, pidfile, done, RunIDEnv)
 func TestMetricsPortRefusesOtherClients(t *testing.T) {
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pid")
-	d := setup(t, fmt.Sprintf(`echo $$ > %s.tmp; mv %s.tmp %s; sleep 1.5; echo PERFLAB_METRIC own=1`, pidfile, pidfile, pidfile), func(e *lab.Experiment) { e.Metrics = []string{"own", "injected"} })
+	goFile := filepath.Join(dir, "go")
+	d := setup(t, fmt.Sprintf(`echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s
+i=0; while [ ! -e %[2]s ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done
+echo PERFLAB_METRIC own=1`, pidfile, goFile), func(e *lab.Experiment) { e.Metrics = []string{"own", "injected"} })
 	addr := d.srv.addr()
 	done := make(chan lab.TrialResult)
 	go func() { done <- trial(d, lab.Controls{}) }()
@@ -285,6 +292,7 @@ s.close()
 	} else {
 		t.Log("not root: the other-user client is not tried")
 	}
+	os.WriteFile(goFile, nil, 0o600)
 	r := <-done
 	want := fmt.Sprintf("requested metric injected was not reported (print \"PERFLAB_METRIC injected=VALUE\" on stdout or to PERFLAB_METRICS_ADDR); %d connection(s) to PERFLAB_METRICS_ADDR were refused", refused)
 	if r.Status != lab.StatusFailed || !strings.Contains(r.Reason, want) {
@@ -300,18 +308,18 @@ func TestHooksUnderTrialTimeout(t *testing.T) {
 		c    lab.Controls
 		want string
 	}{
-		{"prepare", lab.Controls{Prepare: []string{"true", "sleep 1005"}}, `prepare[1] "sleep 1005": exceeded trial_timeout of 0.5s`},
-		{"cleanup", lab.Controls{Cleanup: []string{"sleep 1005 & sleep 1005"}}, `cleanup[0] "sleep 1005 & sleep 1005": exceeded trial_timeout of 0.5s`},
+		{"prepare", lab.Controls{Prepare: []string{"true", "sleep 1005"}}, `prepare[1] "sleep 1005": exceeded trial_timeout of 2s`},
+		{"cleanup", lab.Controls{Cleanup: []string{"sleep 1005 & sleep 1005"}}, `cleanup[0] "sleep 1005 & sleep 1005": exceeded trial_timeout of 2s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := setup(t, "true", func(e *lab.Experiment) { e.TrialTimeout = 0.5 })
+			d := setup(t, "true", func(e *lab.Experiment) { e.TrialTimeout = 2 })
 			start := time.Now()
 			r := trial(d, tt.c)
 			if r.Status != lab.StatusTimeout || r.Reason != tt.want {
 				t.Errorf("got %s %q, want timeout %q", r.Status, r.Reason, tt.want)
 			}
-			if el := time.Since(start); el > 10*time.Second {
+			if el := time.Since(start); el > 30*time.Second {
 				t.Errorf("took %v", el)
 			}
 		})
