@@ -36,6 +36,13 @@ type ProxyOptions struct {
 	// HTTPS is "intercept" (default: decrypt with the proxy's own CA, so
 	// HTTPS is recorded and replayed) or "tunnel" (pass through, unrecorded).
 	HTTPS string `json:"https,omitempty"`
+	// Redact: unset or true, the recording replaces the values of
+	// Authorization, Cookie, Set-Cookie and RedactHeaders with "[redacted
+	// by perflab]" (and leaves them out of matching); false keeps every
+	// header as sent and received (opt-out).
+	Redact *bool `json:"redact,omitempty"`
+	// RedactHeaders are more headers to redact, e.g. "X-Api-Key".
+	RedactHeaders []string `json:"redact_headers,omitempty"`
 }
 
 // Build is one version of the software under test. Which fields apply

@@ -269,3 +269,59 @@ func TestReadMatchesLoad(t *testing.T) {
 		t.Error("Read of nothing succeeded")
 	}
 }
+
+// TestSessionFilesArePrivate: session files are 0600 and the folders
+// perflab creates 0700; perflab's own session folder is narrowed when an
+// earlier perflab left it open; a folder the user chose is left alone.
+func TestSessionFilesArePrivate(t *testing.T) {
+	root := t.TempDir()
+	mode := func(p string) os.FileMode {
+		t.Helper()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	create := func(path string, overwrite bool) {
+		t.Helper()
+		c := Create
+		if overwrite {
+			c = CreateOverwrite
+		}
+		w, err := c(path, testHeader())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	// New folders and files.
+	fresh := filepath.Join(root, "new", "deeper", "s.jsonl")
+	create(fresh, false)
+	if mode(fresh) != 0o600 || mode(filepath.Dir(fresh)) != 0o700 || mode(filepath.Join(root, "new")) != 0o700 {
+		t.Errorf("modes %v %v %v, want 0600 0700 0700", mode(fresh), mode(filepath.Dir(fresh)), mode(filepath.Join(root, "new")))
+	}
+	// perflab's own folder as an earlier perflab left it, and an old file.
+	own := filepath.Join(root, "data", "perflab", "sessions")
+	os.MkdirAll(own, 0o755)
+	os.Chmod(filepath.Dir(own), 0o755)
+	os.Chmod(own, 0o755)
+	above := mode(filepath.Join(root, "data"))
+	old := filepath.Join(own, "old.jsonl")
+	os.WriteFile(old, nil, 0o644)
+	create(old, true)
+	if mode(old) != 0o600 || mode(own) != 0o700 || mode(filepath.Dir(own)) != 0o700 {
+		t.Errorf("modes %v %v %v, want 0600 0700 0700", mode(old), mode(own), mode(filepath.Dir(own)))
+	}
+	if mode(filepath.Join(root, "data")) != above {
+		t.Errorf("the folder above perflab's went from %v to %v", above, mode(filepath.Join(root, "data")))
+	}
+	// A folder the user chose keeps its mode.
+	mine := filepath.Join(root, "results")
+	os.Mkdir(mine, 0o755)
+	os.Chmod(mine, 0o755)
+	create(filepath.Join(mine, "s.jsonl"), false)
+	if mode(mine) != 0o755 || mode(filepath.Join(mine, "s.jsonl")) != 0o600 {
+		t.Errorf("user folder %v, file %v; want 0755 (untouched), 0600", mode(mine), mode(filepath.Join(mine, "s.jsonl")))
+	}
+}

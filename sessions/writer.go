@@ -54,15 +54,19 @@ func create(path string, h Header, mode int) (*Writer, error) {
 		h.Version = Version
 	}
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := MkdirPrivate(dir); err != nil {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|mode, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|mode, FileMode)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("%s already exists; choose another --out or remove it (a session is never overwritten silently)", path)
 		}
+		return nil, err
+	}
+	if err := Private(f); err != nil { // an overwritten file keeps its old mode
+		f.Close()
 		return nil, err
 	}
 	w := &Writer{f: f, path: path}
@@ -83,6 +87,51 @@ func create(path string, h Header, mode int) (*Writer, error) {
 	w.syncDone = make(chan struct{})
 	go w.syncer()
 	return w, nil
+}
+
+// Sessions and proxy recordings hold what the build under test did and
+// sent (URLs, headers, response bodies): only their owner may read them.
+const (
+	FileMode = 0o600 // session files and recordings
+	DirMode  = 0o700 // session folders perflab creates
+)
+
+// MkdirPrivate creates dir and its missing parents with DirMode. perflab's
+// own session folder (…/perflab/sessions, and the perflab folder above
+// it) is also narrowed to DirMode when an earlier perflab left it open to
+// others; any other existing folder is the user's choice and left as is.
+func MkdirPrivate(dir string) error {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return err
+	}
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if filepath.Base(dir) != "sessions" || filepath.Base(parent) != "perflab" {
+		return nil
+	}
+	for _, d := range []string{dir, parent} {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(d, st.Mode().Perm()&DirMode); err != nil {
+				return fmt.Errorf("making %s private: %w", d, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Private narrows an open file perflab writes to FileMode.
+func Private(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := f.Chmod(st.Mode().Perm() & FileMode); err != nil {
+		return fmt.Errorf("making %s private: %w", f.Name(), err)
+	}
+	return nil
 }
 
 // Path returns the file the writer appends to.

@@ -76,11 +76,11 @@ func saveRecent(path string, rs []recentBuild) tea.Cmd {
 		if err != nil {
 			return recentSavedMsg{err: err}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return recentSavedMsg{err: err}
 		}
 		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
 			return recentSavedMsg{err: err}
 		}
 		return recentSavedMsg{err: os.Rename(tmp, path)}

@@ -36,7 +36,8 @@ type phoneProxy struct {
 	wired    bool   // reverse and http_proxy are set on the phone
 	prev     string // http_proxy before perflab set it ("null": unset)
 	havePrev bool
-	leftover bool // an earlier run had left the phone pointing at its proxy
+	leftover bool   // an earlier run had left the phone pointing at its proxy
+	open     string // why any local client can use the proxy ("": only adb reverse)
 }
 
 // proxyLocked starts the proxy for exp once; callers hold d.mu.
@@ -58,7 +59,16 @@ func (d *Device) proxyLocked(exp *lab.Experiment) (*phoneProxy, error) {
 		}
 		hp.tmp, dir = tmp, tmp
 	}
-	c, err := proxy.NewController(exp, dir)
+	// The phone cannot send proxy credentials (the global http_proxy
+	// setting has none): the proxy accepts only what the adb server relays
+	// from the reversed port, where this host can tell.
+	var access proxy.Access
+	if allow, err := adbPeerCheck(d.c.Addr); err == nil {
+		access.AllowConn = allow
+	} else {
+		hp.open = err.Error()
+	}
+	c, err := proxy.NewController(exp, dir, access)
 	if err != nil {
 		if hp.tmp != "" {
 			os.RemoveAll(hp.tmp)
@@ -194,6 +204,9 @@ func (d *Device) proxyDetail(c *proxy.Controller) map[string]string {
 		detail["proxy_phone_before"] = orNull(hp.prev)
 		if strings.HasPrefix(detail["proxy_https"], "intercept") {
 			detail["proxy_phone_https"] = "apps see HTTPS signed by perflab's CA: they must trust it (debug network-security-config), or set proxy.https to tunnel"
+		}
+		if hp.open != "" {
+			detail["proxy_access"] = "open to every local client: " + hp.open
 		}
 		if hp.leftover {
 			detail["proxy_phone_repaired"] = "an earlier run left http_proxy pointing at its proxy; its saved value is the one restored"

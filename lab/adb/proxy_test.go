@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,6 +131,23 @@ func TestProxyRecordReplayThroughThePhone(t *testing.T) {
 	rec, err := os.ReadFile(file)
 	if err != nil || !strings.Contains(string(rec), "/feed") {
 		t.Fatalf("recording %s: %v\n%s", file, err, rec)
+	}
+	// Another local client (this test, not the adb server relaying the
+	// phone) is refused with 407, and nothing of its is recorded.
+	if detail["proxy_access"] != "connections through adb reverse only; others get 407" {
+		t.Errorf("proxy_access %q", detail["proxy_access"])
+	}
+	other := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "127.0.0.1:" + port})}}
+	if r, err := other.Get(origin.URL + "/feed/other"); err != nil || r.StatusCode != http.StatusProxyAuthRequired {
+		t.Errorf("a local client outside adb reverse: %v %v, want 407", r, err)
+	} else {
+		r.Body.Close()
+	}
+	if n := hits.Load(); n != 2 {
+		t.Errorf("origin saw %d requests, want the phone's 2 only", n)
+	}
+	if rec2, _ := os.ReadFile(file); strings.Contains(string(rec2), "/feed/other") {
+		t.Errorf("the refused request was recorded:\n%s", rec2)
 	}
 
 	// Replay with the origin gone: served from the recording.

@@ -17,7 +17,7 @@ func (d *Device) startProxyLocked(exp *lab.Experiment) (*proxy.Controller, error
 	if d.proxy != nil {
 		return d.proxy, nil
 	}
-	c, err := proxy.NewController(exp, d.tmp)
+	c, err := proxy.NewController(exp, d.tmp, proxy.Access{Secret: true})
 	if err != nil {
 		return nil, err
 	}

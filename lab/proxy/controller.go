@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"fmt"
+	"net"
+	"strings"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -38,6 +40,8 @@ func ConfigFor(o *lab.ProxyOptions, dir string) (Config, error) {
 	var cfg Config
 	if o != nil {
 		cfg.File, cfg.IgnoreHeaders, cfg.IgnoreQuery, cfg.Timing, cfg.Target = o.File, o.IgnoreHeaders, o.IgnoreQuery, o.Timing, o.Target
+		cfg.RedactHeaders = o.RedactHeaders
+		cfg.KeepSecrets = o.Redact != nil && !*o.Redact
 		switch o.HTTPS {
 		case "", "intercept":
 		case "tunnel":
@@ -52,13 +56,28 @@ func ConfigFor(o *lab.ProxyOptions, dir string) (Config, error) {
 	return cfg, nil
 }
 
+// Access says how a controller's proxy tells the device under test from
+// other local clients.
+type Access struct {
+	// Secret requires per-run proxy credentials, which the build receives
+	// in its environment (Env): local commands.
+	Secret bool
+	// AllowConn vets each connection (phones, which cannot send proxy
+	// credentials through Android's global http_proxy setting).
+	AllowConn func(c net.Conn) error
+}
+
 // NewController starts a proxy for exp (whatever its controls say: mode is
 // set per trial). dir holds the recording when the experiment names none.
-func NewController(exp *lab.Experiment, dir string) (*Controller, error) {
+func NewController(exp *lab.Experiment, dir string, access Access) (*Controller, error) {
 	cfg, err := ConfigFor(exp.Proxy, dir)
 	if err != nil {
 		return nil, err
 	}
+	if access.Secret {
+		cfg.Secret = NewSecret()
+	}
+	cfg.AllowConn = access.AllowConn
 	// Replay starts by recording what the file lacks; the mode is set per
 	// trial anyway.
 	cfg.Mode = ModeRecord
@@ -78,6 +97,17 @@ func (c *Controller) Detail(into map[string]string) {
 	into["proxy_file"] = c.px.File()
 	into["proxy_exchanges"] = strconv.Itoa(c.px.Exchanges())
 	into["proxy_https"] = c.px.HTTPSMode()
+	if r := c.px.Redacting(); len(r) > 0 {
+		into["proxy_redact"] = strings.Join(r, ",") + ` (values recorded as "` + Redacted + `"; proxy.redact false keeps them)`
+	} else {
+		into["proxy_redact"] = "off: every header recorded as sent (proxy.redact false)"
+	}
+	switch {
+	case c.px.cfg.Secret != "":
+		into["proxy_access"] = "per-run credentials (Proxy-Authorization) in the build's HTTP_PROXY; other clients get 407"
+	case c.px.cfg.AllowConn != nil:
+		into["proxy_access"] = "connections through adb reverse only; others get 407"
+	}
 	if p := c.px.Problems(); len(p) > 0 {
 		into["proxy_problems"] = fmt.Sprintf("%d unreadable lines skipped, first: %v", len(p), p[0])
 	}

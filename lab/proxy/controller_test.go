@@ -21,7 +21,7 @@ func TestControllerFlow(t *testing.T) {
 	defer origin.Close()
 	exp := &lab.Experiment{Proxy: &lab.ProxyOptions{Timing: TimingNone, IgnoreQuery: []string{"n"}}}
 	dir := t.TempDir()
-	c, err := NewController(exp, dir)
+	c, err := NewController(exp, dir, Access{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestControllerFlow(t *testing.T) {
 		t.Fatalf("off mode recorded: %d exchanges", c.Proxy().Exchanges())
 	}
 	// A failing recording pass fails the trial and says so.
-	c2, err := NewController(&lab.Experiment{}, t.TempDir())
+	c2, err := NewController(&lab.Experiment{}, t.TempDir(), Access{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestControllerFlow(t *testing.T) {
 	if detail["proxy_exchanges"] != "2" || !strings.HasPrefix(detail["proxy"], "http://127.0.0.1:") || !strings.Contains(detail["proxy_https"], "intercepted") {
 		t.Fatalf("detail %v", detail)
 	}
-	if _, err := NewController(&lab.Experiment{Proxy: &lab.ProxyOptions{HTTPS: "maybe"}}, t.TempDir()); err == nil || !strings.Contains(err.Error(), "proxy.https") {
+	if _, err := NewController(&lab.Experiment{Proxy: &lab.ProxyOptions{HTTPS: "maybe"}}, t.TempDir(), Access{}); err == nil || !strings.Contains(err.Error(), "proxy.https") {
 		t.Fatalf("bad https option: %v", err)
 	}
 }

@@ -191,7 +191,7 @@ func (p *Proxy) intercept(w http.ResponseWriter, r *http.Request) {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			req.URL.Scheme = "https"
 			req.URL.Host = origin
-			p.ServeHTTP(w, req)
+			p.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), innerKey{}, true)))
 		}),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),

@@ -14,6 +14,9 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +78,32 @@ type Config struct {
 	// with certificates from its own authority (see CAFile), so HTTPS is
 	// recorded and replayed like HTTP.
 	TunnelHTTPS bool
+	// RedactHeaders are headers whose values the recording replaces with
+	// Redacted, in addition to DefaultRedactHeaders. Redacted request
+	// headers are left out of matching (their values are not kept).
+	RedactHeaders []string
+	// KeepSecrets records every header as sent and received, the default
+	// ones included (opt-out of redaction).
+	KeepSecrets bool
+	// Secret, when not empty, is the password every request and CONNECT
+	// must carry as proxy credentials (Proxy-Authorization: Basic, user
+	// "perflab"); ClientURL and Env include it. Other clients are answered
+	// 407 and nothing of theirs is forwarded or recorded.
+	Secret string
+	// AllowConn, when set, vets each accepted connection before a byte is
+	// read (e.g. that it comes through adb reverse); a refused one is
+	// answered 407 and closed.
+	AllowConn func(c net.Conn) error
+}
+
+// ProxyUser is the user name of the proxy credentials.
+const ProxyUser = "perflab"
+
+// NewSecret returns a fresh random per-run proxy password.
+func NewSecret() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // TrialStats counts what the proxy did during one trial.
@@ -85,6 +114,7 @@ type TrialStats struct {
 	Forwarded int      `json:"forwarded"` // off mode and unrecorded tunnels
 	Unmatched int      `json:"unmatched"` // replay mode: no recording
 	Failed    int      `json:"failed"`    // upstream errors, oversized bodies
+	Refused   int      `json:"refused"`   // clients without the run's credentials (407)
 	Errors    []string `json:"errors,omitempty"`
 }
 
@@ -138,6 +168,7 @@ type Proxy struct {
 	byURL    map[string][]*Exchange // method + " " + normalised URL
 	builds   map[string]int         // exchanges per build
 	n        int
+	redact   map[string]bool // canonical header names; nil keeps secrets
 	w        *writer
 	problems []LineError
 	trial    trialState
@@ -198,9 +229,21 @@ func Start(cfg Config) (*Proxy, error) {
 			ExpectContinueTimeout: time.Second,
 		}
 	}
+	// Redacted request headers cannot be matched: their values are gone.
+	ignore := cfg.IgnoreHeaders
+	var redactNames map[string]bool
+	if !cfg.KeepSecrets {
+		redactNames = map[string]bool{}
+		for _, h := range append(append([]string(nil), DefaultRedactHeaders...), cfg.RedactHeaders...) {
+			redactNames[http.CanonicalHeaderKey(h)] = true
+		}
+		ignore = append(append([]string(nil), ignore...), DefaultRedactHeaders...)
+		ignore = append(ignore, cfg.RedactHeaders...)
+	}
 	p := &Proxy{
 		cfg:    cfg,
-		m:      newMatcher(cfg.IgnoreHeaders, cfg.IgnoreQuery),
+		m:      newMatcher(ignore, cfg.IgnoreQuery),
+		redact: redactNames,
 		mode:   cfg.Mode,
 		index:  map[reqKey][]*Exchange{},
 		byURL:  map[string][]*Exchange{},
@@ -249,6 +292,9 @@ func Start(cfg Config) (*Proxy, error) {
 		p.ca.close()
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
+	if cfg.AllowConn != nil {
+		ln = &vettingListener{Listener: ln, p: p}
+	}
 	p.ln = ln
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
@@ -294,8 +340,39 @@ func (p *Proxy) add(x *Exchange) {
 // Addr is the proxy's listen address, host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// URL is the proxy's address as clients configure it: "http://127.0.0.1:PORT".
+// URL is the proxy's address without credentials, "http://127.0.0.1:PORT",
+// for display (ClientURL is what clients configure).
 func (p *Proxy) URL() string { return "http://" + p.Addr() }
+
+// ClientURL is the proxy's address as the build under test configures it,
+// with the run's credentials when the proxy requires them:
+// "http://perflab:SECRET@127.0.0.1:PORT".
+func (p *Proxy) ClientURL() string {
+	if p.cfg.Secret == "" {
+		return p.URL()
+	}
+	return (&url.URL{Scheme: "http", User: url.UserPassword(ProxyUser, p.cfg.Secret), Host: p.Addr()}).String()
+}
+
+// Authorization is the Proxy-Authorization value the proxy requires, ""
+// when it requires none.
+func (p *Proxy) Authorization() string {
+	if p.cfg.Secret == "" {
+		return ""
+	}
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(ProxyUser+":"+p.cfg.Secret))
+}
+
+// Redacting lists the headers whose values recordings replace with
+// Redacted, sorted; empty when secrets are kept.
+func (p *Proxy) Redacting() []string {
+	var out []string
+	for h := range p.redact {
+		out = append(out, h)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Port is the proxy's TCP port, for `adb reverse tcp:PORT tcp:PORT`.
 func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
@@ -307,11 +384,15 @@ func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 // and Node point at its authority. Go programs never proxy requests to
 // loopback hosts whatever the environment says.
 func (p *Proxy) Env() []string {
-	u := p.URL()
+	u := p.ClientURL()
 	env := []string{
 		"HTTP_PROXY=" + u, "http_proxy=" + u,
 		"HTTPS_PROXY=" + u, "https_proxy=" + u,
 		"NO_PROXY=", "no_proxy=",
+	}
+	if a := p.Authorization(); a != "" {
+		// For a build that talks to the proxy directly (proxy.target).
+		env = append(env, "PERFLAB_PROXY_AUTHORIZATION="+a)
 	}
 	if f := p.CAFile(); f != "" {
 		env = append(env, "SSL_CERT_FILE="+f, "CURL_CA_BUNDLE="+f, "REQUESTS_CA_BUNDLE="+f, "NODE_EXTRA_CA_CERTS="+f)
@@ -476,6 +557,12 @@ type reqCtx struct {
 
 // ServeHTTP handles one proxied request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Context().Value(innerKey{}) == nil && !p.authorized(r) {
+		p.count(func(s *TrialStats) { s.Refused++ })
+		w.Header().Set("Proxy-Authenticate", `Basic realm="perflab"`)
+		http.Error(w, "perflab proxy: proxy credentials required (only the build under test may use this proxy)", http.StatusProxyAuthRequired)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
@@ -527,6 +614,45 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r2)
 }
 
+// innerKey marks a request read inside an intercepted CONNECT, which was
+// authorized as a whole.
+type innerKey struct{}
+
+// authorized reports whether r carries the run's proxy credentials (or the
+// proxy requires none).
+func (p *Proxy) authorized(r *http.Request) bool {
+	if p.cfg.Secret == "" {
+		return true
+	}
+	got := r.Header.Get("Proxy-Authorization")
+	want := p.Authorization()
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// vettingListener refuses connections Config.AllowConn refuses.
+type vettingListener struct {
+	net.Listener
+	p *Proxy
+}
+
+func (l *vettingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if err := l.p.cfg.AllowConn(c); err != nil {
+			l.p.count(func(s *TrialStats) { s.Refused++ })
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"+
+				"perflab proxy: "+err.Error()+"\n")
+			c.Close()
+			continue
+		}
+		return c, nil
+	}
+}
+
 // targetURL is the absolute URL a request is for.
 func (p *Proxy) targetURL(r *http.Request) (*url.URL, error) {
 	if r.URL.IsAbs() && r.URL.Host != "" {
@@ -534,7 +660,7 @@ func (p *Proxy) targetURL(r *http.Request) (*url.URL, error) {
 		return &u, nil
 	}
 	if p.cfg.Target == "" {
-		return nil, fmt.Errorf("request for %q has no host: send absolute URLs (set HTTP_PROXY=%s) or configure a target origin", r.URL.RequestURI(), p.URL())
+		return nil, fmt.Errorf("request for %q has no host: send absolute URLs (set HTTP_PROXY to the proxy) or configure a target origin", r.URL.RequestURI())
 	}
 	return url.Parse(strings.TrimSuffix(p.cfg.Target, "/") + r.URL.RequestURI())
 }
@@ -705,6 +831,10 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		TTFBMs: msf(ttfb), TotalMs: msf(total),
 	}
 	x.ReqHeader.Del("Proxy-Authorization")
+	if p.redact != nil {
+		redact(x.ReqHeader, p.redact)
+		redact(x.Header, p.redact)
+	}
 	if err := p.store(x); err != nil {
 		p.count(func(s *TrialStats) {
 			s.Failed++

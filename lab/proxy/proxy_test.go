@@ -57,7 +57,7 @@ func origin(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // client is a real HTTP client configured to use the proxy.
 func client(t *testing.T, p *Proxy) *http.Client {
 	t.Helper()
-	u, _ := url.Parse(p.URL())
+	u, _ := url.Parse(p.ClientURL())
 	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}

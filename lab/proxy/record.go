@@ -122,6 +122,29 @@ func read(name string, r io.Reader) (*Recording, error) {
 	return rec, nil
 }
 
+// FileMode is a recording's mode: it holds what the build sent and
+// received (HTTPS decrypted), so only its owner may read it.
+const FileMode = 0o600
+
+// Redacted replaces the values of redacted headers in a recording.
+const Redacted = "[redacted by perflab]"
+
+// DefaultRedactHeaders are the headers whose values a recording never
+// keeps unless told to (Config.KeepSecrets): credentials and session
+// cookies, in requests and responses.
+var DefaultRedactHeaders = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"}
+
+// redact replaces the values of the named headers (canonical names) in h.
+func redact(h http.Header, names map[string]bool) {
+	for k, v := range h {
+		if names[http.CanonicalHeaderKey(k)] {
+			for i := range v {
+				v[i] = Redacted
+			}
+		}
+	}
+}
+
 // writer appends exchanges to a recording file.
 type writer struct {
 	f *os.File
@@ -131,7 +154,7 @@ type writer struct {
 // openWriter opens path for appending, writing the header line when the file
 // is new or empty.
 func openWriter(path string) (*writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +162,12 @@ func openWriter(path string) (*writer, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 { // an earlier perflab's recording
+		if err := f.Chmod(perm & FileMode); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("making %s private: %w", path, err)
+		}
 	}
 	w := &writer{f: f, w: bufio.NewWriter(f)}
 	if st.Size() == 0 {
