@@ -3,9 +3,9 @@ package proxy
 import (
 	"fmt"
 	"net"
-	"strings"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/perflab/perflab/lab"
