@@ -137,5 +137,11 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 	if window == 0 {
 		window = check.DefaultDuration(dev.Info())
 	}
+	// Settings a killed perflab left are restored (and said so) first.
+	if g, err := check.GovernorFor(dev); err == nil {
+		for _, n := range check.RepairLeftover(ctx, g) {
+			fmt.Fprintf(stderr, "perflab %s: %s\n", f.name, n)
+		}
+	}
 	return dev, window, -1
 }

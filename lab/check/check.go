@@ -267,9 +267,9 @@ func DescribeLocal(ctx context.Context, info lab.DeviceInfo) lab.DeviceInfo {
 	if !info.Has(lab.CapProbe) {
 		info.Caps = append(info.Caps, lab.CapProbe)
 	}
+	g := governor.NewLocal()
+	info.Notes = append(info.Notes, g.RepairLeftover(ctx)...)
 	if !info.Has(lab.CapGovernor) {
-		g := governor.NewLocal()
-		info.Notes = append(info.Notes, g.RepairLeftover(ctx)...)
 		if _, err := g.ReadProfile(ctx); err != nil {
 			info.Notes = append(info.Notes, "governor: "+err.Error())
 		} else {
