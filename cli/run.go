@@ -108,12 +108,19 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	fold := engine.NewFold(exp)
 	var events []lab.Event
 	prog := newProgressPrinter(h.stderr, fold, h.quiet)
+	saidProxy := false
 	for it := range s.Events {
 		if it.Err != nil {
 			fmt.Fprintln(h.stderr, "\nperflab run:", it.Err)
 		}
 		if it.Event.Type == "" {
 			continue
+		}
+		if e := it.Event; e.Type == lab.EventSettings && e.Settings != nil && !saidProxy {
+			if lines := proxyLines(e.Settings.Detail); lines != "" {
+				fmt.Fprint(h.stderr, lines)
+				saidProxy = true
+			}
 		}
 		events = append(events, it.Event)
 		fold.Add(it.Event)
@@ -198,4 +205,17 @@ func formatCounts(c sessions.Counts) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// proxyLines says, when a run starts the record/replay proxy, where it
+// records, which headers it redacts and who may use it; "" without a proxy.
+func proxyLines(detail map[string]string) string {
+	if detail["proxy_file"] == "" {
+		return ""
+	}
+	out := "proxy: recording " + detail["proxy_file"] + "; redacted headers: " + detail["proxy_redact"] + "\n"
+	if a := detail["proxy_access"]; a != "" {
+		out += "proxy access: " + a + "\n"
+	}
+	return out
 }

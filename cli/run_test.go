@@ -288,7 +288,35 @@ func TestRunDefaultSessionPath(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(data, "perflab", "sessions", "*.jsonl"))
 	if len(files) != 1 || !strings.Contains(string(out), "session: "+files[0]) || !strings.Contains(string(out), "session saved: "+files[0]) {
-		t.Errorf("sessions %v\n%s", files, out)
+		t.Fatalf("sessions %v\n%s", files, out)
+	}
+	// Only the owner can read what a run recorded.
+	for p, want := range map[string]os.FileMode{files[0]: 0o600, filepath.Dir(files[0]): 0o700, filepath.Join(data, "perflab"): 0o700} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, st.Mode().Perm(), err, want)
+		}
+	}
+}
+
+// TestRunProxySaysRedactionAndAccess: a run with the proxy says, when it
+// starts, which headers its recording redacts and who may use it, and the
+// build finds the per-run credentials in its HTTP_PROXY.
+func TestRunProxySaysRedactionAndAccess(t *testing.T) {
+	hasCreds := []string{"sh", "-c", `case "$HTTP_PROXY" in http://perflab:?*@127.0.0.1:*) exit 0;; esac; echo "HTTP_PROXY=$HTTP_PROXY"; exit 1`}
+	exp := writeExperiment(t, map[string]any{
+		"device": "local",
+		"builds": map[string]any{"control": map[string]any{"command": hasCreds}, "treatment": map[string]any{"command": hasCreds}},
+		"trials": 2, "warmup": 0, "controls": map[string]any{"proxy": "record"},
+		"proxy": map[string]any{"redact_headers": []string{"X-Api-Key"}},
+	})
+	session := filepath.Join(t.TempDir(), "p.jsonl")
+	_, stderr, code := runPerflab(t, "run", exp, "--headless", "--out", session)
+	if code == 1 || strings.Contains(stderr, "failed") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := "proxy: recording " + strings.TrimSuffix(session, ".jsonl") + ".proxy.jsonl; redacted headers: Authorization,Cookie,Proxy-Authorization,Set-Cookie,X-Api-Key (values recorded as"
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "proxy access: per-run credentials") {
+		t.Errorf("stderr lacks %q and the access line:\n%s", want, stderr)
 	}
 }
 
