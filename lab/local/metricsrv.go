@@ -17,9 +17,14 @@ import (
 )
 
 // connDrainTimeout bounds how long perflab waits, after a trial's command
-// exits, for metric connections it left open (a leftover child holding the
-// socket).
-const connDrainTimeout = 2 * time.Second
+// exits, for a metric connection that sends nothing more (a leftover child
+// holding the socket). It is an idle limit: a connection still delivering
+// what the command wrote before it exited keeps being read, up to
+// connDrainMax in all, so a loaded host does not lose buffered metrics.
+const (
+	connDrainTimeout = 2 * time.Second
+	connDrainMax     = 60 * time.Second
+)
 
 // metricServer is the loopback listener whose address trials get in
 // PERFLAB_METRICS_ADDR. A connection whose first line is the trial's
@@ -68,6 +73,7 @@ type trialConns struct {
 	token    string
 	refused  int
 	finished bool
+	drainEnd time.Time     // set by finish: no read goes past it
 	accepted chan struct{} // closed when the accept loop stops; nil if it never started
 }
 
@@ -108,7 +114,7 @@ func (tc *trialConns) read(c net.Conn) {
 	go func() {
 		defer tc.readers.Done()
 		defer c.Close()
-		lines, ok := readMetricConn(c, tc.token)
+		lines, ok := readMetricConn(&drainConn{Conn: c, tc: tc}, tc.token)
 		tc.mu.Lock()
 		tc.lines = append(tc.lines, lines...)
 		if !ok {
@@ -116,6 +122,30 @@ func (tc *trialConns) read(c net.Conn) {
 		}
 		tc.mu.Unlock()
 	}()
+}
+
+// drainConn is a metric connection whose read deadline, once the trial's
+// command has exited, moves forward after every read that got data.
+type drainConn struct {
+	net.Conn
+	tc *trialConns
+}
+
+func (d *drainConn) Read(p []byte) (int, error) {
+	n, err := d.Conn.Read(p)
+	if n > 0 {
+		d.tc.mu.Lock()
+		end := d.tc.drainEnd
+		d.tc.mu.Unlock()
+		if !end.IsZero() {
+			next := time.Now().Add(connDrainTimeout)
+			if next.After(end) {
+				next = end
+			}
+			_ = d.Conn.SetReadDeadline(next)
+		}
+	}
+	return n, err
 }
 
 // readMetricConn reads one connection: the token line, then metric lines
@@ -197,9 +227,10 @@ func (tc *trialConns) finish() (lines []netLine, refused int) {
 		tc.mu.Unlock()
 		return nil, 0
 	}
-	deadline := time.Now().Add(connDrainTimeout)
+	now := time.Now()
+	tc.drainEnd = now.Add(connDrainMax)
 	for _, c := range tc.conns {
-		_ = c.SetReadDeadline(deadline)
+		_ = c.SetReadDeadline(now.Add(connDrainTimeout))
 	}
 	tc.mu.Unlock()
 	tc.readers.Wait()
