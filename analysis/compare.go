@@ -414,7 +414,7 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	if len(a) >= 2 && len(b) >= 2 {
 		moments := welchMoments(a, b)
 		m.Welch, ws = welchFrom(moments, opt.Confidence)
-		m.MDEPct = mdeFrom(moments, opt.Alpha, 0.8)
+		m.MDEPct = mdeFrom(moments, opt.Alpha, PowerTarget)
 	} else {
 		m.Welch, ws = WelchTest(a, b, opt.Confidence)
 		m.MDEPct = undefined() // fewer than 2 values in an arm
@@ -526,6 +526,11 @@ func relDiff(a, b Float) Float {
 	// Divide before subtracting so huge magnitudes cannot overflow.
 	return defined((fb/math.Abs(fa) - fa/math.Abs(fa)) * 100)
 }
+
+// PowerTarget is the power perflab asks of a setup (Cohen's convention of
+// 80%): minimum detectable effects are computed for it, and validation
+// fails when a known effect is detected in a smaller share of experiments.
+const PowerTarget = 0.8
 
 // MinDetectableEffect returns the smallest difference of means, in % of
 // |mean A|, that a two-sided Welch test at level alpha would detect with

@@ -220,7 +220,7 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 	_, sd := meanSD(d)
 	if sd > 0 {
 		df := float64(len(d) - 1)
-		pr.MDEPct = pct((studentTQuantile(1-alpha/2, df) + studentTQuantile(0.8, df)) * sd / math.Sqrt(float64(len(d))))
+		pr.MDEPct = pct((studentTQuantile(1-alpha/2, df) + studentTQuantile(PowerTarget, df)) * sd / math.Sqrt(float64(len(d))))
 	}
 	if resamples >= 2 {
 		lo, hi := bootstrapMedianCI(sorted, confidence, resamples, seed)

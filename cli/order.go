@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
@@ -138,7 +139,7 @@ func writeOrder(w io.Writer, o *study.Order) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "test\tp (KW)\tΔ% fixed−random\tmedian fixed [CI]\tmedian random [CI]\t")
 	ci := func(iv analysis.Interval) string {
-		return fmt.Sprintf("%s [%s, %s]", num(iv.Point), num(iv.Low), num(iv.High))
+		return fmt.Sprintf("%s [%s, %s]", format.Num(iv.Point), format.Num(iv.Low), format.Num(iv.High))
 	}
 	for _, t := range o.Tests {
 		mark := ""
@@ -152,7 +153,7 @@ func writeOrder(w io.Writer, o *study.Order) {
 		if t.DeltaPct.Defined() {
 			d = fmt.Sprintf("%+.2f%%", float64(t.DeltaPct))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, num(t.P), d, ci(t.Fixed), ci(t.Random), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.Num(t.P), d, ci(t.Fixed), ci(t.Random), mark)
 	}
 	tw.Flush()
 	if len(o.Conclusions) > 0 {
@@ -162,8 +163,8 @@ func writeOrder(w io.Writer, o *study.Order) {
 			if c.Fixed != c.Random {
 				flag = "  ← different conclusions"
 			}
-			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)%s\n", c.Metric, c.Fixed, signedPct(c.DeltaPctFixed),
-				c.Random, signedPct(c.DeltaPctRandom), flag)
+			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)%s\n", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed),
+				c.Random, format.SignedPct(c.DeltaPctRandom), flag)
 		}
 	}
 	fmt.Fprintln(w)
@@ -183,11 +184,4 @@ func writeOrder(w io.Writer, o *study.Order) {
 	for _, s := range o.Warnings {
 		fmt.Fprintln(w, "warning:", s)
 	}
-}
-
-func signedPct(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return fmt.Sprintf("%+.2f%%", float64(f))
 }

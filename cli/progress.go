@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 )
@@ -94,14 +93,14 @@ func (p *progressPrinter) draw(final bool) {
 	if !p.due(final, frac) {
 		return
 	}
-	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (control %d, treatment %d counted", progressBar(frac, 20), frac*100,
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (control %d, treatment %d counted", format.Bar(frac, 20, "#", "."), frac*100,
 		pr.Done, pr.Total, pr.Counted[lab.ArmControl], pr.Counted[lab.ArmTreatment])
 	if pr.Failed > 0 {
 		msg += fmt.Sprintf(", %d failed", pr.Failed)
 	}
-	msg += ")  elapsed " + fmtElapsed(pr.Elapsed)
+	msg += ")  elapsed " + format.Elapsed(pr.Elapsed)
 	if !final && pr.Done > 0 {
-		msg += "  ETA " + fmtElapsed(pr.ETA)
+		msg += "  ETA " + format.Elapsed(pr.ETA)
 	}
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K"+msg)
@@ -119,21 +118,4 @@ func (p *progressPrinter) done() {
 	if p.tty && p.drawn {
 		fmt.Fprintln(p.w)
 	}
-}
-
-func progressBar(frac float64, width int) string {
-	n := int(frac*float64(width) + 0.5)
-	return strings.Repeat("#", n) + strings.Repeat(".", width-n)
-}
-
-func fmtElapsed(d time.Duration) string {
-	if d < time.Minute {
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	}
-	d = d.Round(time.Second)
-	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
-	if h > 0 {
-		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
-	}
-	return fmt.Sprintf("%dm%02ds", m, s)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/study"
@@ -105,10 +106,10 @@ func (s *studyProgress) add(p study.Progress) {
 	if !s.due(final, frac) {
 		return
 	}
-	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d runs (%s)  elapsed %s", progressBar(frac, 20), frac*100, p.Done, p.Total,
-		s.summary(), fmtElapsed(p.Elapsed))
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d runs (%s)  elapsed %s", format.Bar(frac, 20, "#", "."), frac*100, p.Done, p.Total,
+		s.summary(), format.Elapsed(p.Elapsed))
 	if !final {
-		msg += "  ETA " + fmtElapsed(p.ETA)
+		msg += "  ETA " + format.Elapsed(p.ETA)
 	}
 	if s.tty {
 		fmt.Fprint(s.w, "\r\033[K"+msg)

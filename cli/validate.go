@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
@@ -216,22 +217,6 @@ func writeValidationJSON(w io.Writer, v *study.Validation) error {
 	return err
 }
 
-// pct formats a rate as a percentage, "–" when undefined.
-func pct(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return strconv.FormatFloat(100*float64(f), 'f', 1, 64) + "%"
-}
-
-// num formats a number with up to 4 significant digits, "–" when undefined.
-func num(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return strconv.FormatFloat(float64(f), 'g', 4, 64)
-}
-
 func writeValidation(w io.Writer, v *study.Validation) {
 	unit := ""
 	if v.Unit != "" {
@@ -242,18 +227,15 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	ok := v.AlphaJudgement()
 	fmt.Fprintf(tw, "A/A false positives\t%d of %d\t%s\t%.0f%% CI %s–%s\t%s\n", v.AA.FalsePositives, v.AA.Experiments,
-		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh), ok)
+		format.Rate(v.AA.Rate), 100*v.Confidence, format.Rate(v.AA.CILow), format.Rate(v.AA.CIHigh), ok)
 	if v.Effect.Experiments > 0 {
 		how := "declared"
 		if v.Effect.Injected {
 			how = "injected"
 		}
-		power := "≥ 80% power"
-		if float64(v.Effect.Rate) < 0.8 {
-			power = "UNDER 80% power"
-		}
+		power := v.PowerLabel()
 		fmt.Fprintf(tw, "Effect %+g%% (%s) detected\t%d of %d\t%s\t%.0f%% CI %s–%s\t%s, observed Δ %+.2f%%\n", v.Effect.EffectPct, how,
-			v.Effect.Detected, v.Effect.Experiments, pct(v.Effect.Rate), 100*v.Confidence, pct(v.Effect.CILow), pct(v.Effect.CIHigh),
+			v.Effect.Detected, v.Effect.Experiments, format.Rate(v.Effect.Rate), 100*v.Confidence, format.Rate(v.Effect.CILow), format.Rate(v.Effect.CIHigh),
 			power, float64(v.Effect.ObservedPct))
 	} else {
 		fmt.Fprintf(tw, "Effect\tnot run\t\t\t(--effect X%% runs experiments with a known effect)\n")
@@ -262,14 +244,14 @@ func writeValidation(w io.Writer, v *study.Validation) {
 		name string
 		a    study.ArmVariance
 	}{{"control", v.Variance.Control}, {"treatment", v.Variance.Treatment}} {
-		fmt.Fprintf(tw, "Variance, %s\t%s%s²\tsd %s%s\tCV %s\tmean %s%s\n", arm.name, num(arm.a.Variance), unit,
-			num(arm.a.SD), unit, pct(arm.a.CV), num(arm.a.Mean), unit)
+		fmt.Fprintf(tw, "Variance, %s\t%s%s²\tsd %s%s\tCV %s\tmean %s%s\n", arm.name, format.Num(arm.a.Variance), unit,
+			format.Num(arm.a.SD), unit, format.Rate(arm.a.CV), format.Num(arm.a.Mean), unit)
 	}
 	trend := "no trend"
 	if v.TrialTrend.P.Defined() && float64(v.TrialTrend.P) < v.Alpha {
 		trend = "TREND: not IID"
 	}
-	fmt.Fprintf(tw, "Trial-number trend\tρ = %s\tp = %s\t%d positions\t%s\n", num(v.TrialTrend.Rho), num(v.TrialTrend.P),
+	fmt.Fprintf(tw, "Trial-number trend\tρ = %s\tp = %s\t%d positions\t%s\n", format.Num(v.TrialTrend.Rho), format.Num(v.TrialTrend.P),
 		len(v.TrialTrend.Means), trend)
 	tw.Flush()
 	if len(v.TrialTrend.Means) > 1 {
@@ -278,7 +260,7 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	if len(v.OtherMetrics) > 0 {
 		fmt.Fprintln(w, "\nA/A false-positive rate of the other metrics:")
 		for _, m := range v.OtherMetrics {
-			fmt.Fprintf(w, "  %-20s %d of %d = %s\n", m.Metric, m.FalsePositives, m.Experiments, pct(m.Rate))
+			fmt.Fprintf(w, "  %-20s %d of %d = %s\n", m.Metric, m.FalsePositives, m.Experiments, format.Rate(m.Rate))
 		}
 	}
 	if len(v.Warnings) > 0 {

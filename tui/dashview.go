@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 )
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-func fmtDur(d time.Duration) string { return clock(d.Seconds()) }
+func fmtDur(d time.Duration) string { return format.Clock(d.Seconds()) }
 
 // stateWord says what the run is doing.
 func (d *dashboard) stateWord() string {

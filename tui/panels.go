@@ -7,6 +7,8 @@ import (
 
 	"github.com/guptarohit/asciigraph"
 
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -40,7 +42,7 @@ type metricPanel struct {
 func fmtP(p float64) string {
 	switch {
 	case math.IsNaN(p):
-		return "—"
+		return format.Undefined
 	case p < 0.0001:
 		return "<0.0001"
 	case p < 0.001:
@@ -50,17 +52,12 @@ func fmtP(p float64) string {
 	}
 }
 
-func fmtPct(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return "—"
-	}
-	return fmt.Sprintf("%+.2f%%", x)
-}
+func fmtPct(x float64) string { return format.SignedPct(analysis.Float(x)) }
 
 func fmtNum(x float64) string {
 	switch ax := math.Abs(x); {
 	case math.IsNaN(x):
-		return "—"
+		return format.Undefined
 	case ax >= 1e6:
 		return fmt.Sprintf("%.4g", x)
 	case ax >= 100:
@@ -443,7 +440,6 @@ func progressBar(st *Styles, f float64, w int) string {
 	if w < 3 {
 		return ""
 	}
-	full := int(math.Round(f * float64(w)))
-	full = max(0, min(w, full))
+	full := format.Filled(f, w)
 	return st.ProgressFull.Render(strings.Repeat("█", full)) + st.ProgressEmpty.Render(strings.Repeat("░", w-full))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 )
@@ -126,7 +127,7 @@ func stabilitySummary(ps []lab.ProbeSample) (string, []string) {
 
 func pctOf(x float64) string {
 	if math.IsNaN(x) {
-		return "—"
+		return format.Undefined
 	}
 	return fmt.Sprintf("%.2f%%", x)
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 )
@@ -118,8 +119,8 @@ func (s *runState) apply(ev lab.Event) {
 	}
 }
 
-func (s *runState) logf(t float64, format string, args ...any) {
-	s.log = append(s.log, fmt.Sprintf("%s %s", clock(t), fmt.Sprintf(format, args...)))
+func (s *runState) logf(t float64, layout string, args ...any) {
+	s.log = append(s.log, fmt.Sprintf("%s %s", format.Clock(t), fmt.Sprintf(layout, args...)))
 }
 
 // unquote shows a JSON string value without its quotes.
@@ -129,18 +130,6 @@ func unquote(v string) string {
 		return s
 	}
 	return v
-}
-
-// clock formats seconds as m:ss or h:mm:ss.
-func clock(t float64) string {
-	if t < 0 {
-		t = 0
-	}
-	sec := int(t + 0.5)
-	if sec >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
-	}
-	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }
 
 // inputs snapshots the counted samples for the analysis. The fold's

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/study"
 )
@@ -400,7 +401,7 @@ func (d *studyDash) rateLine(k, n int) string {
 		return st.Muted.Render("A/A false positives  no experiment finished yet")
 	}
 	p, _ := analysis.BinomialCI(k, n, d.conf)
-	s := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", k, n, pct(p.Rate), 100*d.conf, pct(p.CILow), pct(p.CIHigh))
+	s := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", k, n, format.Rate(p.Rate), 100*d.conf, format.Rate(p.CILow), format.Rate(p.CIHigh))
 	switch j := p.JudgeAlpha(d.alpha); j {
 	case analysis.AlphaExcluded:
 		return s + st.Regression.Render(fmt.Sprintf("EXCLUDES α = %g", d.alpha))
@@ -494,22 +495,6 @@ func constSeries(v float64, n int) []float64 {
 		out[i] = v
 	}
 	return out
-}
-
-// pct formats a rate as a percentage, "–" when undefined.
-func pct(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(f))
-}
-
-// num formats a number with up to 4 significant digits, "–" when undefined.
-func num(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return fmt.Sprintf("%.4g", float64(f))
 }
 
 func plural(n int, one, many string) string {

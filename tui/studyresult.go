@@ -9,6 +9,7 @@ import (
 	"github.com/guptarohit/asciigraph"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab/study"
 )
 
@@ -50,7 +51,7 @@ func (d *studyDash) validationLines(w, h int) []string {
 	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("%s (%s is better) · %s test · α = %g · %d trials/arm · order %s",
 		v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order), w))}
 	fp := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", v.AA.FalsePositives, v.AA.Experiments,
-		pct(v.AA.Rate), 100*v.Confidence, pct(v.AA.CILow), pct(v.AA.CIHigh))
+		format.Rate(v.AA.Rate), 100*v.Confidence, format.Rate(v.AA.CILow), format.Rate(v.AA.CIHigh))
 	switch j := v.AlphaJudgement(); j {
 	case analysis.AlphaExcluded:
 		fp += st.Regression.Render(j)
@@ -69,11 +70,11 @@ func (d *studyDash) validationLines(w, h int) []string {
 			how = "injected"
 		}
 		s := fmt.Sprintf("%-21s", fmt.Sprintf("effect %+g%% %s", e.EffectPct, how))
-		s += fmt.Sprintf("detected %d of %d = %s  CI %s–%s  ", e.Detected, e.Experiments, pct(e.Rate), pct(e.CILow), pct(e.CIHigh))
-		if float64(e.Rate) < 0.8 {
-			s += st.Regression.Render("UNDER 80% power")
+		s += fmt.Sprintf("detected %d of %d = %s  CI %s–%s  ", e.Detected, e.Experiments, format.Rate(e.Rate), format.Rate(e.CILow), format.Rate(e.CIHigh))
+		if v.Underpowered() {
+			s += st.Regression.Render(v.PowerLabel())
 		} else {
-			s += st.OK.Render("≥ 80% power")
+			s += st.OK.Render(v.PowerLabel())
 		}
 		obs := fmt.Sprintf("%21sobserved Δ %+.2f%% of the mean", "", float64(e.ObservedPct))
 		if e.Wrong > 0 {
@@ -91,10 +92,10 @@ func (d *studyDash) validationLines(w, h int) []string {
 		a    study.ArmVariance
 	}{{"control  ", v.Variance.Control}, {"treatment", v.Variance.Treatment}} {
 		lines = append(lines, truncate(fmt.Sprintf("variance, %s  %s%s²  sd %s%s  CV %s  mean %s%s", arm.name,
-			num(arm.a.Variance), unit, num(arm.a.SD), unit, pct(arm.a.CV), num(arm.a.Mean), unit), w))
+			format.Num(arm.a.Variance), unit, format.Num(arm.a.SD), unit, format.Rate(arm.a.CV), format.Num(arm.a.Mean), unit), w))
 	}
 	tt := v.TrialTrend
-	trend := fmt.Sprintf("trial-number trend   ρ = %s  p = %s  over %d positions  ", num(tt.Rho), num(tt.P), len(tt.Means))
+	trend := fmt.Sprintf("trial-number trend   ρ = %s  p = %s  over %d positions  ", format.Num(tt.Rho), format.Num(tt.P), len(tt.Means))
 	if tt.P.Defined() && float64(tt.P) < v.Alpha {
 		trend += st.Regression.Render("TREND: not IID")
 	} else {
@@ -102,7 +103,7 @@ func (d *studyDash) validationLines(w, h int) []string {
 	}
 	lines = append(lines, truncate(trend, w))
 	for _, m := range v.OtherMetrics {
-		lines = append(lines, st.Muted.Render(truncate(fmt.Sprintf("A/A false positives of %s: %d of %d = %s", m.Metric, m.FalsePositives, m.Experiments, pct(m.Rate)), w)))
+		lines = append(lines, st.Muted.Render(truncate(fmt.Sprintf("A/A false positives of %s: %d of %d = %s", m.Metric, m.FalsePositives, m.Experiments, format.Rate(m.Rate)), w)))
 	}
 	var tail []string
 	for _, s := range v.Warnings {
@@ -144,7 +145,7 @@ func (d *studyDash) orderLines(w int) []string {
 	marks := make([]string, len(o.Tests))
 	rows := [][]string{{"test", "p (KW)", "Δ% f−r", "", "median fixed [CI]", "median random [CI]"}}
 	ci := func(iv analysis.Interval) string {
-		return fmt.Sprintf("%s [%s, %s]", num(iv.Point), num(iv.Low), num(iv.High))
+		return fmt.Sprintf("%s [%s, %s]", format.Num(iv.Point), format.Num(iv.Low), format.Num(iv.High))
 	}
 	for i, t := range o.Tests {
 		switch {
@@ -155,7 +156,7 @@ func (d *studyDash) orderLines(w int) []string {
 		case t.Significant:
 			marks[i] = "order matters"
 		}
-		rows = append(rows, []string{t.Name, num(t.P), signedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
+		rows = append(rows, []string{t.Name, format.Num(t.P), format.SignedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
 	}
 	for i, cells := range table(rows) {
 		switch {
@@ -169,7 +170,7 @@ func (d *studyDash) orderLines(w int) []string {
 	if len(o.Conclusions) > 0 {
 		lines = append(lines, "", st.PanelTitle.Render("A/B conclusion by order"))
 		for _, c := range o.Conclusions {
-			row := fmt.Sprintf("  %s: fixed %s (Δ %s), random %s (Δ %s)", c.Metric, c.Fixed, signedPct(c.DeltaPctFixed), c.Random, signedPct(c.DeltaPctRandom))
+			row := fmt.Sprintf("  %s: fixed %s (Δ %s), random %s (Δ %s)", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed), c.Random, format.SignedPct(c.DeltaPctRandom))
 			if c.Fixed != c.Random {
 				row = st.Regression.Render("≠" + row[1:] + " · differ")
 			}
@@ -206,13 +207,6 @@ func wrapped(s lipgloss.Style, text string, w int) []string {
 		lines[i] = s.Render(l)
 	}
 	return lines
-}
-
-func signedPct(f analysis.Float) string {
-	if !f.Defined() {
-		return "–"
-	}
-	return fmt.Sprintf("%+.2f%%", float64(f))
 }
 
 // table aligns rows of cells into columns two spaces apart, each as wide

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"time"
 
 	"github.com/perflab/perflab/analysis"
@@ -90,10 +91,7 @@ func (f *Fold) Version() int { return f.version }
 // Progress returns how far the run has come and an ETA from the pace of
 // its trials so far.
 func (f *Fold) Progress() Progress {
-	p := Progress{Total: 2 * (f.plan.Trials + f.plan.Warmup), Failed: f.failed, Counted: map[string]int{}}
-	if p.Total < 0 { // overflowing plans: progress is unknown, never negative
-		p.Total = 0
-	}
+	p := Progress{Total: planTotal(&f.plan), Failed: f.failed, Counted: map[string]int{}}
 	for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
 		p.Done += min(f.warm[arm], f.plan.Warmup) + min(f.counted[arm], f.plan.Trials)
 		p.Counted[arm] = f.counted[arm]
@@ -106,6 +104,16 @@ func (f *Fold) Progress() Progress {
 		p.ETA = seconds(per * float64(p.Total-p.Done))
 	}
 	return p
+}
+
+// planTotal is (warm-up + trials) per arm, saturating at math.MaxInt
+// instead of overflowing into a negative total.
+func planTotal(e *lab.Experiment) int {
+	t, w := max(e.Trials, 0), max(e.Warmup, 0)
+	if t > math.MaxInt/2-w/2-1 {
+		return math.MaxInt
+	}
+	return 2 * (t + w)
 }
 
 // seconds converts to a Duration, saturating instead of overflowing.

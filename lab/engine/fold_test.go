@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -50,6 +51,9 @@ func TestFoldProgressHugePlans(t *testing.T) {
 		f := NewFold(&lab.Experiment{Trials: n, Warmup: n})
 		f.Add(trialEv(1, lab.ArmControl, true, lab.StatusOK, "", 1))
 		p := f.Progress()
+		if p.Total != math.MaxInt || p.Done != 1 || p.ETA < 0 || p.Fraction() < 0 || p.Fraction() > 1 {
+			t.Errorf("trials %d: progress %+v", n, p)
+		}
 		if p.Total < 0 || p.Done < 0 || p.ETA < 0 || p.Fraction() < 0 || p.Fraction() > 1 {
 			t.Errorf("trials %d: progress %+v", n, p)
 		}

@@ -206,13 +206,28 @@ func ValidateStream(ctx context.Context, cfg ValidateConfig) <-chan Update {
 
 // Failed reports whether the setup failed validation: the A/A
 // false-positive interval excludes α or is too wide to judge it
-// (analysis.JudgeAlpha), or a known effect was found in fewer than 80% of
-// its experiments.
+// (analysis.JudgeAlpha), or a known effect was found in fewer experiments
+// than analysis.PowerTarget asks (Underpowered).
 func (v *Validation) Failed() bool {
 	if v.AlphaJudgement() != analysis.AlphaHolds {
 		return true
 	}
-	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < 0.8
+	return v.Underpowered()
+}
+
+// Underpowered reports whether a known effect was run and detected in a
+// smaller share of its experiments than analysis.PowerTarget.
+func (v *Validation) Underpowered() bool {
+	return v.Effect.Experiments > 0 && float64(v.Effect.Rate) < analysis.PowerTarget
+}
+
+// PowerLabel says whether the effect experiments reached the power target:
+// "≥ 80% power" or "UNDER 80% power".
+func (v *Validation) PowerLabel() string {
+	if v.Underpowered() {
+		return fmt.Sprintf("UNDER %.0f%% power", 100*analysis.PowerTarget)
+	}
+	return fmt.Sprintf("≥ %.0f%% power", 100*analysis.PowerTarget)
 }
 
 // AlphaJudgement is analysis.JudgeAlpha of the A/A false-positive rate.
@@ -370,10 +385,10 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 		if len(observed) > 0 {
 			v.Effect.ObservedPct = analysis.Float(mean(observed))
 		}
-		if float64(er.Rate) < 0.8 {
+		if float64(er.Rate) < analysis.PowerTarget {
 			v.Warnings = append(v.Warnings, fmt.Sprintf(
-				"a %+g%% effect was detected in only %.0f%% of experiments (below 80%% power): use more trials per arm or reduce noise",
-				cfg.EffectPct, 100*float64(er.Rate)))
+				"a %+g%% effect was detected in only %.0f%% of experiments (below %.0f%% power): use more trials per arm or reduce noise",
+				cfg.EffectPct, 100*float64(er.Rate), 100*analysis.PowerTarget))
 		}
 		if v.Effect.Wrong > 0 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%d effect experiments found a significant change in the wrong direction", v.Effect.Wrong))

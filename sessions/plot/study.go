@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab/study"
 )
 
@@ -36,10 +37,10 @@ func Validation(v *study.Validation) *Figure {
 		p.Legend.Add(fmt.Sprintf("α = %g", v.Alpha), l)
 	}
 	if v.Effect.Experiments > 0 {
-		hline(p, 80, p.X.Min, p.X.Max, green, true)
+		hline(p, 100*analysis.PowerTarget, p.X.Min, p.X.Max, green, true)
 		if l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}}); err == nil {
 			l.Color, l.Dashes = green, []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Legend.Add("80% power", l)
+			p.Legend.Add(fmt.Sprintf("%.0f%% power", 100*analysis.PowerTarget), l)
 		}
 	}
 	f := &Figure{Plots: []*plot.Plot{p}}

@@ -1,0 +1,104 @@
+// Package format is the one home of the small text renderings the CLI and
+// the workbench share: percentages, numbers, durations, clocks and
+// progress bars. Rendering of whole tables stays with its owner
+// (analysis.Table, the TUI panes); these are the pieces they agree on.
+package format
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// Undefined stands for a statistic that is undefined.
+const Undefined = "—"
+
+// Rate formats a proportion (0.123) as a percentage with one decimal
+// ("12.3%"), Undefined when undefined.
+func Rate(f analysis.Float) string {
+	if !f.Defined() {
+		return Undefined
+	}
+	return strconv.FormatFloat(100*float64(f), 'f', 1, 64) + "%"
+}
+
+// SignedPct formats a percentage with its sign and two decimals ("+1.23%",
+// "-0.40%"), Undefined when undefined.
+func SignedPct(f analysis.Float) string {
+	if !f.Defined() {
+		return Undefined
+	}
+	return fmt.Sprintf("%+.2f%%", float64(f))
+}
+
+// Num formats a number with up to 4 significant digits, Undefined when
+// undefined.
+func Num(f analysis.Float) string {
+	if !f.Defined() {
+		return Undefined
+	}
+	return strconv.FormatFloat(float64(f), 'g', 4, 64)
+}
+
+// Elapsed formats a duration for progress lines: "4.2s" under a minute,
+// then "3m05s" and "1h02m03s". Negative durations show as 0.
+func Elapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	d = d.Round(time.Second)
+	h, m, s := int64(d.Hours()), int64(d.Minutes())%60, int64(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+// Clock formats seconds since a session's start as m:ss or h:mm:ss.
+// Negative, NaN and absurdly large values are clamped.
+func Clock(t float64) string {
+	if !(t > 0) {
+		t = 0
+	}
+	const maxSec = 1 << 53
+	sec := int64(math.Min(t+0.5, maxSec))
+	if sec >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	}
+	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
+}
+
+// Filled returns how many of width cells a bar at fraction frac fills,
+// clamped to [0, width]: fractions below 0, above 1 or NaN (a total of 0,
+// or overflowing counts) never make a negative or overlong bar.
+func Filled(frac float64, width int) int {
+	if width <= 0 || !(frac > 0) {
+		return 0
+	}
+	if frac >= 1 {
+		return width
+	}
+	return min(width, max(0, int(math.Round(frac*float64(width)))))
+}
+
+// Bar draws a bar of width cells at fraction frac with full and empty
+// glyphs ("#" and "." in logs, "█" and "░" on screens).
+func Bar(frac float64, width int, full, empty string) string {
+	n := Filled(frac, width)
+	return strings.Repeat(full, n) + strings.Repeat(empty, max(0, width-n))
+}
+
+// Fraction is done/total in [0, 1]; 0 when total is not positive.
+func Fraction(done, total int) float64 {
+	if total <= 0 || done <= 0 {
+		return 0
+	}
+	return min(1, float64(done)/float64(total))
+}
