@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -281,5 +283,22 @@ func TestKilledCheckLeavesNoLockedPhone(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(state, "perflab", "governor")); len(entries) != 0 {
 		t.Errorf("host records left: %v", entries)
+	}
+
+	// A hang-up (the terminal closed) is a clean end: perflab restores the
+	// phone itself and leaves no record.
+	p = startLocked()
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if got := gov(); got != stock {
+		t.Errorf("after SIGHUP the phone is %q, want stock %q", got, stock)
+	}
+	if out, _ := srv.Run(context.Background(), addr, "ls "+governor.MarkerPath+" 2>&1"); !strings.Contains(out, "No such file") {
+		t.Errorf("marker left on the phone after SIGHUP: %q", out)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(state, "perflab", "governor")); len(entries) != 0 {
+		t.Errorf("host records left after SIGHUP: %v", entries)
 	}
 }
