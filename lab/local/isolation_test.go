@@ -180,7 +180,11 @@ echo PERFLAB_METRIC x=1`, pidfile)
 // it is reaped, not left to fill the pid table.
 func TestQuickSetsidChildrenAreReaped(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	d := setup(t, fmt.Sprintf(`setsid sh -c 'echo $$ >> %s' & wait; (setsid sh -c 'echo $$ >> %s' &); sleep 0.05`, pidfile, pidfile), nil)
+	d := setup(t, fmt.Sprintf(`f=%s; touch $f; n=$(wc -l < $f)
+setsid sh -c 'echo $$ >> %s' & wait
+(setsid sh -c 'echo $$ >> %s' &)
+while [ $(wc -l < $f) -lt $((n+2)) ]; do sleep 0.01; done
+sleep 0.05`, pidfile, pidfile, pidfile), nil)
 	for i := 0; i < 5; i++ {
 		if r := trial(d, lab.Controls{}); r.Status != lab.StatusOK {
 			t.Fatal(r.Reason)

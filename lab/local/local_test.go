@@ -148,6 +148,7 @@ func TestFailedTrials(t *testing.T) {
 		{"exit code", `echo oops >&2; exit 3`, 0, lab.StatusFailed, "exit status 3: oops"},
 		{"malformed stdout", `echo "PERFLAB_METRIC x=fast"`, 0, lab.StatusFailed, `malformed metric line 1 on stdout: metric x: value "fast" is not a finite number`},
 		{"malformed tcp", `python3 -c 'import os,socket; h,p=os.environ["PERFLAB_METRICS_ADDR"].rsplit(":",1); s=socket.create_connection((h,int(p))); s.sendall(os.environ["PERFLAB_METRICS_TOKEN"].encode()+b"\nhello\n")'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 2: not a PERFLAB_METRIC line"},
+		{"connection held open", `bash -c 'exec 3<>/dev/tcp/${PERFLAB_METRICS_ADDR%:*}/${PERFLAB_METRICS_ADDR##*:}; printf "%s\n" "$PERFLAB_METRICS_TOKEN" >&3; setsid sleep 30 <&3 >&3 & while [ "$(cut -d" " -f6 /proc/$!/stat)" != $! ]; do sleep 0.01; done'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 2: connection still open 2s after the command exited"},
 		{"reported twice", `echo PERFLAB_METRIC x=1; echo PERFLAB_METRIC x=2`, 0, lab.StatusFailed, "metric x reported twice"},
 		{"reserved name", `echo PERFLAB_METRIC wall_ms=1`, 0, lab.StatusFailed, "name reserved"},
 		{"timeout", `sleep 5 & sleep 5; wait`, 0.3, lab.StatusTimeout, "exceeded trial_timeout of 0.3s"},

@@ -175,10 +175,15 @@ func readMetricConn(c net.Conn, token string) (lines []netLine, ok bool) {
 			}
 		}
 		if err != nil {
-			if err != io.EOF && !errors.Is(err, os.ErrDeadlineExceeded) {
+			switch {
+			case n == 0:
+				return nil, false
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				lines = append(lines, netLine{n: n + 1, err: fmt.Errorf("connection still open %v after the command exited; lines it sends later are lost", connDrainTimeout)})
+			case err != io.EOF:
 				lines = append(lines, netLine{n: n + 1, err: err})
 			}
-			return lines, n > 0
+			return lines, true
 		}
 	}
 }
@@ -188,23 +193,26 @@ var errLineTooLong = errors.New("line too long")
 // readLine returns the next line without its newline, reading at most max
 // bytes of it; the last line may lack the newline (then err is io.EOF).
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	frag, err := br.ReadSlice('\n')
+	if err == nil {
+		return frag[:len(frag)-1], nil // the common case: no copy
+	}
 	var line []byte
 	for {
-		frag, err := br.ReadSlice('\n')
 		if len(line)+len(frag) > max+1 {
 			return nil, errLineTooLong
 		}
 		line = append(line, frag...)
-		switch err {
-		case nil:
+		switch {
+		case err == nil:
 			return line[:len(line)-1], nil
-		case bufio.ErrBufferFull:
-			continue
+		case err != bufio.ErrBufferFull:
+			if len(line) == 0 {
+				return nil, err
+			}
+			return line, err
 		}
-		if len(line) == 0 {
-			return nil, err
-		}
-		return line, err
+		frag, err = br.ReadSlice('\n')
 	}
 }
 
