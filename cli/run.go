@@ -17,10 +17,17 @@ import (
 )
 
 const runUsage = `Usage: perflab run EXPERIMENT.json [--headless] [flags]
+       perflab run --headless [-n NAME -n NAME] [flags] -- 'COMMAND A' 'COMMAND B'
 
 Runs the control and treatment builds of an experiment file in the chosen
 order, with the reset procedure around each trial, records every event to a
 session file (synced after each trial) and compares the arms.
+
+The second form needs no file, as hyperfine: two shell commands (each run
+as sh -c COMMAND on this host, from the current directory), the first the
+control, named by their text or by -n. --trials, --warmup, --order and
+--threshold override a file's values (and the defaults: 20 trials per
+arm, 1 warm-up round, random order, threshold 0).
 
 Without --headless the workbench opens on the experiment. With --headless
 progress and an ETA go to stderr and the comparison table to stdout.
@@ -31,7 +38,9 @@ The session goes to --out, or to $XDG_DATA_HOME/perflab/sessions/ID.jsonl
 (~/.local/share/perflab/sessions) when --out is not given.
 
 Examples:
-  perflab run examples/local-aa.json --headless
+  perflab run --headless -- 'gzip -1 -c big.txt' 'gzip -9 -c big.txt'
+  perflab run --headless -n old -n new --trials 30 --export-markdown ab.md -- ./old ./new
+  perflab run examples/local-aa.json --headless --trials 10 --order alternate
   perflab run examples/local-regression.json --headless --out /tmp/s.jsonl
   perflab run exp.json --headless --device sim:pixel --json > report.json
   perflab report /tmp/s.jsonl
@@ -50,28 +59,63 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	var names repeatedFlag
+	fs.Var(&names, "n", "`NAME` of the next command (repeatable, in order; default: the command's text)")
+	var ov runOverrides
+	ov.register(fs)
+	var ex runExports
+	ex.register(fs)
 	pos, code, ok := parseCommandFlags(fs, args, runUsage, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "perflab run: want exactly one experiment file (perflab run --help)")
+	commands := len(pos) != 1
+	switch {
+	case len(pos) == 0:
+		fmt.Fprintln(stderr, "perflab run: want an experiment file, or -- 'COMMAND A' 'COMMAND B' (perflab run --help)")
+		return exitUsage
+	case commands && len(pos) != 2:
+		fmt.Fprintf(stderr, "perflab run: want two commands (control, then treatment), got %d\n", len(pos))
+		return exitUsage
+	case commands && !*headless:
+		fmt.Fprintln(stderr, "perflab run: commands run with --headless; the workbench takes an experiment file or builds typed in it")
+		return exitUsage
+	case !commands && len(names) > 0:
+		fmt.Fprintln(stderr, "perflab run: -n names commands; an experiment file names its builds with \"name\"")
+		return exitUsage
+	case len(names) > len(pos):
+		fmt.Fprintf(stderr, "perflab run: %d names (-n) for %d commands\n", len(names), len(pos))
 		return exitUsage
 	}
 	if !*headless {
+		if ov.set() || ex.set() {
+			fmt.Fprintln(stderr, "perflab run: --trials, --warmup, --order, --threshold and --export-* apply with --headless; the workbench sets them in its stepper")
+			return exitUsage
+		}
 		return openRunTUI(ctx, pos[0], args, stdout, stderr)
 	}
-	exp, err := lab.LoadExperiment(pos[0])
+	var exp *lab.Experiment
+	var err error
+	source := pos[0]
+	if commands {
+		exp, err = commandExperiment(pos, names)
+		source = "command line"
+	} else {
+		exp, err = lab.LoadExperiment(pos[0])
+	}
+	if err == nil {
+		if *device != "" {
+			exp.Device = *device
+		}
+		err = ov.apply(exp)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab run:", err)
 		return exitError
 	}
-	if *device != "" {
-		exp.Device = *device
-	}
 	opt := devices.Options{ADBServers: *adb, Realtime: *realtime, Seed: exp.Seed}
-	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
-	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: pos[0], Path: *out, Overwrite: *force}, deviceLab(opt))
+	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
+	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force}, deviceLab(opt))
 }
 
 // deviceLab is the engine's way to the real devices.
@@ -88,6 +132,7 @@ func deviceLab(opt devices.Options) engine.Lab {
 type headlessRun struct {
 	stdout, stderr io.Writer
 	quiet, json    bool
+	exports        runExports
 }
 
 func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int {
@@ -129,7 +174,12 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	prog.done()
 	res := s.Wait()
 
-	code := h.printReport(s, fold, events)
+	code, rep := h.printReport(s, fold, events)
+	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
+	if err := h.exports.write(sess, rep); err != nil {
+		fmt.Fprintln(h.stderr, "perflab run:", err)
+		code = exitError
+	}
 	if res.Err != nil {
 		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials (%s); the rest could not be recorded\n",
 			s.Path, res.Written.Total, formatCounts(res.Written))
@@ -148,8 +198,9 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 }
 
 // printReport analyses the folded trials and prints the table (or JSON); it
-// returns exitRegression when any metric regressed, else exitOK.
-func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) int {
+// returns exitRegression when any metric regressed, else exitOK, and the
+// report.
+func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) (int, analysis.Report) {
 	inputs := fold.Inputs()
 	rep := analysis.Compare(inputs, engine.Options(&s.Header.Plan))
 	switch {
@@ -159,14 +210,14 @@ func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events [
 		sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
 		if err := writeSessionReport(h.stdout, sess, rep); err != nil {
 			fmt.Fprintln(h.stderr, "perflab:", err)
-			return exitError
+			return exitError, rep
 		}
 	case len(inputs) == 0:
 		fmt.Fprintln(h.stderr, "no counted trials: nothing to compare")
 	default:
 		fmt.Fprint(h.stdout, analysis.Table(rep))
 	}
-	return verdictCode(rep)
+	return verdictCode(rep), rep
 }
 
 func verdictCode(rep analysis.Report) int {

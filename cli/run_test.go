@@ -261,7 +261,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "--help"}, 0, "Usage: perflab run EXPERIMENT.json"},
 		{[]string{"report", "--help"}, 0, "--benchstat"},
 		{[]string{"replay", "--help"}, 0, "--speed"},
-		{[]string{"run", "--headless"}, 2, "want exactly one experiment file"},
+		{[]string{"run", "--headless"}, 2, "want an experiment file, or -- 'COMMAND A' 'COMMAND B'"},
 		{[]string{"run", "/no/such.json", "--headless"}, 1, "no such file"},
 		{[]string{"run", bad, "--headless"}, 1, bad + `: controls.pin_cpu: string "0", want a whole number`},
 		{[]string{"run", bad, "--headless", "--device", "nowhere:1"}, 1, "controls.pin_cpu"},

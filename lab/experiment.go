@@ -4,18 +4,22 @@ import "encoding/json"
 
 // Experiment is the experiment file (JSON). See README.md for every field.
 type Experiment struct {
-	Device       string           `json:"device"` // "local", "sim:<preset>", "adb:<serial>"
-	Builds       map[string]Build `json:"builds"` // keys "control" and "treatment"
-	Trials       int              `json:"trials"` // counted trials per arm
-	Warmup       int              `json:"warmup"` // warm-up rounds, recorded but not analysed
-	Order        string           `json:"order"`  // fixed | alternate | random
-	Seed         int64            `json:"seed"`
-	Controls     Controls         `json:"controls"`
-	Metrics      []string         `json:"metrics,omitempty"`
-	Alpha        float64          `json:"alpha,omitempty"`
-	Confidence   float64          `json:"confidence,omitempty"`
-	TrialTimeout float64          `json:"trial_timeout,omitempty"` // seconds; 0 = none
-	Proxy        *ProxyOptions    `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+	Device     string           `json:"device"` // "local", "sim:<preset>", "adb:<serial>"
+	Builds     map[string]Build `json:"builds"` // keys "control" and "treatment"
+	Trials     int              `json:"trials"` // counted trials per arm
+	Warmup     int              `json:"warmup"` // warm-up rounds, recorded but not analysed
+	Order      string           `json:"order"`  // fixed | alternate | random
+	Seed       int64            `json:"seed"`
+	Controls   Controls         `json:"controls"`
+	Metrics    []string         `json:"metrics,omitempty"`
+	Alpha      float64          `json:"alpha,omitempty"`
+	Confidence float64          `json:"confidence,omitempty"`
+	// Threshold is the practical threshold in % of the control's median:
+	// a change whose whole CI lies within ±Threshold is "no change"
+	// (analysis.Options.ThresholdPct). 0: any significant change counts.
+	Threshold    float64       `json:"threshold,omitempty"`
+	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
+	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
 }
 
 // ProxyOptions configures the HTTP record/replay proxy that controls.proxy

@@ -167,6 +167,9 @@ func (e *Experiment) Validate() error {
 	if e.Warmup < 0 {
 		return fmt.Errorf("warmup: %d, want 0 or more", e.Warmup)
 	}
+	if !(e.Threshold >= 0 && e.Threshold < 1e6) {
+		return fmt.Errorf("threshold: %v, want a percentage of at least 0", e.Threshold)
+	}
 	if err := CheckRange("warmup", e.Warmup, 0, MaxWarmup); err != nil {
 		return err
 	}

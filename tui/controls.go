@@ -228,7 +228,9 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		p.order = "random"
 	}
 	if p.trials <= 0 {
-		p.trials = 30
+		// A fresh experiment (no file): the file's warm-up default, so the
+		// workbench and perflab run agree.
+		p.trials, p.warmup = 30, lab.DefaultWarmup
 	}
 	if dev.Has(lab.CapProbe) && !live {
 		p.probeS = 30

@@ -160,6 +160,7 @@ func Options(plan *lab.Experiment) analysis.Options {
 	if plan.Confidence > 0 {
 		o.Confidence = plan.Confidence
 	}
+	o.ThresholdPct = plan.Threshold
 	o.Labels = []string{plan.ArmLabel(lab.ArmControl), plan.ArmLabel(lab.ArmTreatment)}
 	return o
 }

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
+)
+
+// runOverrides are the run flags that override an experiment's values.
+type runOverrides struct {
+	trials, warmup int
+	order          string
+	threshold      float64
+}
+
+func (o *runOverrides) register(fs *flag.FlagSet) {
+	fs.IntVar(&o.trials, "trials", 0, "counted trials per arm (overrides the file; default 20)")
+	fs.IntVar(&o.warmup, "warmup", -1, "warm-up rounds (overrides the file; default 1)")
+	fs.StringVar(&o.order, "order", "", "fixed, alternate or random (overrides the file; default random)")
+	fs.Float64Var(&o.threshold, "threshold", -1, "practical threshold in %: a change whose CI lies within ±threshold is no change (overrides the file; default 0)")
+}
+
+// set reports whether any override was given.
+func (o *runOverrides) set() bool {
+	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.threshold != -1
+}
+
+// apply writes the given overrides into exp and validates the result, so
+// a bad value is refused before the first trial.
+func (o *runOverrides) apply(exp *lab.Experiment) error {
+	if o.trials != 0 {
+		exp.Trials = o.trials
+	}
+	if o.warmup != -1 {
+		exp.Warmup = o.warmup
+	}
+	if o.order != "" {
+		exp.Order = o.order
+	}
+	if o.threshold != -1 {
+		exp.Threshold = o.threshold
+	}
+	if err := exp.Validate(); err != nil {
+		return fmt.Errorf("%w (after the command-line flags)", err)
+	}
+	return nil
+}
+
+// commandExperiment is the experiment of `perflab run -- 'A' 'B'`: two
+// shell commands on this host, named by names (else by their text), with
+// the experiment file's defaults. It goes through the file's parser so both
+// forms get the same defaults and checks.
+func commandExperiment(commands, names []string) (*lab.Experiment, error) {
+	builds := map[string]lab.Build{}
+	for i, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
+		cmd := commands[i]
+		if strings.TrimSpace(cmd) == "" {
+			return nil, fmt.Errorf("command %d (%s) is empty", i+1, arm)
+		}
+		name := cmd
+		if i < len(names) {
+			name = names[i]
+		}
+		builds[arm] = lab.Build{Name: name, Command: []string{"sh", "-c", cmd}}
+	}
+	data, err := json.Marshal(map[string]any{"device": "local", "builds": builds})
+	if err != nil {
+		return nil, err
+	}
+	return lab.ParseExperiment(data)
+}
+
+// runExports are the files a headless run also writes its result to.
+type runExports struct {
+	json, csv, markdown string
+}
+
+func (e *runExports) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.json, "export-json", "", "also write the report (report --json schema) to `FILE`")
+	fs.StringVar(&e.csv, "export-csv", "", "also write one row per trial and metric to `FILE`")
+	fs.StringVar(&e.markdown, "export-markdown", "", "also write the comparison as a Markdown table to `FILE`")
+}
+
+func (e *runExports) set() bool { return e.json != "" || e.csv != "" || e.markdown != "" }
+
+// write writes every requested export; the first error is returned, naming
+// its file.
+func (e *runExports) write(s *sessions.Session, rep analysis.Report) error {
+	for _, x := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{e.json, func(w io.Writer) error { return writeSessionReport(w, s, rep) }},
+		{e.csv, func(w io.Writer) error { return sessions.WriteCSV(w, s) }},
+		{e.markdown, func(w io.Writer) error { _, err := io.WriteString(w, markdownTable(rep)); return err }},
+	} {
+		if x.path == "" {
+			continue
+		}
+		f, err := os.Create(x.path)
+		if err != nil {
+			return err
+		}
+		err = x.write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", x.path, err)
+		}
+	}
+	return nil
+}
+
+// markdownTable renders the comparison as a GitHub Markdown table, one
+// row per metric, with the builds named in the header (as hyperfine's
+// --export-markdown does for its commands).
+func markdownTable(r analysis.Report) string {
+	label := func(i int) string {
+		if i < len(r.Inputs) {
+			return strings.ReplaceAll(r.Inputs[i], "|", `\|`)
+		}
+		return string(rune('A' + i))
+	}
+	num := func(f analysis.Float) string {
+		if !f.Defined() {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.4g", float64(f))
+	}
+	pct := func(f analysis.Float) string {
+		if !f.Defined() {
+			return "n/a"
+		}
+		return fmt.Sprintf("%+.2f%%", float64(f))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| metric | unit | A: %s median | B: %s median | Δ median | %g%% CI | p adj | n A/B | verdict |\n",
+		label(0), label(1), math.Round(r.Confidence*1000)/10)
+	b.WriteString("|:---|:---|---:|---:|---:|:---:|---:|---:|:---|\n")
+	for _, m := range r.Metrics {
+		ci := fmt.Sprintf("[%s, %s]", pct(m.Bootstrap.PctLow), pct(m.Bootstrap.PctHigh))
+		p := "n/a"
+		if m.PAdjusted.Defined() {
+			p = fmt.Sprintf("%.3g", float64(m.PAdjusted))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, num(m.A.Median), num(m.B.Median),
+			pct(m.DeltaPctMedian), ci, p, m.A.N, m.B.N, m.Verdict)
+	}
+	return b.String()
+}
