@@ -1,8 +1,6 @@
 package sessions
 
 import (
-	"strconv"
-
 	"github.com/perflab/perflab/lab"
 )
 
@@ -227,8 +225,7 @@ func (p *fastParser) float() (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	return v, err == nil
+	return parseFloat(b)
 }
 
 func (p *fastParser) int() (int, bool) {
