@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
@@ -30,7 +32,8 @@ control, named by their text or by -n. --trials, --warmup, --order and
 arm, 1 warm-up round, random order, threshold 0).
 
 Without --headless the workbench opens on the experiment. With --headless
-progress and an ETA go to stderr and the comparison table to stdout.
+progress and an ETA go to stderr and the comparison table to stdout;
+--probe 30s first runs the MFLOPS stability check, as the workbench can.
 Exit status: 0 no regression found, 3 regression detected, 1 error or
 cancelled (the session keeps every finished trial).
 
@@ -43,6 +46,7 @@ Examples:
   perflab run examples/local-aa.json --headless --trials 10 --order alternate
   perflab run examples/local-regression.json --headless --out /tmp/s.jsonl
   perflab run exp.json --headless --device sim:pixel --json > report.json
+  perflab run examples/sim-controls-on.json --headless --probe 30s
   perflab report /tmp/s.jsonl
 
 Flags:
@@ -59,6 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	probe := fs.Duration("probe", 0, "run the MFLOPS stability check for `DURATION` (device time) after the controls are applied and before the first trial, recorded in the session as the workbench does (e.g. 30s)")
 	var names repeatedFlag
 	fs.Var(&names, "n", "`NAME` of the next command (repeatable, in order; default: the command's text)")
 	var ov runOverrides
@@ -87,7 +92,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "perflab run: %d names (-n) for %d commands\n", len(names), len(pos))
 		return exitUsage
 	}
+	if *probe < 0 || *probe > maxProbe {
+		fmt.Fprintf(stderr, "perflab run: --probe %v: want 0 (no check) up to %v\n", *probe, maxProbe)
+		return exitUsage
+	}
 	if !*headless {
+		if *probe > 0 {
+			fmt.Fprintln(stderr, "perflab run: --probe applies with --headless; the workbench sets the stability check in its stepper")
+			return exitUsage
+		}
 		if ov.set() || ex.set() {
 			fmt.Fprintln(stderr, "perflab run: --trials, --warmup, --order, --threshold and --export-* apply with --headless; the workbench sets them in its stepper")
 			return exitUsage
@@ -115,8 +128,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opt := devices.Options{ADBServers: *adb, Realtime: *realtime, Seed: exp.Seed}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
-	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force}, deviceLab(opt))
+	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force,
+		ProbeS: probe.Seconds(), Realtime: *realtime}, deviceLab(opt))
 }
+
+// maxProbe bounds --probe: a stability check longer than a day is a typo.
+const maxProbe = 24 * time.Hour
 
 // deviceLab is the engine's way to the real devices.
 func deviceLab(opt devices.Options) engine.Lab {
@@ -154,6 +171,14 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	var events []lab.Event
 	prog := newProgressPrinter(h.stderr, fold, h.quiet)
 	saidProxy := false
+	var probes []lab.ProbeSample
+	judgeProbe := func() { // once the check is over: its verdict, as perflab check gives it
+		if len(probes) > 0 && !h.quiet {
+			fmt.Fprint(h.stderr, "stability check before the first trial:")
+			writeStability(h.stderr, analysis.StabilityOf(check.StabilitySamples(probes), analysis.DefaultStabilityOptions()))
+		}
+		probes = nil
+	}
 	for it := range s.Events {
 		if it.Err != nil {
 			fmt.Fprintln(h.stderr, "\nperflab run:", it.Err)
@@ -166,6 +191,11 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 				fmt.Fprint(h.stderr, lines)
 				saidProxy = true
 			}
+		}
+		if e := it.Event; e.Type == lab.EventProbe && e.Probe != nil {
+			probes = append(probes, *e.Probe)
+		} else if e.Type == lab.EventTrial || e.Type == lab.EventEnd {
+			judgeProbe()
 		}
 		events = append(events, it.Event)
 		fold.Add(it.Event)

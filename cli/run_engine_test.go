@@ -62,3 +62,43 @@ func TestRunClosingMessageCountsWhatIsOnDisk(t *testing.T) {
 		t.Errorf("closing message does not count what is on disk:\n%s", msg)
 	}
 }
+
+// TestRunHeadlessProbe: run --headless --probe runs the engine's stability
+// check before the first trial, as the workbench does, records it and says
+// its verdict.
+func TestRunHeadlessProbe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	var out, errb bytes.Buffer
+	code := dispatch(t.Context(), []string{"run", "examples/sim-controls-on.json", "--headless", "--probe", "10s", "--trials", "5", "--out", path}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes, trialSeen := 0, false
+	for _, e := range s.Events {
+		switch e.Type {
+		case lab.EventProbe:
+			if trialSeen {
+				t.Fatal("probe sample after a trial")
+			}
+			probes++
+		case lab.EventTrial:
+			trialSeen = true
+		}
+	}
+	if probes < 5 || !strings.Contains(errb.String(), "stability check before the first trial:\nverdict: ") {
+		t.Errorf("%d probe samples; stderr:\n%s", probes, errb.String())
+	}
+	if s.Header.Source != "examples/sim-controls-on.json" || s.Header.Host == "" {
+		t.Errorf("header source %q host %q", s.Header.Source, s.Header.Host)
+	}
+	for _, bad := range [][]string{{"--probe", "-1s"}, {"--probe", "25h"}} {
+		errb.Reset()
+		if code := dispatch(t.Context(), append([]string{"run", "examples/sim-controls-on.json", "--headless"}, bad...), &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--probe") {
+			t.Errorf("%v: exit %d, %s", bad, code, errb.String())
+		}
+	}
+}
