@@ -302,3 +302,59 @@ func TestKilledCheckLeavesNoLockedPhone(t *testing.T) {
 		t.Errorf("host records left after SIGHUP: %v", entries)
 	}
 }
+
+// `perflab run` SIGKILLed mid-run on a phone with every control on leaves
+// the governor locked and a tmpfs over the app's data; the next command
+// (`devices`) puts back both.
+func TestKilledRunLeavesNoTmpfsOrLock(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := adbtest.StartServer(t)
+	addr := startSimdevice(t, srv, "pixel", "--realtime")
+	sh := func(cmd string) string {
+		out, err := srv.Run(context.Background(), addr, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	gov := "cat /sys/devices/system/cpu/cpu4/cpufreq/scaling_governor"
+	stock := sh(gov)
+	cmd := exec.Command(bin, "run", "examples/sim-controls-on.json", "--device", "adb:"+addr, "--adb", srv.Addr,
+		"--headless", "--quiet", "--out", filepath.Join(t.TempDir(), "s.jsonl"))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	p := proctest.Start(t, cmd)
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(sh("mount"), "type tmpfs") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(sh("mount"), fmt.Sprintf("perflab.%d.", p.Pid())) {
+		t.Fatalf("the run mounted no tmpfs named after it within 120s: %q\n%s", sh("mount"), errb.String())
+	}
+	p.Kill9(t)
+	if sh(gov) == stock || !strings.Contains(sh("mount"), "type tmpfs") {
+		t.Fatalf("after SIGKILL: governor %q (stock %q), mounts %q: nothing was left to repair", sh(gov), stock, sh("mount"))
+	}
+
+	var out, stderr bytes.Buffer
+	dispatch(context.Background(), []string{"devices", "--adb", srv.Addr}, &out, &stderr)
+	for _, want := range []string{
+		fmt.Sprintf("restored governor settings left by an earlier perflab run (pid %d, ", p.Pid()),
+		fmt.Sprintf("unmounted the tmpfs an earlier perflab run (pid %d) left over /data/data/org.perflab.sim.feed", p.Pid()),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("devices output lacks %q:\n%s%s", want, out.String(), stderr.String())
+		}
+	}
+	if got := sh(gov); got != stock {
+		t.Errorf("governor after the repair %q, want stock %q", got, stock)
+	}
+	if m := sh("mount"); strings.Contains(m, "type tmpfs") {
+		t.Errorf("tmpfs left after the repair: %q", m)
+	}
+}

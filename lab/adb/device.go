@@ -886,7 +886,9 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 		if err != nil {
 			return err
 		}
-		root = append(root, "mount -t tmpfs -o mode=0700 tmpfs "+data+" && chown "+shell.Quote(strings.TrimSpace(owner))+" "+data+
+		// The mount's source names this perflab process, so a later one can
+		// unmount it if this one dies (see unmountLeftovers).
+		root = append(root, "mount -t tmpfs -o mode=0700 "+shell.Quote(governor.OwnerTag())+" "+data+" && chown "+shell.Quote(strings.TrimSpace(owner))+" "+data+
 			" && restorecon -R "+data)
 	case !c.Tmpfs && mounted:
 		root = append(root, "umount "+data)

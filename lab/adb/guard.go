@@ -54,6 +54,7 @@ func (d *Device) repairLeftover(ctx context.Context) {
 		return
 	}
 	notes := governor.RepairNotes(ctx, d.guard())
+	notes = append(notes, d.unmountLeftovers(ctx)...)
 	if len(notes) == 0 {
 		return
 	}
@@ -62,6 +63,35 @@ func (d *Device) repairLeftover(ctx context.Context) {
 	d.repaired = append(d.repaired, notes...)
 	d.layout = nil // discovered again, with the controls restored (mpdecision running)
 	d.mu.Unlock()
+}
+
+// unmountLeftovers unmounts the tmpfs mounts over apps' data that a perflab
+// run which is gone left (their source is its governor.OwnerTag): left
+// mounted, the next run would snapshot the killed run's last trial instead
+// of the app's data, and mount over it again.
+func (d *Device) unmountLeftovers(ctx context.Context) []string {
+	out, err := d.c.Run(ctx, d.serial, "mount")
+	if err != nil {
+		return []string{"tmpfs: listing the mounts failed: " + err.Error()}
+	}
+	var notes []string
+	for _, line := range strings.Split(out, "\n") {
+		// SOURCE on TARGET type TYPE (OPTIONS)
+		f := strings.Fields(line)
+		if len(f) < 5 || f[1] != "on" || f[3] != "type" || f[4] != "tmpfs" || !strings.HasPrefix(f[2], "/data/data/") {
+			continue
+		}
+		r, ok := governor.ParseOwnerTag(f[0])
+		if !ok || !r.Gone() {
+			continue
+		}
+		if _, err := d.runRoot(ctx, "umount "+shell.Quote(f[2])); err != nil {
+			notes = append(notes, fmt.Sprintf("tmpfs: an earlier perflab run (pid %d) left %s mounted, and unmounting it failed: %v", r.PID, f[2], err))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("unmounted the tmpfs an earlier perflab run (pid %d) left over %s", r.PID, f[2]))
+	}
+	return notes
 }
 
 // RepairLeftover implements governor.LeftoverRepairer: the repair was done

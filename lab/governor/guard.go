@@ -148,7 +148,7 @@ func (g Guard) Load(ctx context.Context) (*Record, error) {
 		return nil, fmt.Errorf("reading the governor marker on %s: %w", g.Device, err)
 	}
 	if s == "" {
-		if host != nil && !host.ownedBySelf() {
+		if host != nil && !host.ownedBySelf() && !host.alive() {
 			// The device was restored and cleaned elsewhere.
 			os.Remove(hf)
 		}
@@ -349,6 +349,34 @@ func RepairNotes(ctx context.Context, g Guard) []string {
 	}
 	return notes
 }
+
+// OwnerTag names this perflab process where a Record does not fit, e.g. as
+// the source of a tmpfs it mounts on a phone: "perflab.PID.START.HOST".
+// ParseOwnerTag reads it back, so a later perflab can tell a leftover of a
+// process that is gone from the mount of one still running.
+func OwnerTag() string {
+	me := selfRecord()
+	return fmt.Sprintf("perflab.%d.%d.%s", me.PID, me.PIDStart, me.Host)
+}
+
+// ParseOwnerTag reads an OwnerTag; ok is false when s is not one.
+func ParseOwnerTag(s string) (r *Record, ok bool) {
+	f := strings.SplitN(s, ".", 4)
+	if len(f) != 4 || f[0] != "perflab" {
+		return nil, false
+	}
+	pid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return nil, false
+	}
+	return &Record{PID: pid, PIDStart: start, Host: f[3]}, true
+}
+
+// Gone reports whether the process that wrote r has ended: not this
+// process, and not running on this host (a writer on another host counts
+// as gone, as for Repair).
+func (r *Record) Gone() bool { return !r.ownedBySelf() && !r.alive() }
 
 func selfRecord() Record {
 	h, _ := os.Hostname()

@@ -307,3 +307,28 @@ func TestStateDir(t *testing.T) {
 		t.Errorf("StateDir = %q", d)
 	}
 }
+
+func TestOwnerTag(t *testing.T) {
+	tag := OwnerTag()
+	r, ok := ParseOwnerTag(tag)
+	if !ok || r.PID != os.Getpid() || r.Gone() {
+		t.Fatalf("ParseOwnerTag(%q) = %+v %t; this process must not be gone", tag, r, ok)
+	}
+	host, _ := os.Hostname()
+	for _, c := range []struct {
+		tag      string
+		ok, gone bool
+	}{
+		{fmt.Sprintf("perflab.%d.%d.%s", os.Getppid(), procStart(os.Getppid()), host), true, false}, // running
+		{fmt.Sprintf("perflab.%d.1.%s", os.Getppid(), host), true, true},                            // PID reused
+		{"perflab.1.1.other.host.example", true, true},                                              // another host
+		{"tmpfs", false, false},
+		{"perflab.x.1.h", false, false},
+		{"perflab.0.1.h", false, false},
+	} {
+		r, ok := ParseOwnerTag(c.tag)
+		if ok != c.ok || ok && r.Gone() != c.gone {
+			t.Errorf("ParseOwnerTag(%q) = %+v, %t; want ok %t gone %t", c.tag, r, ok, c.ok, c.gone)
+		}
+	}
+}

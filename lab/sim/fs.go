@@ -21,6 +21,7 @@ type FileInfo struct {
 
 // Mount is one mounted file system.
 type Mount struct {
+	Source string `json:"source,omitempty"` // as given to mount; "tmpfs" by default
 	Target string `json:"target"`
 	Type   string `json:"type"` // "tmpfs"
 }
@@ -100,8 +101,9 @@ func splitPath(p string) []string {
 
 // memFS is the writable part of the phone's file system plus its tmpfs mounts.
 type memFS struct {
-	root   *node
-	mounts map[string]*node // mount point → the directory it hides
+	root    *node
+	mounts  map[string]*node  // mount point → the directory it hides
+	sources map[string]string // mount point → the mount's source
 }
 
 func (m *memFS) lookup(p string) (*node, error) {
@@ -193,13 +195,18 @@ func (m *memFS) unmount(target string) error {
 	}
 	d.children[base] = old
 	delete(m.mounts, target)
+	delete(m.sources, target)
 	return nil
 }
 
 func (m *memFS) mountList() []Mount {
 	var out []Mount
 	for t := range m.mounts {
-		out = append(out, Mount{Target: t, Type: "tmpfs"})
+		src := m.sources[t]
+		if src == "" {
+			src = "tmpfs"
+		}
+		out = append(out, Mount{Source: src, Target: t, Type: "tmpfs"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
 	return out

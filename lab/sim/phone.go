@@ -159,7 +159,7 @@ func (ph *Phone) initProps() {
 
 func (ph *Phone) initFS() {
 	t := epoch
-	ph.fs = memFS{root: newDir(0o755, t), mounts: map[string]*node{}}
+	ph.fs = memFS{root: newDir(0o755, t), mounts: map[string]*node{}, sources: map[string]string{}}
 	for _, d := range []string{"/data/data", "/data/app", "/data/local/tmp", "/sdcard", "/system/bin", "/proc", "/sys"} {
 		_ = ph.fs.mkdirAll(d, t)
 	}
@@ -792,12 +792,18 @@ func (ph *Phone) Chmod(name string, mode fs.FileMode) error {
 
 // MountTmpfs mounts an empty tmpfs over the directory target, hiding its
 // contents until Unmount (`mount -t tmpfs tmpfs TARGET`).
-func (ph *Phone) MountTmpfs(target string) error {
+func (ph *Phone) MountTmpfs(target string) error { return ph.MountTmpfsFrom("tmpfs", target) }
+
+// MountTmpfsFrom is MountTmpfs with the mount's source, which Mounts
+// reports (`mount -t tmpfs SOURCE TARGET`).
+func (ph *Phone) MountTmpfsFrom(source, target string) error {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
-	if err := ph.fs.mount(ph.resolve(target), ph.now()); err != nil {
+	p := ph.resolve(target)
+	if err := ph.fs.mount(p, ph.now()); err != nil {
 		return pathErr("mount", target, err)
 	}
+	ph.fs.sources[p] = source
 	return nil
 }
 

@@ -74,6 +74,7 @@ func TestShellAnswersLikeAndroid(t *testing.T) {
 			{`su 0 id -u; id -u`, 0, "0\n2000\n", ""},
 			{`su -c stop mpdecision && getprop init.svc.mpdecision`, 0, "stopped\n", ""},
 			{`su -c 'mount -t tmpfs tmpfs /data/data/org.perflab.sim.feed' && mount | grep tmpfs`, 0, "~tmpfs on /data/data/org.perflab.sim.feed type tmpfs", ""},
+			{`su -c 'mount -t tmpfs perflab.7.8.host /data/data/org.perflab.sim.notes' && mount | grep notes`, 0, "perflab.7.8.host on /data/data/org.perflab.sim.notes type tmpfs (rw,seclabel,relatime)\n", ""},
 			{`su -c 'sync; echo 3 > /proc/sys/vm/drop_caches' && cat /proc/sys/vm/drop_caches`, 0, "3\n", ""},
 			{`stat -c %u:%g /data/data/org.perflab.sim.feed`, 0, "10123:10123\n", ""},
 			{`chown 10123:10123 /data/data/org.perflab.sim.feed`, 1, "", "Operation not permitted"},

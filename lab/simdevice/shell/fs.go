@@ -224,7 +224,7 @@ func (f files) IsTmpfs(p string) bool {
 }
 
 func (f files) MountTmpfs(source, target, options string) error {
-	return errText(f.sys.MountTmpfs(target))
+	return errText(f.sys.MountTmpfsFrom(source, target))
 }
 
 func (f files) Unmount(target string) error {
@@ -240,7 +240,7 @@ func (f files) Mounts() []Mount {
 		{"sysfs", "/sys", "sysfs", "rw,seclabel,relatime"},
 	}
 	for _, m := range f.sys.Mounts() {
-		out = append(out, Mount{"tmpfs", m.Target, m.Type, "rw,seclabel,relatime"})
+		out = append(out, Mount{m.Source, m.Target, m.Type, "rw,seclabel,relatime"})
 	}
 	return out
 }

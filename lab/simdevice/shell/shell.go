@@ -34,7 +34,7 @@ type System interface {
 	RemoveAll(name string) error
 	Copy(src, dst string) error
 	Chmod(name string, mode fs.FileMode) error
-	MountTmpfs(target string) error
+	MountTmpfsFrom(source, target string) error
 	Unmount(target string) error
 	Mounts() []sim.Mount
 	Now() time.Time
