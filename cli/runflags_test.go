@@ -102,3 +102,26 @@ func TestCommandExperimentDefaults(t *testing.T) {
 		t.Errorf("experiment %+v", exp)
 	}
 }
+
+// TestRunRefusesMetricTypoBeforeTrials: a misspelt metric stops the run
+// at setup, before any trial, with a suggestion.
+func TestRunRefusesMetricTypoBeforeTrials(t *testing.T) {
+	for _, c := range []struct {
+		exp  map[string]any
+		want string
+	}{
+		{map[string]any{"device": "sim:pixel", "builds": map[string]any{"control": map[string]any{"app": "feed"}, "treatment": map[string]any{"app": "feed"}},
+			"metrics": []string{"startup"}}, `metrics[0]: "startup" is not measured here; did you mean "startup_ms"?`},
+		{map[string]any{"builds": map[string]any{"control": map[string]any{"command": []string{"true"}}, "treatment": map[string]any{"command": []string{"true"}}},
+			"metrics": []string{"wall_ms", "usr_ms"}}, `metrics[1]: "usr_ms" is not measured here; did you mean "user_ms"?`},
+	} {
+		out := filepath.Join(t.TempDir(), "s.jsonl")
+		_, stderr, code := runPerflab(t, "run", writeExperiment(t, c.exp), "--headless", "--quiet", "--out", out)
+		if code != exitError || !strings.Contains(stderr, c.want) {
+			t.Errorf("exit %d, want 1 with %q:\n%s", code, c.want, stderr)
+		}
+		if s, err := sessions.Load(out); err == nil && sessions.CountTrials(s.Events).Total != 0 {
+			t.Errorf("%d trials ran before the typo was caught", sessions.CountTrials(s.Events).Total)
+		}
+	}
+}

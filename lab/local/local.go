@@ -46,6 +46,9 @@ func builtin(name string) bool {
 
 // processMetric reports whether name is measured from the process itself,
 // which is meaningless while it runs under valgrind.
+// builtinMetrics are the metrics perflab measures itself on this host.
+var builtinMetrics = []string{MetricWall, MetricUser, MetricSys, MetricMaxRSS, MetricInstructions, MetricCachegrind}
+
 func processMetric(name string) bool {
 	switch name {
 	case MetricWall, MetricUser, MetricSys, MetricMaxRSS, MetricInstructions:
@@ -265,6 +268,11 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 	}
 	if len(req) == 0 && !cg {
 		return nil, nil
+	}
+	for i, m := range req {
+		if err := lab.CheckMetricName(i, m, builtinMetrics, true); err != nil {
+			return nil, err
+		}
 	}
 	metrics := append([]string{}, req...)
 	if cg && !contains(metrics, MetricCachegrind) {

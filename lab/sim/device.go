@@ -92,6 +92,11 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if exp == nil {
 		return nil, errors.New("sim: no experiment")
 	}
+	for i, m := range exp.Metrics {
+		if err := lab.CheckMetricName(i, m, Metrics, false); err != nil {
+			return nil, err
+		}
+	}
 	seed := d.opt.Seed
 	if seed == 0 {
 		seed = exp.Seed
@@ -295,6 +300,9 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	}
 	return lab.TrialResult{Status: lab.StatusOK, Metrics: pickMetrics(l.Metrics, req.Metrics)}
 }
+
+// Metrics are the metrics a simulated app reports (Launch.Metrics).
+var Metrics = []string{"startup_ms", "bytes_written"}
 
 func pickMetrics(all []lab.Metric, want []string) []lab.Metric {
 	if len(want) == 0 {

@@ -1,0 +1,36 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckMetricName(t *testing.T) {
+	local := []string{"wall_ms", "user_ms", "sys_ms", "max_rss_kb", "instructions", "cachegrind"}
+	sim := []string{"startup_ms", "bytes_written"}
+	cases := []struct {
+		name  string
+		known []string
+		open  bool
+		err   string // "" for accepted
+	}{
+		{"wall_ms", local, true, ""},
+		{"frames", local, true, ""}, // reported by the command itself
+		{"wal_ms", local, true, `did you mean "wall_ms"?`},
+		{"usr_ms", local, true, `did you mean "user_ms"?`},
+		{"instrucitons", local, true, `did you mean "instructions"?`},
+		{"startup_ms", sim, false, ""},
+		{"startup", sim, false, `did you mean "startup_ms"?`},
+		{"startp_ms", sim, false, `did you mean "startup_ms"?`},
+		{"frames", sim, false, `"frames" is not measured here (known: [startup_ms bytes_written])`},
+	}
+	for _, c := range cases {
+		err := CheckMetricName(2, c.name, c.known, c.open)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.HasPrefix(err.Error(), "metrics[2]: ")):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
+	}
+}
