@@ -26,7 +26,8 @@ whether performance is stable: mean, coefficient of variation, drift per
 minute, step changes, thermal throttle events, and a verdict with reasons.
 A governor profile given with --profile is applied first, verified by
 reading every file back, and the original settings are restored afterwards
-(unless --keep).
+(unless --keep). They are saved on the device and on this host first, so if
+perflab is killed, the next perflab command on the device restores them.
 
 In a terminal the MFLOPS chart is drawn live; with --json every sample is a
 JSON line {"t","mflops","freq_khz","temp_c"} and the last line is
