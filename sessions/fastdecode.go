@@ -48,6 +48,7 @@ func decodeTrialFast(line []byte, e *lab.Event, in *interner) bool {
 // hands out trials and metrics from slabs: one allocation per thousand
 // trials instead of two per trial.
 type interner struct {
+	slot    [64]string // direct-mapped by len and first and last byte
 	recent  [16]string
 	n       int
 	m       map[string]string
@@ -56,6 +57,19 @@ type interner struct {
 }
 
 func (in *interner) get(b []byte) string {
+	h := 0
+	if len(b) > 0 {
+		h = (len(b)*7 + int(b[0])*3 + int(b[len(b)-1])) & 63
+	}
+	if s := in.slot[h]; s == string(b) && (len(s) > 0 || len(b) == 0) {
+		return s
+	}
+	s := in.lookup(b)
+	in.slot[h] = s
+	return s
+}
+
+func (in *interner) lookup(b []byte) string {
 	for i := 0; i < in.n; i++ {
 		if in.recent[i] == string(b) {
 			return in.recent[i]
@@ -108,14 +122,27 @@ type fastParser struct {
 	in *interner
 }
 
-func (p *fastParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
+// byteClass classifies bytes for the scanning loops.
+var byteClass = func() (c [256]uint8) {
+	for _, b := range []byte{' ', '\t', '\n', '\r'} {
+		c[b] |= classSpace
+	}
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			c[b] |= classPlain
 		}
+	}
+	return c
+}()
+
+const (
+	classSpace = 1 << iota // JSON whitespace
+	classPlain             // a string byte the fast path copies as is
+)
+
+func (p *fastParser) ws() {
+	for p.i < len(p.b) && byteClass[p.b[p.i]]&classSpace != 0 {
+		p.i++
 	}
 }
 
@@ -155,18 +182,13 @@ func (p *fastParser) rawStr() ([]byte, bool) {
 	if !p.consume('"') {
 		return nil, false
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			return s, true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, false
-		}
-		p.i++
+	start, b, i := p.i, p.b, p.i
+	for i < len(b) && byteClass[b[i]]&classPlain != 0 {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		p.i = i + 1
+		return b[start:i], true
 	}
 	return nil, false
 }

@@ -249,7 +249,9 @@ func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Even
 		e := &events[k]
 		line := int(lineOf[k])
 		if e.Type != lab.EventTrial {
-			events[n], lineOf[n] = *e, lineOf[k]
+			if n != k {
+				events[n], lineOf[n] = *e, lineOf[k]
+			}
 			n++
 			continue
 		}
@@ -323,7 +325,9 @@ func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Even
 		if len(kept) != len(ms) {
 			t.Metrics = kept
 		}
-		events[n], lineOf[n] = *e, lineOf[k]
+		if n != k {
+			events[n], lineOf[n] = *e, lineOf[k]
+		}
 		n++
 	}
 	for _, us := range units {
