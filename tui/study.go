@@ -340,8 +340,9 @@ func (d *studyDash) View() string {
 		exp = &lab.Experiment{}
 	}
 	head := st.Title.Render(d.device.ID) + " · " + st.Header.Render(d.plan.Study+" · "+d.stateWord())
-	head += fmt.Sprintf(" · %d trials/arm · order %s · A %s vs B %s", exp.Trials, exp.Order,
-		label(exp.Builds[lab.ArmControl]), label(exp.Builds[lab.ArmTreatment]))
+	// The builds before the settings: on a narrow screen the order gives way.
+	head += fmt.Sprintf(" · A %s vs B %s · %d/arm · order %s", label(exp.Builds[lab.ArmControl]),
+		label(exp.Builds[lab.ArmTreatment]), exp.Trials, exp.Order)
 	top := []string{truncate(head, w)}
 	done, total := 0, d.plannedRuns()
 	var elapsed, eta time.Duration

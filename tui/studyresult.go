@@ -48,8 +48,8 @@ func (d *studyDash) validationLines(w, h int) []string {
 	if v.Unit != "" {
 		unit = " " + v.Unit
 	}
-	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("%s (%s is better) · %s test · α = %g · %d trials/arm · order %s",
-		v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order), w))}
+	lines := wrapped(st.PanelTitle, fmt.Sprintf("%s (%s is better) · %s test · α = %g · %d trials/arm · order %s",
+		v.Metric, v.Better, v.Test, v.Alpha, v.TrialsPerArm, v.Order), w)
 	fp := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", v.AA.FalsePositives, v.AA.Experiments,
 		format.Rate(v.AA.Rate), 100*v.Confidence, format.Rate(v.AA.CILow), format.Rate(v.AA.CIHigh))
 	switch j := v.AlphaJudgement(); j {
@@ -138,8 +138,8 @@ func (d *studyDash) validationLines(w, h int) []string {
 func (d *studyDash) orderLines(w int) []string {
 	st := d.st
 	o := d.order
-	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("Order dependence: %d repetitions, %d trials/arm, α = %g, Bonferroni α = %.3g over %d tests",
-		o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests)), w))}
+	lines := wrapped(st.PanelTitle, fmt.Sprintf("Order dependence: %d repetitions, %d trials/arm, α = %g, Bonferroni α = %.3g over %d tests",
+		o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests)), w)
 	// Columns are sized to their widest cell, so a narrow screen cuts only
 	// the last one.
 	marks := make([]string, len(o.Tests))
@@ -158,14 +158,30 @@ func (d *studyDash) orderLines(w int) []string {
 		}
 		rows = append(rows, []string{t.Name, format.Num(t.P), format.SignedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
 	}
+	// Too wide for the screen: the medians go on a line of their own under
+	// each test rather than being cut.
+	split := false
+	for _, l := range table(rows) {
+		split = split || lipgloss.Width(l) > w
+	}
+	if split {
+		for i := range rows {
+			rows[i] = rows[i][:4]
+		}
+	}
 	for i, cells := range table(rows) {
+		style := st.Muted
 		switch {
 		case i == 0:
 			cells = st.Header.Render(cells)
 		case marks[i-1] != "":
-			cells = st.Regression.Render(cells)
+			cells, style = st.Regression.Render(cells), st.Regression
 		}
 		lines = append(lines, truncate(cells, w))
+		if split && i > 0 {
+			t := o.Tests[i-1]
+			lines = append(lines, wrapped(style, "  median fixed "+ci(t.Fixed)+" · random "+ci(t.Random), w)...)
+		}
 	}
 	if len(o.Conclusions) > 0 {
 		lines = append(lines, "", st.PanelTitle.Render("A/B conclusion by order"))
