@@ -69,6 +69,10 @@ type Options struct {
 	// interval within ±ThresholdPct is "no change". 0: any significant
 	// change counts.
 	ThresholdPct float64
+	// Sequential makes the anytime-valid paired analysis (Sequential) the
+	// primary one for paired inputs: for runs that stop automatically,
+	// where fixed-n p-values are not valid.
+	Sequential bool
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 }
@@ -176,10 +180,13 @@ type MetricResult struct {
 	PAdjusted      Float         `json:"p_adjusted"` // primary test's p after correction
 	// Paired is the paired analysis, present when the input had pairs; it
 	// is then primary.
-	Paired   *Paired  `json:"paired,omitempty"`
-	Decision Decision `json:"decision"` // what the verdict rests on
-	Verdict  string   `json:"verdict"`
-	Warnings []string `json:"warnings"`
+	Paired *Paired `json:"paired,omitempty"`
+	// Sequential is the anytime-valid analysis of the pairs, valid at any
+	// look (present with Paired); primary with Options.Sequential.
+	Sequential *Sequential `json:"sequential,omitempty"`
+	Decision   Decision    `json:"decision"` // what the verdict rests on
+	Verdict    string      `json:"verdict"`
+	Warnings   []string    `json:"warnings"`
 	// Others summarises inputs after the second (C, D, ...), when given.
 	Others []Summary `json:"others,omitempty"`
 	// KruskalWallisAll tests all inputs of this metric together.
@@ -265,6 +272,9 @@ func Compare(metrics []MetricInput, opt Options) Report {
 }
 
 func primaryP(m MetricResult, test string) Float {
+	if m.Decision.Method == MethodSequential && m.Sequential != nil {
+		return m.Sequential.P
+	}
 	if m.Paired != nil {
 		return m.Paired.P
 	}
@@ -472,8 +482,16 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
 		w.add("", ws...)
 		m.Paired = &pr
+		if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
+			seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better})
+			m.Sequential = &seq
+		}
 	}
 	m.Decision = decisionBasis(m, opt)
+	if m.Decision.Method == MethodSequential {
+		m.Warnings = w.list
+		return m // decided in Compare, from the anytime-valid analysis alone
+	}
 
 	switch {
 	case m.Paired != nil:

@@ -42,6 +42,11 @@ func decisionBasis(m MetricResult, opt Options) Decision {
 	d := Decision{DeltaPct: undefined(), CILowPct: undefined(), CIHighPct: undefined(), MDEPct: m.MDEPct,
 		MoreTrials: undefined(), N: min(m.A.N, m.B.N)}
 	switch {
+	case opt.Sequential && m.Sequential != nil:
+		s := m.Sequential
+		d.Method = MethodSequential
+		d.DeltaPct, d.CILowPct, d.CIHighPct = s.DeltaPct, s.CILowPct, s.CIHighPct
+		d.MDEPct, d.N = m.Paired.MDEPct, s.N
 	case m.Paired != nil:
 		d.Method = MethodPaired
 		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.DeltaPct, m.Paired.CILowPct, m.Paired.CIHighPct
@@ -76,6 +81,9 @@ func decide(m *MetricResult, opt Options) string {
 	d := &m.Decision
 	d.MoreTrials = undefined()
 	thr := opt.ThresholdPct
+	if d.Method == MethodSequential {
+		return decideSequential(m, opt)
+	}
 	lo, hi, est := d.CILowPct, d.CIHighPct, d.DeltaPct
 	if !m.PAdjusted.Defined() || !lo.Defined() || !hi.Defined() || !est.Defined() {
 		if m.PAdjusted.Defined() {
@@ -143,4 +151,28 @@ func moreTrials(lo, hi, est, thr float64, n int) Float {
 	}
 	need := float64(n) * (half / target) * (half / target)
 	return defined(math.Max(1, math.Ceil(need-float64(n))))
+}
+
+// decideSequential takes the verdict of the anytime-valid analysis: its
+// decision when decided (and its p stays below alpha after correction
+// across metrics), else inconclusive.
+func decideSequential(m *MetricResult, opt Options) string {
+	s, d := m.Sequential, &m.Decision
+	d.Significant = s.CILowPct.Defined() && (s.CILowPct > 0 || s.CIHighPct < 0)
+	if d.Significant && s.DeltaPct.Defined() && math.Abs(float64(s.DeltaPct)) < opt.ThresholdPct {
+		d.BelowThreshold = true
+	}
+	switch s.Decision {
+	case VerdictRegression, VerdictImprovement:
+		if m.PAdjusted.Defined() && float64(m.PAdjusted) < opt.Alpha {
+			return s.Decision
+		}
+		m.Warnings = append(m.Warnings, "the anytime-valid p is not below alpha after correction across metrics")
+	case VerdictNoChange:
+		return s.Decision
+	}
+	if d.CILowPct.Defined() && d.DeltaPct.Defined() {
+		d.MoreTrials = moreTrials(float64(d.CILowPct), float64(d.CIHighPct), float64(d.DeltaPct), opt.ThresholdPct, d.N)
+	}
+	return VerdictInconclusive
 }

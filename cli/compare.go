@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
@@ -86,25 +84,6 @@ type compareFlags struct {
 	json         bool
 	paired       bool
 	inputs       []string
-}
-
-// percentFlag is a flag holding a percentage written as "2%" or "2".
-type percentFlag struct{ p *float64 }
-
-func (f percentFlag) String() string {
-	if f.p == nil {
-		return "0%"
-	}
-	return strconv.FormatFloat(*f.p, 'g', -1, 64) + "%"
-}
-
-func (f percentFlag) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
-	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("want a percentage of at least 0 such as 2%% or 0.5, got %q", s)
-	}
-	*f.p = v
-	return nil
 }
 
 // parseCompareArgs parses flags, which may come before, between or after

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +15,25 @@ import (
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
 )
+
+// percentFlag is a flag holding a percentage written as "2%" or "2".
+type percentFlag struct{ p *float64 }
+
+func (f percentFlag) String() string {
+	if f.p == nil {
+		return "0%"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64) + "%"
+}
+
+func (f percentFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("want a percentage of at least 0 such as 2%% or 0.5, got %q", s)
+	}
+	*f.p = v
+	return nil
+}
 
 // repeatedFlag is a repeatable string flag.
 type repeatedFlag []string

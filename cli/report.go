@@ -51,6 +51,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	confidence := fs.Float64("confidence", 0, "confidence level (default: the plan's)")
 	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
 	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
+	threshold := fs.String("threshold", "", "practical threshold, e.g. 2% (default: the plan's)")
 	plotFile := fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)")
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
@@ -116,6 +117,12 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *test != "" {
 		opt.Test = *test
 	}
+	if *threshold != "" {
+		if err := (percentFlag{&opt.ThresholdPct}).Set(*threshold); err != nil {
+			fmt.Fprintln(stderr, "perflab report: --threshold:", err)
+			return exitUsage
+		}
+	}
 	if err := opt.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
@@ -141,6 +148,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stdout, "run did not finish (no end event): showing the trials recorded")
 		case sum.End.Reason != "completed":
 			fmt.Fprintf(stdout, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
+		}
+		if sum.End != nil && sum.End.Stop != "" {
+			fmt.Fprintf(stdout, "stopped: %s\n", sum.End.Stop)
 		}
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, analysis.Table(rep))

@@ -27,9 +27,12 @@ session file (synced after each trial) and compares the arms.
 
 The second form needs no file, as hyperfine: two shell commands (each run
 as sh -c COMMAND on this host, from the current directory), the first the
-control, named by their text or by -n. --trials, --warmup, --order and
---threshold override a file's values (and the defaults: 20 trials per
-arm, 1 warm-up round, random order, threshold 0).
+control, named by their text or by -n. --trials, --warmup, --order,
+--threshold, --stop and --max-trials override a file's values (and the
+defaults: 20 trials per arm, 1 warm-up round, random order, threshold 0,
+stop fixed). --stop auto ends the run as soon as the anytime-valid paired
+analysis of the first metric decides (or at --max-trials per arm); the
+end says why.
 
 Without --headless the workbench opens on the experiment. With --headless
 progress and an ETA go to stderr and the comparison table to stdout;
@@ -161,8 +164,12 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	exp := &s.Header.Plan
 	info := s.Device
 	fmt.Fprintf(h.stderr, "session: %s\n", s.Path)
-	fmt.Fprintf(h.stderr, "device: %s (%s); %d trials per arm + %d warm-up, order %s, seed %d\n",
-		info.ID, info.Model, exp.Trials, exp.Warmup, exp.Order, exp.Seed)
+	trials := fmt.Sprintf("%d trials per arm", exp.Trials)
+	if exp.Stop == lab.StopAuto {
+		trials = fmt.Sprintf("stop auto (at most %d trials per arm)", exp.TrialCap())
+	}
+	fmt.Fprintf(h.stderr, "device: %s (%s); %s + %d warm-up, order %s, seed %d\n",
+		info.ID, info.Model, trials, exp.Warmup, exp.Order, exp.Seed)
 	for _, n := range info.Notes {
 		fmt.Fprintf(h.stderr, "note: %s\n", n)
 	}
@@ -214,6 +221,9 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials (%s); the rest could not be recorded\n",
 			s.Path, res.Written.Total, formatCounts(res.Written))
 		return exitError
+	}
+	if res.End != nil && res.End.Stop != "" {
+		fmt.Fprintf(h.stderr, "stopped: %s\n", res.End.Stop)
 	}
 	fmt.Fprintf(h.stderr, "session saved: %s (%d trials: %s)\n", s.Path, res.Written.Total, formatCounts(res.Written))
 	switch err := engine.EndErr(res.End); {

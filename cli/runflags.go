@@ -19,6 +19,8 @@ type runOverrides struct {
 	trials, warmup int
 	order          string
 	threshold      float64
+	stop           string
+	maxTrials      int
 }
 
 func (o *runOverrides) register(fs *flag.FlagSet) {
@@ -26,11 +28,13 @@ func (o *runOverrides) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.warmup, "warmup", -1, "warm-up rounds (overrides the file; default 1)")
 	fs.StringVar(&o.order, "order", "", "fixed, alternate or random (overrides the file; default random)")
 	fs.Float64Var(&o.threshold, "threshold", -1, "practical threshold in %: a change whose CI lies within ±threshold is no change (overrides the file; default 0)")
+	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the anytime-valid paired analysis decides; overrides the file; default fixed)")
+	fs.IntVar(&o.maxTrials, "max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 }
 
 // set reports whether any override was given.
 func (o *runOverrides) set() bool {
-	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.threshold != -1
+	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.threshold != -1 || o.stop != "" || o.maxTrials != 0
 }
 
 // apply writes the given overrides into exp and validates the result, so
@@ -47,6 +51,12 @@ func (o *runOverrides) apply(exp *lab.Experiment) error {
 	}
 	if o.threshold != -1 {
 		exp.Threshold = o.threshold
+	}
+	if o.stop != "" {
+		exp.Stop = o.stop
+	}
+	if o.maxTrials != 0 {
+		exp.MaxTrials = o.maxTrials
 	}
 	if err := exp.Validate(); err != nil {
 		return fmt.Errorf("%w (after the command-line flags)", err)

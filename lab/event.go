@@ -96,4 +96,7 @@ type End struct {
 	Reason string         `json:"reason"`
 	Error  string         `json:"error,omitempty"`
 	Counts map[string]int `json:"counts,omitempty"` // trials by status
+	// Stop says why a run with "stop": "auto" stopped: the sequential
+	// decision and its reason, or that it reached max_trials undecided.
+	Stop string `json:"stop,omitempty"`
 }

@@ -17,9 +17,29 @@ type Experiment struct {
 	// Threshold is the practical threshold in % of the control's median:
 	// a change whose whole CI lies within ±Threshold is "no change"
 	// (analysis.Options.ThresholdPct). 0: any significant change counts.
-	Threshold    float64       `json:"threshold,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
+	// Stop is "fixed" (default: run Trials per arm) or "auto": stop as soon
+	// as the anytime-valid paired analysis of the first metric decides, or
+	// at MaxTrials per arm.
+	Stop         string        `json:"stop,omitempty"`
+	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
 	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
 	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+}
+
+// Stop modes.
+const (
+	StopFixed = "fixed"
+	StopAuto  = "auto"
+)
+
+// TrialCap is the most counted trials per arm the run may take: MaxTrials
+// with stop "auto" (when set), else Trials.
+func (e *Experiment) TrialCap() int {
+	if e.Stop == StopAuto && e.MaxTrials > 0 {
+		return e.MaxTrials
+	}
+	return e.Trials
 }
 
 // ProxyOptions configures the HTTP record/replay proxy that controls.proxy

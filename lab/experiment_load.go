@@ -188,6 +188,26 @@ func (e *Experiment) Validate() error {
 	if err := CheckRange("trial_timeout", e.TrialTimeout, 0, MaxTrialTimeoutS); err != nil {
 		return fmt.Errorf("%w seconds (0 means none)", err)
 	}
+	switch e.Stop {
+	case "", StopFixed:
+	case StopAuto:
+		if e.Order == OrderFixed {
+			return errors.New(`stop: "auto" needs order "alternate" or "random": it analyses rounds as pairs`)
+		}
+	default:
+		return fmt.Errorf(`stop: %q, want "fixed" or "auto"`, e.Stop)
+	}
+	if e.MaxTrials != 0 {
+		if e.Stop != StopAuto {
+			return errors.New(`max_trials: applies to "stop": "auto" only`)
+		}
+		if e.MaxTrials < 2 {
+			return fmt.Errorf("max_trials: %d, want at least 2 per arm", e.MaxTrials)
+		}
+		if err := CheckRange("max_trials", e.MaxTrials, 2, MaxTrials); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
 	for i, m := range e.Metrics {
 		if strings.TrimSpace(m) == "" || strings.ContainsAny(m, " \t=") {

@@ -142,7 +142,7 @@ type armState struct {
 }
 
 func (a *armState) needs(exp *Experiment) bool {
-	return a.warmupsDone < exp.Warmup || a.counted < exp.Trials
+	return a.warmupsDone < exp.Warmup || a.counted < exp.TrialCap()
 }
 
 func (r *Runner) loop(ctx context.Context) {
@@ -154,8 +154,12 @@ func (r *Runner) loop(ctx context.Context) {
 		r.mu.Unlock()
 	})
 	defer stop()
+	auto := newAutoStop(&r.exp)
 	end := func(reason string, err error) {
 		e := &End{Reason: reason, Counts: counts}
+		if auto != nil {
+			e.Stop = auto.why(reason)
+		}
 		if err != nil {
 			e.Error = err.Error()
 		}
@@ -215,7 +219,7 @@ func (r *Runner) loop(ctx context.Context) {
 				todo = append(todo, a)
 			}
 		}
-		if len(todo) == 0 {
+		if len(todo) == 0 || auto.decided() {
 			end("completed", nil)
 			return
 		}
@@ -260,6 +264,7 @@ func (r *Runner) loop(ctx context.Context) {
 				tr.Metrics = []Metric{}
 			}
 			r.push(Event{Type: EventTrial, Trial: tr})
+			auto.add(tr)
 			index++
 			counts[res.Status]++
 			if warm {

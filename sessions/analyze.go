@@ -36,7 +36,9 @@ type Accumulator struct {
 	index    map[string]int
 	ins      []analysis.MetricInput
 	ord      [][2][]uint8 // per input and arm: the order mode of each value
+	rnd      [][2][]int32 // per input and arm: the round of each value
 	orders   []string     // order modes seen in counted trials
+	unpaired bool         // a counted trial ran in fixed order: rounds are not pairs
 	sizeHint [2]int       // capacity of a new metric's samples per arm
 }
 
@@ -67,6 +69,10 @@ func (a *Accumulator) add(e *lab.Event) {
 		a.index = map[string]int{}
 	}
 	oi := a.orderIndex(e.Trial.Order)
+	if e.Trial.Order != lab.OrderAlternate && e.Trial.Order != lab.OrderRandom {
+		a.unpaired = true
+	}
+	round := int32(min(e.Trial.Round, 1<<31-1))
 	for k := range e.Trial.Metrics {
 		m := &e.Trial.Metrics[k]
 		// Trials usually list their metrics in the same order: try the
@@ -84,10 +90,12 @@ func (a *Accumulator) add(e *lab.Event) {
 				a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better,
 					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
 				a.ord = append(a.ord, [2][]uint8{})
+				a.rnd = append(a.rnd, [2][]int32{})
 			}
 		}
 		a.ins[i].Samples[arm] = append(a.ins[i].Samples[arm], m.Value)
 		a.ord[i][arm] = append(a.ord[i][arm], oi)
+		a.rnd[i][arm] = append(a.rnd[i][arm], round)
 	}
 }
 
@@ -112,12 +120,52 @@ func (a *Accumulator) OrderModes(i int) (modes []string, ctl, trt []uint8) {
 func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 
 // Inputs returns the inputs so far. The slices are shared with the
-// accumulator; callers must not modify them.
+// accumulator; callers must not modify them. When every counted trial ran
+// in alternate or random order, each input also carries its rounds as
+// pairs (one A and one B; other rounds, broken by a failed trial, are
+// counted as dropped), which makes the paired analysis primary.
 func (a *Accumulator) Inputs() []analysis.MetricInput {
 	out := make([]analysis.MetricInput, len(a.ins))
 	for i, in := range a.ins {
 		in.Samples = [][]float64{clip(in.Samples[0]), clip(in.Samples[1])}
+		if !a.unpaired {
+			in.Pairs, in.DroppedRounds = pairRounds(in.Samples[0], in.Samples[1], a.rnd[i][0], a.rnd[i][1])
+		}
 		out[i] = in
 	}
 	return out
+}
+
+// Paired reports whether the inputs are analysed as pairs of rounds: no
+// counted trial ran in fixed order.
+func (a *Accumulator) Paired() bool { return !a.unpaired && len(a.ins) > 0 }
+
+// pairRounds merges the two arms' values by round (each arm's rounds are
+// non-decreasing, in trial order): a round with exactly one value per arm
+// is a pair, any other round is dropped.
+func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, dropped int) {
+	i, j := 0, 0
+	for i < len(ar) || j < len(br) {
+		r := int32(1<<31 - 1)
+		if i < len(ar) {
+			r = ar[i]
+		}
+		if j < len(br) && br[j] < r {
+			r = br[j]
+		}
+		ni, nj := i, j
+		for ni < len(ar) && ar[ni] == r {
+			ni++
+		}
+		for nj < len(br) && br[nj] == r {
+			nj++
+		}
+		if ni-i == 1 && nj-j == 1 {
+			pairs = append(pairs, analysis.Pair{A: av[i], B: bv[j]})
+		} else {
+			dropped++
+		}
+		i, j = ni, nj
+	}
+	return pairs, dropped
 }

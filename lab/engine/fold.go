@@ -93,7 +93,7 @@ func (f *Fold) Version() int { return f.version }
 func (f *Fold) Progress() Progress {
 	p := Progress{Total: planTotal(&f.plan), Failed: f.failed, Counted: map[string]int{}}
 	for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
-		p.Done += min(f.warm[arm], f.plan.Warmup) + min(f.counted[arm], f.plan.Trials)
+		p.Done += min(f.warm[arm], f.plan.Warmup) + min(f.counted[arm], f.plan.TrialCap())
 		p.Counted[arm] = f.counted[arm]
 	}
 	p.Elapsed = seconds(f.lastT)
@@ -109,7 +109,7 @@ func (f *Fold) Progress() Progress {
 // planTotal is (warm-up + trials) per arm, saturating at math.MaxInt
 // instead of overflowing into a negative total.
 func planTotal(e *lab.Experiment) int {
-	t, w := max(e.Trials, 0), max(e.Warmup, 0)
+	t, w := max(e.TrialCap(), 0), max(e.Warmup, 0)
 	if t > math.MaxInt/2-w/2-1 {
 		return math.MaxInt
 	}
@@ -161,6 +161,7 @@ func Options(plan *lab.Experiment) analysis.Options {
 		o.Confidence = plan.Confidence
 	}
 	o.ThresholdPct = plan.Threshold
+	o.Sequential = plan.Stop == lab.StopAuto
 	o.Labels = []string{plan.ArmLabel(lab.ArmControl), plan.ArmLabel(lab.ArmTreatment)}
 	return o
 }

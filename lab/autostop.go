@@ -1,0 +1,99 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// autoStop is the sequential stopping rule of "stop": "auto": after every
+// round with one counted trial per arm it adds the round's log ratio of
+// the first metric to the anytime-valid paired analysis
+// (analysis.SequentialTest) and stops the run once that decides. A nil
+// autoStop (stop "fixed") never stops the run early.
+type autoStop struct {
+	metric   string // the first metric of the plan, or of the first counted trial
+	test     *analysis.SequentialTest
+	opt      analysis.SequentialOptions
+	round    int
+	vals     [2][]float64 // this round's counted values per arm
+	result   analysis.Sequential
+	cap      int
+	started  bool
+	complete int // complete rounds seen
+}
+
+func newAutoStop(exp *Experiment) *autoStop {
+	if exp.Stop != StopAuto {
+		return nil
+	}
+	a := &autoStop{cap: exp.TrialCap(), round: -1,
+		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold}}
+	if len(exp.Metrics) > 0 {
+		a.metric = exp.Metrics[0]
+	}
+	return a
+}
+
+// add takes a trial; a round is analysed when the next one starts.
+func (a *autoStop) add(t *Trial) {
+	if a == nil || t.Warmup {
+		return
+	}
+	if t.Round != a.round {
+		a.flush()
+		a.round = t.Round
+	}
+	if t.Status != StatusOK {
+		return
+	}
+	arm := 0
+	if t.Arm == ArmTreatment {
+		arm = 1
+	} else if t.Arm != ArmControl {
+		return
+	}
+	for _, m := range t.Metrics {
+		if a.metric == "" {
+			a.metric = m.Name
+		}
+		if m.Name != a.metric {
+			continue
+		}
+		if !a.started {
+			a.started = true
+			a.opt.Better = m.Better
+			a.test = analysis.NewSequentialTest(a.opt)
+		}
+		a.vals[arm] = append(a.vals[arm], m.Value)
+	}
+	if len(a.vals[0]) == 1 && len(a.vals[1]) == 1 {
+		a.flush() // the round is complete: look now
+	}
+}
+
+// flush analyses the round in progress when it holds one value per arm
+// (a round broken by a failed trial is dropped).
+func (a *autoStop) flush() {
+	if len(a.vals[0]) == 1 && len(a.vals[1]) == 1 && a.vals[0][0] > 0 && a.vals[1][0] > 0 {
+		a.test.Add(math.Log(a.vals[1][0] / a.vals[0][0]))
+		a.result = a.test.Result()
+		a.complete++
+	}
+	a.vals = [2][]float64{}
+}
+
+// decided reports whether the sequential analysis has decided.
+func (a *autoStop) decided() bool { return a != nil && a.complete > 0 && a.result.Decided() }
+
+// why says why the run stopped, for the end event.
+func (a *autoStop) why(reason string) string {
+	switch {
+	case a.decided():
+		return fmt.Sprintf("decided after %d rounds: %s %s (%s)", a.complete, a.metric, a.result.Decision, a.result.Reason)
+	case reason == "completed":
+		return fmt.Sprintf("max_trials (%d per arm) reached without a decision on %s: inconclusive (%s)", a.cap, a.metric, a.result.Reason)
+	}
+	return ""
+}
