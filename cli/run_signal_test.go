@@ -5,11 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/proctest"
 )
 
 // TestRunSignalsEndTheTrialTree runs the real perflab binary on a local
@@ -45,23 +46,7 @@ sleep 300`, pidfile, pidfile)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var pids []int
-			for deadline := time.Now().Add(30 * time.Second); len(pids) < 3; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatal("the trial did not start its processes in 30 s")
-				}
-				b, _ := os.ReadFile(pidfile)
-				pids = pids[:0]
-				for _, f := range strings.Fields(string(b)) {
-					pid, err := strconv.Atoi(f)
-					if err != nil {
-						t.Fatalf("pid file %q", b)
-					}
-					pids = append(pids, pid)
-				}
-			}
+			pids := proctest.WaitPids(t, pidfile, 3, 30*time.Second)
 			cmd.Process.Signal(sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -71,17 +56,7 @@ sleep 300`, pidfile, pidfile)
 				cmd.Process.Kill()
 				t.Fatalf("perflab did not exit 60 s after %v", sig)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for _, pid := range pids {
-				for running(pid) {
-					if time.Now().After(deadline) {
-						t.Errorf("process %d of the trial outlived perflab (%v)", pid, sig)
-						syscall.Kill(pid, syscall.SIGKILL)
-						break
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
+			proctest.WaitGone(t, "after perflab got "+sig.String(), pids, 30*time.Second)
 			if sig == syscall.SIGHUP {
 				b, err := os.ReadFile(session)
 				if err != nil || !strings.Contains(string(b), `"type":"end"`) || !strings.Contains(string(b), `"cancelled"`) {
@@ -90,19 +65,4 @@ sleep 300`, pidfile, pidfile)
 			}
 		})
 	}
-}
-
-// running reports whether pid is a live process (a zombie is not; this
-// test process may have inherited it, so it is reaped here).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 && s[i+2] == 'Z' {
-		syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
-		return false
-	}
-	return true
 }

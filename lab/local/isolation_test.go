@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -48,57 +48,16 @@ func helperRunTrial(script string) int {
 	return 0
 }
 
-// waitPids waits until file holds n pids, one a line.
 func waitPids(t *testing.T, file string, n int) []int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(file)
-		if f := strings.Fields(string(b)); len(f) >= n {
-			var pids []int
-			for _, s := range f[:n] {
-				pid, err := strconv.Atoi(s)
-				if err != nil {
-					t.Fatalf("%s: %q", file, b)
-				}
-				pids = append(pids, pid)
-			}
-			return pids
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s: fewer than %d pids after 20 s", file, n)
-	return nil
+	return proctest.WaitPids(t, file, n, 20*time.Second)
 }
 
-// alive reports whether pid runs (a zombie is dead; this test process may
-// have inherited it as a subreaper, so it is reaped here).
-func alive(pid int) bool {
-	st, ok := readStat(pid)
-	if !ok {
-		return false
-	}
-	if st.state == 'Z' {
-		syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
-		return false
-	}
-	return true
-}
+func alive(pid int) bool { return proctest.Running(pid) }
 
-// waitDead waits (generously) for every pid to end.
 func waitDead(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for _, pid := range pids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("%s: process %d still alive", what, pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	proctest.WaitGone(t, what, pids, 30*time.Second)
 }
 
 // treeScript starts, inside a trial, a process in the trial's group, one in
