@@ -226,7 +226,7 @@ func startStudy(ctx context.Context, devOpt devices.Options, p tui.StudyPlan) <-
 		return study.OrderStream(ctx, study.OrderConfig{Experiment: p.Experiment, Devices: devs, Runs: p.Runs})
 	}
 	// The stepper always sets the effect (off is 0: none).
-	return study.ValidateStream(ctx, validateConfig(p.Experiment, devs, p.AA, p.EffectPct, true))
+	return study.ValidateStream(ctx, study.NewValidateConfig(p.Experiment, devs, p.AA, p.EffectPct, true))
 }
 
 // readyBuilds offers the builds a device can run without typing anything:

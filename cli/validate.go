@@ -19,14 +19,6 @@ import (
 	"github.com/perflab/perflab/sessions/plot"
 )
 
-// Defaults of validate: many cheap experiments on the simulated phone, a
-// handful on real hardware where each costs minutes.
-const (
-	validateAASim    = 200
-	validateAAReal   = 20
-	validateEffectSm = 1.0 // % injected on sim when --effect is not given
-)
-
 const validateUsage = `Usage: perflab validate DEVICE --experiment EXP.json [--aa K] [--effect X%] [--json]
 
 MobileLab's validation framework: proves on this very setup that the
@@ -57,24 +49,6 @@ Examples:
 Flags:
 `
 
-// validateConfig is a validation study of exp with validate's defaults:
-// K A/A experiments by device kind when aa is 0, and on sim the effect
-// injected (1% when none is given); elsewhere effectPct is declared.
-func validateConfig(exp *lab.Experiment, devs study.Devices, aa int, effectPct float64, effectGiven bool) study.ValidateConfig {
-	sim := strings.HasPrefix(exp.Device, "sim:")
-	cfg := study.ValidateConfig{Experiment: exp, Devices: devs, AA: aa, Inject: sim, EffectPct: effectPct}
-	if cfg.AA == 0 {
-		cfg.AA = validateAAReal
-		if sim {
-			cfg.AA = validateAASim
-		}
-	}
-	if !effectGiven && sim {
-		cfg.EffectPct = validateEffectSm
-	}
-	return cfg
-}
-
 // parseEffect reads "1", "1%", "+1.5%", "-2%".
 func parseEffect(s string) (float64, error) {
 	t := strings.TrimSuffix(strings.TrimSpace(s), "%")
@@ -94,7 +68,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(stderr)
 	var sf studyFlags
 	sf.register(fs)
-	aa := fs.Int("aa", 0, fmt.Sprintf("number of A/A experiments (default %d on sim, %d elsewhere)", validateAASim, validateAAReal))
+	aa := fs.Int("aa", 0, fmt.Sprintf("number of A/A experiments (default %d on sim, %d elsewhere)", study.DefaultAASim, study.DefaultAAReal))
 	effect := fs.String("effect", "", "known effect in % (default 1% on sim; elsewhere the difference you declare the treatment has)")
 	effectRuns := fs.Int("effect-runs", 0, "number of effect experiments (default: as many as --aa)")
 	metric := fs.String("metric", "", "metric to judge (default: the experiment's first metric)")
@@ -120,7 +94,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitUsage
 		}
 	}
-	cfg := validateConfig(exp, devs, *aa, effectPct, *effect != "")
+	cfg := study.NewValidateConfig(exp, devs, *aa, effectPct, *effect != "")
 	cfg.EffectRuns, cfg.Metric, cfg.Test = *effectRuns, *metric, *test
 	if cfg.AA < 1 || *effectRuns < 0 {
 		fmt.Fprintln(stderr, "perflab validate: --aa and --effect-runs want a positive number of experiments")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -31,6 +32,33 @@ type ValidateConfig struct {
 	Metric string
 	// Test is the primary test, "mann-whitney" (default) or "welch".
 	Test string
+}
+
+// Defaults of a validation study: many cheap experiments on the simulated
+// phone, a handful on real hardware where each costs minutes.
+const (
+	DefaultAASim     = 200
+	DefaultAAReal    = 20
+	DefaultEffectSim = 1.0 // % injected on the simulated phone when no effect is given
+)
+
+// NewValidateConfig is a validation study of exp with the defaults perflab
+// validate and the workbench share: aa A/A experiments (DefaultAASim or
+// DefaultAAReal when 0); on the simulated phone the effect is injected
+// (DefaultEffectSim unless effectGiven), elsewhere effectPct is declared.
+func NewValidateConfig(exp *lab.Experiment, devs Devices, aa int, effectPct float64, effectGiven bool) ValidateConfig {
+	sim := strings.HasPrefix(exp.Device, "sim:")
+	cfg := ValidateConfig{Experiment: exp, Devices: devs, AA: aa, Inject: sim, EffectPct: effectPct}
+	if cfg.AA == 0 {
+		cfg.AA = DefaultAAReal
+		if sim {
+			cfg.AA = DefaultAASim
+		}
+	}
+	if !effectGiven && sim {
+		cfg.EffectPct = DefaultEffectSim
+	}
+	return cfg
 }
 
 // Validation is the result of a validation study.
