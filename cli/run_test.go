@@ -327,10 +327,16 @@ func TestRunProxySaysRedactionAndAccess(t *testing.T) {
 	}
 }
 
-// TestInterruptEndsRunCleanly sends SIGINT (Ctrl-C) to a running perflab:
-// the trial in flight is stopped, the session ends with a "cancelled" end
-// event, and the exit status is 1.
-func TestInterruptEndsRunCleanly(t *testing.T) {
+// TestSignalsEndRunCleanly sends SIGINT (Ctrl-C), SIGTERM and SIGHUP (the
+// terminal closed) to a running perflab: the trial in flight is stopped,
+// the session ends with a "cancelled" end event, and the exit status is 1.
+func TestSignalsEndRunCleanly(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { testSignalEndsRun(t, sig) })
+	}
+}
+
+func testSignalEndsRun(t *testing.T, sig os.Signal) {
 	bin, err := perflabBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +363,7 @@ func TestInterruptEndsRunCleanly(t *testing.T) {
 			t.Fatalf("no 3 trials after 60 s\n%s", stderr.String())
 		}
 	}
-	cmd.Process.Signal(os.Interrupt)
+	cmd.Process.Signal(sig)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	select {
@@ -365,7 +371,7 @@ func TestInterruptEndsRunCleanly(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
 		<-done
-		t.Fatal("perflab did not stop within 60 s of Ctrl-C")
+		t.Fatalf("perflab did not stop within 60 s of %v", sig)
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit %d\n%s", code, stderr.String())
@@ -373,7 +379,7 @@ func TestInterruptEndsRunCleanly(t *testing.T) {
 	out, _, _ := runPerflab(t, "report", session, "--json")
 	r := decodeReport(t, out)
 	if r.Session.End == nil || r.Session.End.Reason != "cancelled" || r.Session.Counts.Total < 3 {
-		t.Errorf("session after Ctrl-C: end %+v, %d trials", r.Session.End, r.Session.Counts.Total)
+		t.Errorf("session after %v: end %+v, %d trials", sig, r.Session.End, r.Session.Counts.Total)
 	}
 	if !strings.Contains(stderr.String(), "cancelled") || !strings.Contains(stderr.String(), "session saved: "+session) {
 		t.Errorf("stderr:\n%s", stderr.String())
