@@ -105,7 +105,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		if ov.set() || ex.set() {
-			fmt.Fprintln(stderr, "perflab run: --trials, --warmup, --order, --threshold and --export-* apply with --headless; the workbench sets them in its stepper")
+			fmt.Fprintln(stderr, "perflab run: --trials, --warmup, --order, --threshold, --stop, --max-trials and --export-* apply with --headless; the workbench sets them in its stepper")
 			return exitUsage
 		}
 		return openRunTUI(ctx, pos[0], args, stdout, stderr)
