@@ -10,11 +10,12 @@ import (
 // MetricPrefix starts a line in which a program under test reports one of
 // its own metrics: "PERFLAB_METRIC name=value [unit=ms] [better=lower|higher]".
 // The same lines work on stdout and over the TCP address perflab passes in
-// the PERFLAB_METRICS_ADDR environment variable.
+// the PERFLAB_METRICS_ADDR environment variable (on the local device after
+// a first line holding PERFLAB_METRICS_TOKEN).
 const MetricPrefix = "PERFLAB_METRIC"
 
 // MetricsAddrEnv names the environment variable holding the host:port a
-// program may write metric lines to.
+// program may write metric lines to (see MetricsTokenEnv).
 const MetricsAddrEnv = "PERFLAB_METRICS_ADDR"
 
 // MetricsTokenEnv names the environment variable holding the local trial's
