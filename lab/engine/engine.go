@@ -168,9 +168,16 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		return nil, fmt.Errorf("create session %s: %w", path, err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	samples := make(chan lab.ProbeSample) // unbuffered: see probingDevice
-	probe := lab.ProbeOptions{DurationS: p.ProbeS, IntervalS: 1, Realtime: p.Realtime}
-	r := l.NewRunner(withProbe(dev, probe, samples), &exp)
+	// Only a run with a stability check gets the probing wrapper, so the
+	// runner sees the device itself otherwise (every interface it has).
+	var samples chan lab.ProbeSample // nil: no check; the relay never reads it
+	rdev := dev
+	if p.ProbeS > 0 {
+		samples = make(chan lab.ProbeSample) // unbuffered: see probingDevice
+		probe := lab.ProbeOptions{DurationS: p.ProbeS, IntervalS: 1, Realtime: p.Realtime}
+		rdev = withProbe(dev, probe, samples)
+	}
+	r := l.NewRunner(rdev, &exp)
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: info, Runner: r, Events: out, cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -353,7 +360,8 @@ type probingDevice struct {
 	once    sync.Once
 }
 
-// probingReconnector keeps the device's Reconnector for the runner.
+// probingReconnector keeps the device's Reconnector for the runner (the
+// one optional interface the runner asks a device for).
 type probingReconnector struct {
 	*probingDevice
 	lab.Reconnector
