@@ -243,7 +243,23 @@ func TestReadersAgreeOnBigSession(t *testing.T) {
 	lines[7000] = lines[7000][:30]                               // corrupt
 	var buf bytes.Buffer
 	buf.Write(joinLines(lines))
+	if buf.Len() < 2<<20 {
+		t.Fatalf("%d bytes: too small for two workers", buf.Len())
+	}
 	checkReaders(t, buf.Bytes())
+	// Line numbers are right across the workers' ranges.
+	s, err := parse(buf.Bytes(), true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range s.Problems {
+		got = append(got, fmt.Sprintf("%d: %.40s", p.Line, p.Err))
+	}
+	want := []string{"4001: duplicate of line 101 (trial index 99) s", `6001: metric "wall_ms" in "s" left out: its un`, "7001: corrupt line skipped: unexpected end of "}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(s.Trials()) != 8998 {
+		t.Errorf("problems %q, %d trials; want %q, 8998", got, len(s.Trials()), want)
+	}
 }
 
 // BenchmarkCheckTrials100k is the integrity pass alone over 100,000
@@ -251,7 +267,7 @@ func TestReadersAgreeOnBigSession(t *testing.T) {
 func BenchmarkCheckTrials100k(b *testing.B) {
 	events := bigEvents(100_000)
 	lineOf := make([]int32, len(events))
-	lines := make([][]byte, len(events))
+	lines := &lineIndex{}
 	for i := range lineOf {
 		lineOf[i] = int32(i + 2)
 	}

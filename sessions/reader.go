@@ -107,25 +107,45 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 	if err := readHeader(bytes.TrimSpace(first), &s.Header); err != nil {
 		return nil, fmt.Errorf("line 1: %w", err)
 	}
-	lines := make([][]byte, 0, bytes.Count(rest, []byte{'\n'})+1)
-	for len(rest) > 0 {
-		var line []byte
-		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
-			line, rest = rest[:k+1], rest[k+1:]
-		} else {
-			line, rest = rest, nil
+	// Workers take disjoint byte ranges that start at a line: each first
+	// counts its lines, so that all can then decode straight into their
+	// place in events. No serial pass splits the file.
+	workers := min(runtime.GOMAXPROCS(0), 1+len(rest)/(1<<20))
+	starts := make([]int, workers+1)
+	for w := 1; w < workers; w++ {
+		i := max(w*len(rest)/workers, starts[w-1])
+		if k := bytes.IndexByte(rest[i:], '\n'); k >= 0 && i > 0 && rest[i-1] != '\n' {
+			i += k + 1
+		} else if k < 0 {
+			i = len(rest)
 		}
-		lines = append(lines, line)
+		starts[w] = i
 	}
-	// Workers decode disjoint ranges straight into their place in events.
-	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/2000)
-	events := make([]lab.Event, len(lines))
-	keep := make([]bool, len(lines))
-	problems := make([][]LineError, workers)
-	fatal := make([]error, workers)
+	starts[workers] = len(rest)
+	counts := make([]int, workers+1) // lines before each range, after counting
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seg := rest[starts[w]:starts[w+1]]
+			n := bytes.Count(seg, []byte{'\n'})
+			if len(seg) > 0 && seg[len(seg)-1] != '\n' {
+				n++
+			}
+			counts[w+1] = n
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		counts[w+1] += counts[w]
+	}
+	nLines := counts[workers]
+	events := make([]lab.Event, nLines)
+	keep := make([]bool, nLines)
+	problems := make([][]LineError, workers)
+	fatal := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -134,8 +154,15 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 				defer recoverFault(&fatal[w])
 			}
 			var in interner
-			for k := lo; k < hi; k++ {
-				e, prob, ok := decodeLine(lines[k], k+2, &in, fast)
+			seg := rest[starts[w]:starts[w+1]]
+			for k := counts[w]; len(seg) > 0; k++ {
+				var line []byte
+				if i := bytes.IndexByte(seg, '\n'); i >= 0 {
+					line, seg = seg[:i+1], seg[i+1:]
+				} else {
+					line, seg = seg, nil
+				}
+				e, prob, ok := decodeLine(line, k+2, &in, fast)
 				switch {
 				case prob != nil && prob.fatal:
 					fatal[w] = errors.New(prob.String())
@@ -155,7 +182,7 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 		}
 	}
 	n := 0
-	lineOf := make([]int32, 0, len(lines))
+	lineOf := make([]int32, 0, nLines)
 	for k := range events {
 		if keep[k] {
 			if n != k {
@@ -169,7 +196,7 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 	for _, p := range problems {
 		s.Problems = append(s.Problems, p...)
 	}
-	events, extra, err := checkTrials(events[:n], lineOf, lines)
+	events, extra, err := checkTrials(events[:n], lineOf, &lineIndex{data: rest})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +259,7 @@ const maxListedUnitChanges = 5
 // line, lines the raw lines from line 2) for duplicate and out-of-order
 // indices and for metrics changing unit; see Read. It returns the events
 // kept (a prefix of events, reused) and the problems found.
-func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Event, []LineError, error) {
+func checkTrials(events []lab.Event, lineOf []int32, lines *lineIndex) ([]lab.Event, []LineError, error) {
 	var probs []LineError
 	maxIndex, maxLine := -1, 0
 	var byIndex map[int]int // trial index → position in out; built at the first index not above maxIndex
@@ -274,7 +301,7 @@ func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Even
 			}
 			if i, seen := byIndex[t.Index]; seen {
 				prevLine := int(lineOf[i])
-				if sameTrial(&events[i], e, lines[prevLine-2], lines[line-2]) {
+				if sameTrial(&events[i], e, lines.line(prevLine-2), lines.line(line-2)) {
 					probs = append(probs, LineError{Line: line, Err: fmt.Sprintf(
 						"duplicate of line %d (trial index %d) skipped: counted once", prevLine, t.Index)})
 					continue
@@ -338,6 +365,33 @@ func checkTrials(events []lab.Event, lineOf []int32, lines [][]byte) ([]lab.Even
 		}
 	}
 	return events[:n], probs, nil
+}
+
+// lineIndex finds raw lines by number; it scans the file only when first
+// asked (a duplicate trial), not for every session.
+type lineIndex struct {
+	data   []byte
+	starts []int
+}
+
+// line returns the k-th line of data (0-based).
+func (li *lineIndex) line(k int) []byte {
+	if li.starts == nil {
+		li.starts = []int{0}
+		for i, c := range li.data {
+			if c == '\n' {
+				li.starts = append(li.starts, i+1)
+			}
+		}
+	}
+	if k < 0 || k >= len(li.starts) {
+		return nil
+	}
+	end := len(li.data)
+	if k+1 < len(li.starts) {
+		end = li.starts[k+1]
+	}
+	return li.data[li.starts[k]:end]
 }
 
 func unitName(u string) string {
