@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/lab/simdevice"
 )
@@ -49,10 +48,7 @@ func BenchmarkPush1MB(b *testing.B) {
 func BenchmarkTrialAllControls(b *testing.B) {
 	srv, sim := benchDevice(b)
 	ctx := context.Background()
-	dev, err := adb.Open(ctx, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, dev := openSimPhone(b, ctx, sim.Addr, srv.Addr)
 	defer dev.Close()
 	exp := experiment(1)
 	if _, err := dev.Setup(ctx, exp); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/shquote"
 	"github.com/perflab/perflab/lab/simdevice"
 	"github.com/perflab/perflab/lab/simdevice/shell"
 )
@@ -153,7 +154,7 @@ func TestShellAgainstRealADBServer(t *testing.T) {
 		if !errors.As(err, &ee) || !strings.Contains(ee.Stderr, "Permission denied") {
 			t.Fatalf("write as shell user: %v, want Permission denied", err)
 		}
-		out, err := c.Run(ctx(t), serial, "su -c "+shell.Quote("echo performance > "+gov)+" && cat "+gov)
+		out, err := c.Run(ctx(t), serial, "su -c "+shquote.Quote("echo performance > "+gov)+" && cat "+gov)
 		if err != nil || out != "performance\n" {
 			t.Fatalf("su -c write: %q %v", out, err)
 		}

@@ -21,8 +21,7 @@ import (
 	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/proxy"
-	"github.com/perflab/perflab/lab/sim"
-	"github.com/perflab/perflab/lab/simdevice/shell"
+	"github.com/perflab/perflab/lab/shquote"
 )
 
 // Device paths perflab uses on the phone.
@@ -63,8 +62,7 @@ type Device struct {
 	govRaw   string
 	clock0   time.Time
 	mounted  map[string]bool
-	proxy    string // the simulated phone's perflab.proxy switch
-	switchOK bool   // the device has that switch (and root to set it)
+	builtins governor.Resolver // profile names the device knows besides tuned ones
 	metrics  *metricListener
 	lost     bool
 	hp       *phoneProxy // record/replay proxy wired through adb reverse
@@ -167,17 +165,16 @@ func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
 
 // probe reads the device's properties and how it gets root.
 func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
-	out, err := d.c.Run(ctx, d.serial, "getprop ro.product.model; getprop ro.product.cpu.abi; getprop ro.build.version.sdk; getprop ro.product.manufacturer; getprop perflab.proxy; id -u")
+	out, err := d.c.Run(ctx, d.serial, "getprop ro.product.model; getprop ro.product.cpu.abi; getprop ro.build.version.sdk; getprop ro.product.manufacturer; id -u")
 	if err != nil {
 		return fmt.Errorf("device %s: %w", d.serial, err)
 	}
 	f := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for len(f) < 6 {
+	for len(f) < 5 {
 		f = append(f, "")
 	}
 	d.rootVia = ""
-	switchOK := strings.TrimSpace(f[4]) != ""
-	if strings.TrimSpace(f[5]) == "0" {
+	if strings.TrimSpace(f[4]) == "0" {
 		d.rootVia = "adbd"
 	} else if listing {
 		// Listing must not pop up a root-grant prompt on every phone:
@@ -211,7 +208,6 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 	sort.Strings(info.Caps)
 	d.mu.Lock()
 	d.info = info
-	d.switchOK = switchOK && d.rootVia != ""
 	d.mu.Unlock()
 	return nil
 }
@@ -243,9 +239,23 @@ func (d *Device) asRoot(cmd string) (string, error) {
 	case "adbd":
 		return cmd, nil
 	case "su":
-		return "su 0 sh -c " + shell.Quote(cmd), nil
+		return "su 0 sh -c " + shquote.Quote(cmd), nil
 	}
 	return "", fmt.Errorf("needs root (adbd is not root and su is missing): %w", fs.ErrPermission)
+}
+
+// HasRoot reports whether the device runs commands as root (adbd is root
+// or su works).
+func (d *Device) HasRoot() bool { return d.rootVia != "" }
+
+// RunRoot runs a shell command line as root; without root it fails with
+// an error wrapping fs.ErrPermission.
+func (d *Device) RunRoot(ctx context.Context, cmd string) (string, error) { return d.runRoot(ctx, cmd) }
+
+// Prop reads a system property with getprop ("" when unset).
+func (d *Device) Prop(ctx context.Context, name string) (string, error) {
+	out, err := d.c.Run(ctx, d.serial, "getprop "+shquote.Quote(name))
+	return strings.TrimSpace(out), err
 }
 
 func (d *Device) runRoot(ctx context.Context, cmd string) (string, error) {
@@ -258,7 +268,7 @@ func (d *Device) runRoot(ctx context.Context, cmd string) (string, error) {
 
 // ReadFile implements governor.Files with cat.
 func (d *Device) ReadFile(ctx context.Context, p string) (string, error) {
-	out, err := d.c.Run(ctx, d.serial, "cat "+shell.Quote(p))
+	out, err := d.c.Run(ctx, d.serial, "cat "+shquote.Quote(p))
 	if err != nil {
 		return "", fileErr(p, err)
 	}
@@ -267,7 +277,7 @@ func (d *Device) ReadFile(ctx context.Context, p string) (string, error) {
 
 // WriteFile implements governor.Files with echo as root.
 func (d *Device) WriteFile(ctx context.Context, p, value string) error {
-	_, err := d.runRoot(ctx, "echo "+shell.Quote(value)+" > "+shell.Quote(p))
+	_, err := d.runRoot(ctx, "echo "+shquote.Quote(value)+" > "+shquote.Quote(p))
 	if err != nil {
 		return fileErr(p, err)
 	}
@@ -289,7 +299,7 @@ func fileErr(p string, err error) error {
 
 // ServiceRunning implements governor.Services through init.svc properties.
 func (d *Device) ServiceRunning(ctx context.Context, name string) (bool, error) {
-	out, err := d.c.Run(ctx, d.serial, "getprop "+shell.Quote("init.svc."+name))
+	out, err := d.c.Run(ctx, d.serial, "getprop "+shquote.Quote("init.svc."+name))
 	if err != nil {
 		return false, err
 	}
@@ -308,7 +318,7 @@ func (d *Device) SetService(ctx context.Context, name string, run bool) error {
 	if run {
 		verb = "start"
 	}
-	_, err := d.runRoot(ctx, verb+" "+shell.Quote(name))
+	_, err := d.runRoot(ctx, verb+" "+shquote.Quote(name))
 	return err
 }
 
@@ -362,37 +372,19 @@ func (d *Device) ApplyProfile(ctx context.Context, p lab.GovernorProfile) ([]str
 	return mis, nil
 }
 
-// builtinProfiles names the profiles a perflab simdevice's preset knows.
+// SetBuiltins sets how profile names the device knows besides tuned ones
+// (controls.governor "recommended", ...) are resolved; nil knows none.
+// Call it before Setup.
+func (d *Device) SetBuiltins(r governor.Resolver) {
+	d.mu.Lock()
+	d.builtins = r
+	d.mu.Unlock()
+}
+
 func (d *Device) builtinProfiles() governor.Resolver {
-	info := d.Info()
-	if info.Props["ro.product.manufacturer"] != "perflab-sim" {
-		return nil
-	}
-	for _, p := range sim.Presets() {
-		if p.Model == info.Model {
-			return p.Builtin
-		}
-	}
-	return nil
-}
-
-// BuiltinProfile resolves profile names the device knows besides tuned
-// ones: a perflab simdevice knows its preset's ("recommended", "stock", ...).
-func (d *Device) BuiltinProfile(name string) (lab.GovernorProfile, bool) {
-	if b := d.builtinProfiles(); b != nil {
-		return b(name)
-	}
-	return lab.GovernorProfile{}, false
-}
-
-// Idle lets the phone cool down for d: in real time on a phone, as
-// simulated time on a perflab simdevice (perflab-advance).
-func (d *Device) Idle(ctx context.Context, dur time.Duration) error {
-	if d.Info().Props["ro.product.manufacturer"] == "perflab-sim" {
-		_, err := d.c.Run(ctx, d.serial, fmt.Sprintf("perflab-advance %.3f", dur.Seconds()))
-		return err
-	}
-	return lab.Sleep(ctx, dur)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.builtins
 }
 
 // resolveBuild finds the package and activity a build runs.
@@ -415,20 +407,13 @@ func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (app
 			return ab, fmt.Errorf("builds.%s.apk: %w", key, err)
 		}
 	}
-	if ab.Package == "" && b.App != "" {
-		// A sim build: perflab simdevice has it installed under this name.
-		ab.Package = sim.BuildPackage(b)
-		if ab.Activity == "" {
-			ab.Activity = sim.MainActivity
-		}
-	}
 	if ab.Package == "" {
 		return ab, fmt.Errorf("builds.%s: no package: set \"package\" (and \"activity\")", key)
 	}
 	if ab.Activity == "" {
 		return ab, fmt.Errorf("builds.%s: no activity for %s: set \"activity\", e.g. \".MainActivity\"", key, ab.Package)
 	}
-	if _, err := d.c.Run(ctx, d.serial, "pm path "+shell.Quote(ab.Package)); err != nil {
+	if _, err := d.c.Run(ctx, d.serial, "pm path "+shquote.Quote(ab.Package)); err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
 			return ab, fmt.Errorf("builds.%s: package %s is not installed on %s", key, ab.Package, d.serial)
@@ -453,7 +438,7 @@ func (d *Device) installAPK(ctx context.Context, key, apk string) error {
 	if err := d.c.Push(ctx, d.serial, f, remote, 0o644, st.ModTime()); err != nil {
 		return err
 	}
-	out, err := d.c.Run(ctx, d.serial, "pm install -r -t "+shell.Quote(remote))
+	out, err := d.c.Run(ctx, d.serial, "pm install -r -t "+shquote.Quote(remote))
 	if err != nil || !strings.Contains(out, "Success") {
 		return fmt.Errorf("pm install %s: %s %v", apk, strings.TrimSpace(out), err)
 	}
@@ -514,7 +499,7 @@ func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
 	d.mu.Lock()
 	exp := d.exp
 	d.mounted = map[string]bool{}
-	d.applied, d.govRaw, d.proxy = nil, "", ""
+	d.applied, d.govRaw = nil, ""
 	d.mu.Unlock()
 	var events []lab.Event
 	builds := map[string]appBuild{}
@@ -544,7 +529,7 @@ func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
 		var cmd []string
 		cmd = append(cmd, "mkdir -p "+SnapshotDir)
 		for _, ab := range builds {
-			p := shell.Quote(ab.Package)
+			p := shquote.Quote(ab.Package)
 			cmd = append(cmd, "am force-stop "+p, "rm -rf "+SnapshotDir+"/"+p, "cp -a /data/data/"+p+" "+SnapshotDir+"/")
 		}
 		if _, err := d.runRoot(ctx, strings.Join(cmd, " && ")); err != nil {
@@ -763,6 +748,10 @@ func (d *Device) runTimed(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	return res
 }
 
+// Fail is the result of a trial that failed at step what with err: Lost
+// when the device or its adb server went away.
+func (d *Device) Fail(err error, what string) lab.TrialResult { return d.fail(err, what) }
+
 func (d *Device) fail(err error, what string) lab.TrialResult {
 	r := lab.TrialResult{Status: lab.StatusFailed, Reason: what + ": " + err.Error()}
 	if errors.Is(err, ErrDeviceLost) || errors.Is(err, ErrNoServer) {
@@ -783,7 +772,7 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	if err := d.reset(ctx, req.Controls, ab); err != nil {
 		return d.fail(err, "reset")
 	}
-	cmd := fmt.Sprintf("am start -W -n %s", shell.Quote(ab.Package+"/"+ab.Activity))
+	cmd := fmt.Sprintf("am start -W -n %s", shquote.Quote(ab.Package+"/"+ab.Activity))
 	if m != nil {
 		m.reset()
 		cmd += fmt.Sprintf(" --ei %s %d", MetricsPortExtra, m.port)
@@ -860,7 +849,7 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 	if _, err := d.applyGovernor(ctx, c.Governor); err != nil {
 		return err
 	}
-	pkg := shell.Quote(ab.Package)
+	pkg := shquote.Quote(ab.Package)
 	if c.KillApp {
 		if _, err := d.c.Run(ctx, d.serial, "am force-stop "+pkg); err != nil {
 			return err
@@ -875,7 +864,6 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 	d.mu.Lock()
 	mounted := d.mounted[ab.Package]
 	clock0 := d.clock0
-	proxy := d.proxy
 	d.mu.Unlock()
 	data := "/data/data/" + pkg
 	switch {
@@ -888,7 +876,7 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 		}
 		// The mount's source names this perflab process, so a later one can
 		// unmount it if this one dies (see unmountLeftovers).
-		root = append(root, "mount -t tmpfs -o mode=0700 "+shell.Quote(governor.OwnerTag())+" "+data+" && chown "+shell.Quote(strings.TrimSpace(owner))+" "+data+
+		root = append(root, "mount -t tmpfs -o mode=0700 "+shquote.Quote(governor.OwnerTag())+" "+data+" && chown "+shquote.Quote(strings.TrimSpace(owner))+" "+data+
 			" && restorecon -R "+data)
 	case !c.Tmpfs && mounted:
 		root = append(root, "umount "+data)
@@ -900,18 +888,6 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 	}
 	if c.ClockReset && !clock0.IsZero() {
 		root = append(root, "date -u "+clock0.Format("010215042006.05"))
-	}
-	want := c.Proxy
-	if want == "" {
-		want = "off"
-	}
-	d.mu.Lock()
-	switchOK := d.switchOK
-	d.mu.Unlock()
-	// The simulated phone's network model follows its perflab.proxy
-	// switch; the real wiring (http_proxy, adb reverse) is in RunTrial.
-	if want != proxy && (want != "off" || proxy != "") && switchOK {
-		root = append(root, "setprop perflab.proxy "+shell.Quote(want))
 	}
 	if c.DropCaches {
 		root = append(root, "sync; echo 3 > /proc/sys/vm/drop_caches")
@@ -926,9 +902,6 @@ func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
 		d.mu.Lock()
 		if c.Tmpfs != mounted {
 			d.mounted[ab.Package] = c.Tmpfs
-		}
-		if switchOK {
-			d.proxy = want
 		}
 		d.mu.Unlock()
 	}
@@ -1009,7 +982,7 @@ func (d *Device) Close() error {
 	var cmds []string
 	for pkg, on := range mounted {
 		if on {
-			cmds = append(cmds, "umount /data/data/"+shell.Quote(pkg))
+			cmds = append(cmds, "umount /data/data/"+shquote.Quote(pkg))
 		}
 	}
 	if len(builds) > 0 && d.rootVia != "" {

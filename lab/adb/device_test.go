@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/adb/probebin"
+	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/simdevice"
 )
 
@@ -80,10 +81,7 @@ func TestFullExperimentThroughRealADBServer(t *testing.T) {
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 11})
 	adbtest.Connect(t, srv, sim.Addr, "device")
 	c := ctx(t)
-	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
 	info := dev.Info()
 	for _, cp := range []string{lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapTmpfs, lab.CapReverse, lab.CapProxy} {
 		if !info.Has(cp) {
@@ -91,7 +89,7 @@ func TestFullExperimentThroughRealADBServer(t *testing.T) {
 		}
 	}
 	maxFreq := "/sys/devices/system/cpu/cpu4/cpufreq/scaling_max_freq"
-	before, err := dev.ReadFile(c, maxFreq)
+	before, err := raw.ReadFile(c, maxFreq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +149,7 @@ func TestFullExperimentThroughRealADBServer(t *testing.T) {
 		t.Errorf("profile read back: %+v", profile.Profile)
 	}
 	// ... and the original settings are back after Close.
-	after, err := dev.ReadFile(c, maxFreq)
+	after, err := raw.ReadFile(c, maxFreq)
 	if err != nil || after != before {
 		t.Errorf("scaling_max_freq after close %q (err %v), before %q", after, err, before)
 	}
@@ -188,11 +186,8 @@ func TestSimdeviceRestartMidRun(t *testing.T) {
 	c := ctx(t)
 	c, cancel := context.WithTimeout(c, 90*time.Second)
 	defer cancel()
-	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev.ReconnectTimeout = 45 * time.Second
+	raw, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
+	raw.ReconnectTimeout = 45 * time.Second
 	defer dev.Close()
 
 	trials := 0
@@ -258,11 +253,8 @@ func TestRunEndsWhenTheDeviceStaysAway(t *testing.T) {
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
 	adbtest.Connect(t, srv, sim.Addr, "device")
 	c := ctx(t)
-	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev.ReconnectTimeout = 2 * time.Second
+	raw, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
+	raw.ReconnectTimeout = 2 * time.Second
 	trials := 0
 	evs := drain(lab.NewRunner(dev, experiment(10)).Run(c), func(e lab.Event) {
 		if e.Type == lab.EventTrial {
@@ -343,10 +335,7 @@ func TestTrialTimeout(t *testing.T) {
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5, Realtime: true})
 	adbtest.Connect(t, srv, sim.Addr, "device")
-	dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dev := openSimPhone(t, ctx(t), sim.Addr, srv.Addr)
 	defer dev.Close()
 	exp := experiment(1)
 	exp.Warmup = 0
@@ -381,10 +370,7 @@ func TestAPKBuildsInstalledAndReadFromTheManifest(t *testing.T) {
 		}
 		return p
 	}
-	dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dev := openSimPhone(t, ctx(t), sim.Addr, srv.Addr)
 	defer dev.Close()
 	exp := experiment(3)
 	exp.Builds = map[string]lab.Build{
@@ -406,4 +392,22 @@ func TestAPKBuildsInstalledAndReadFromTheManifest(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "runs only simulated apps") {
 		t.Errorf("real APK on the simdevice: %v", err)
 	}
+}
+
+// openSimPhone opens a simulated phone through the adb backend with the
+// extras it advertises (built-in profiles, sim apps, the proxy switch,
+// simulated cool-downs), as perflab does through lab/devices. raw is the
+// adb device itself.
+func openSimPhone(tb testing.TB, c context.Context, serial, server string) (raw *adb.Device, dev lab.Device) {
+	tb.Helper()
+	raw, err := adb.Open(c, serial, []string{server})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dev, err = devices.WithSimExtras(c, raw)
+	if err != nil {
+		raw.Close()
+		tb.Fatal(err)
+	}
+	return raw, dev
 }

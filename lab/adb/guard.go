@@ -7,7 +7,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/governor"
-	"github.com/perflab/perflab/lab/simdevice/shell"
+	"github.com/perflab/perflab/lab/shquote"
 )
 
 // guard is the crash record of the phone's governor settings: a marker
@@ -23,7 +23,7 @@ func (d *Device) guard() governor.Guard {
 // need root to find a leftover.
 type phoneMarker struct{ d *Device }
 
-var markerQ = shell.Quote(governor.MarkerPath)
+var markerQ = shquote.Quote(governor.MarkerPath)
 
 // ReadMarker implements governor.Marker.
 func (m phoneMarker) ReadMarker(ctx context.Context) (string, error) {
@@ -32,7 +32,7 @@ func (m phoneMarker) ReadMarker(ctx context.Context) (string, error) {
 
 // WriteMarker implements governor.Marker.
 func (m phoneMarker) WriteMarker(ctx context.Context, s string) error {
-	_, err := m.d.runRoot(ctx, "echo "+shell.Quote(s)+" > "+markerQ+" && chmod 644 "+markerQ)
+	_, err := m.d.runRoot(ctx, "echo "+shquote.Quote(s)+" > "+markerQ+" && chmod 644 "+markerQ)
 	return err
 }
 
@@ -85,7 +85,7 @@ func (d *Device) unmountLeftovers(ctx context.Context) []string {
 		if !ok || !r.Gone() {
 			continue
 		}
-		if _, err := d.runRoot(ctx, "umount "+shell.Quote(f[2])); err != nil {
+		if _, err := d.runRoot(ctx, "umount "+shquote.Quote(f[2])); err != nil {
 			notes = append(notes, fmt.Sprintf("tmpfs: an earlier perflab run (pid %d) left %s mounted, and unmounting it failed: %v", r.PID, f[2], err))
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/proxy"
-	"github.com/perflab/perflab/lab/simdevice/shell"
+	"github.com/perflab/perflab/lab/shquote"
 )
 
 // HTTPProxySetting is the global setting Android's ProxyTracker reads for
@@ -148,7 +148,7 @@ func (d *Device) wireProxy(ctx context.Context, hp *phoneProxy) error {
 	if before == "" || before == "null" {
 		before = "unset"
 	}
-	if _, err := d.c.Run(ctx, d.serial, "settings put global "+ProxyBeforeSetting+" "+shell.Quote(before)+
+	if _, err := d.c.Run(ctx, d.serial, "settings put global "+ProxyBeforeSetting+" "+shquote.Quote(before)+
 		" && settings put global "+HTTPProxySetting+" "+addr); err != nil {
 		return fmt.Errorf("pointing the phone at the proxy (settings put global %s %s): %w", HTTPProxySetting, addr, err)
 	}
@@ -168,7 +168,7 @@ func (d *Device) unwireProxy(ctx context.Context, hp *phoneProxy) error {
 		// versions until a reboot; ":0" turns it off at once.
 		cmd = "settings put global " + HTTPProxySetting + " :0 && settings delete global " + HTTPProxySetting + " >/dev/null"
 	} else {
-		cmd = "settings put global " + HTTPProxySetting + " " + shell.Quote(hp.prev)
+		cmd = "settings put global " + HTTPProxySetting + " " + shquote.Quote(hp.prev)
 	}
 	cmd += " && settings delete global " + ProxyBeforeSetting + " >/dev/null"
 	var errs []error

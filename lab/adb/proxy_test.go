@@ -74,10 +74,7 @@ func TestProxyRecordReplayThroughThePhone(t *testing.T) {
 	sh("settings put global http_proxy " + own)
 	sh("settings put global " + simdevice.FetchURLSetting + " " + origin.URL + "/feed")
 
-	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
 	if !dev.Info().Has(lab.CapProxy) {
 		t.Fatalf("caps %v lack proxy", dev.Info().Caps)
 	}
@@ -209,10 +206,7 @@ func TestProxyWholeRunRecordsThenReplays(t *testing.T) {
 	if _, err := srv.Run(c, sim.Addr, "settings put global "+simdevice.FetchURLSetting+" "+origin.URL+"/feed"); err != nil {
 		t.Fatal(err)
 	}
-	dev, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
 	exp := proxyExperiment("replay", filepath.Join(t.TempDir(), "run.proxy.jsonl"))
 	ok := 0
 	for _, e := range drain(lab.NewRunner(dev, exp).Run(c), nil) {
@@ -260,10 +254,7 @@ func TestProxyLeftoverFromADeadRunIsRepaired(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		dead, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, dead := openSimPhone(t, c, sim.Addr, srv.Addr)
 		if _, err := dead.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "a.jsonl"))); err != nil {
 			t.Fatal(err)
 		}
@@ -273,10 +264,7 @@ func TestProxyLeftoverFromADeadRunIsRepaired(t *testing.T) {
 		}
 		// dead is never closed (the process died), so the next run finds
 		// the phone pointing at a dead proxy.
-		next, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, next := openSimPhone(t, c, sim.Addr, srv.Addr)
 		evs, err := next.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "b.jsonl")))
 		if err != nil {
 			t.Fatal(err)

@@ -10,12 +10,22 @@ import (
 )
 
 // openADB opens "adb:SERIAL" on the first of opt.ADBServers (default: the
-// server adb itself would use) that lists it.
+// server adb itself would use) that lists it. A simulated phone
+// (perflab simdevice) comes with the extras it advertises (simPhone).
 func openADB(ctx context.Context, serial string, opt Options) (lab.Device, error) {
 	if serial == "" {
 		return nil, fmt.Errorf("device \"adb:\": name the phone, e.g. adb:R58M123ABC or adb:127.0.0.1:6520 (perflab devices lists them)")
 	}
-	return adb.Open(ctx, serial, opt.ADBServers)
+	d, err := adb.Open(ctx, serial, opt.ADBServers)
+	if err != nil {
+		return nil, err
+	}
+	w, err := WithSimExtras(ctx, d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // listADB lists every device of every adb server, offline and

@@ -151,7 +151,9 @@ func (ph *Phone) initProps() {
 		"sys.boot_completed":       "1",
 		"init.svc.mpdecision":      "running",
 		"init.svc.thermal-engine":  "running",
-		"perflab.proxy":            "off",
+		PropProxy:                  "off",
+		PropExtras:                 Extras,
+		PropPreset:                 p.Name,
 	} {
 		ph.props[k] = v
 	}
@@ -430,7 +432,7 @@ func (ph *Phone) SetProp(key, value string) error {
 			return fmt.Errorf("setprop: failed to set property %q: read-only", key)
 		}
 	}
-	if key == "perflab.proxy" {
+	if key == PropProxy {
 		if err := ph.setProxy(value); err != nil {
 			return err
 		}
@@ -496,7 +498,7 @@ func (ph *Phone) setProxy(mode string) error {
 		return fmt.Errorf("proxy mode %q: want off, record or replay", mode)
 	}
 	ph.proxy = mode
-	ph.props["perflab.proxy"] = mode
+	ph.props[PropProxy] = mode
 	return nil
 }
 

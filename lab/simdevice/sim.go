@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/apk"
 	"github.com/perflab/perflab/lab/probe"
+	"github.com/perflab/perflab/lab/shquote"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice/shell"
 )
@@ -208,7 +209,7 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 	if u, ok := a.Setting("global", FetchURLSetting); ok && u != "" && u != "null" {
 		// The app loads its feed over HTTP, through the phone's proxy.
 		var out strings.Builder
-		if code := a.s.Shell.Run(ctx, shell.HTTPGetCommand+" "+shell.Quote(u), strings.NewReader(""), io.Discard, &out); code != 0 && a.s.opt.Logf != nil {
+		if code := a.s.Shell.Run(ctx, shell.HTTPGetCommand+" "+shquote.Quote(u), strings.NewReader(""), io.Discard, &out); code != 0 && a.s.opt.Logf != nil {
 			a.s.opt.Logf("simdevice: %s could not fetch %s: %s", req.Package, u, strings.TrimSpace(out.String()))
 		}
 	}

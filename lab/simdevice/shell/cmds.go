@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/shquote"
 )
 
 // ErrNotExist reports a path the phone does not model; Phone
@@ -785,7 +786,7 @@ func cmdSu(e *env, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = Quote(a)
+		out[i] = shquote.Quote(a)
 	}
 	return out
 }

@@ -349,22 +349,3 @@ func (w word) expand(vars func(string) string) string {
 func isNameChar(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
-
-// Quote quotes s for mksh so it is passed through as one literal word.
-func Quote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isNameChar(c) || strings.IndexByte("@%+=:,./-", c) >= 0) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

@@ -1,0 +1,80 @@
+package devices
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb"
+	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/sim"
+	"github.com/perflab/perflab/lab/simdevice"
+)
+
+// TestSimExtrasOverADB opens two simulated phones through a real adb
+// server: one advertising its extras, which lab/devices adds around the adb
+// device, and one that does not, which stays a plain adb device, as every
+// real phone does.
+func TestSimExtrasOverADB(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	withExtras := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 1})
+	plain := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 2})
+	plain.Shell.SetPropOverride(sim.PropExtras, "")
+	adbtest.Connect(t, srv, withExtras.Addr, "device")
+	adbtest.Connect(t, srv, plain.Addr, "device")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opt := Options{ADBServers: []string{srv.Addr}}
+
+	d, err := Open(ctx, "adb:"+withExtras.Addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p, ok := d.(*simPhone)
+	if !ok {
+		t.Fatalf("a phone advertising %s opens as %T, want the sim extras around it", sim.PropExtras, d)
+	}
+	info := p.Info()
+	if info.Props[sim.PropExtras] != "advance,apps,profiles,proxy" || info.Props[sim.PropPreset] != "pixel" {
+		t.Errorf("props %v", info.Props)
+	}
+	if _, ok := p.BuiltinProfile("recommended"); !ok {
+		t.Error("no built-in profile \"recommended\" for the pixel preset")
+	}
+	before := withExtras.Phone.Now()
+	if err := p.Idle(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := withExtras.Phone.Now().Sub(before); got < time.Hour {
+		t.Errorf("an hour's cool-down advanced the simulated clock by %v", got)
+	}
+	for _, iface := range []struct {
+		name string
+		ok   bool
+	}{
+		{"lab.Prober", is[lab.Prober](d)}, {"lab.Governor", is[lab.Governor](d)}, {"lab.Reconnector", is[lab.Reconnector](d)},
+	} {
+		if !iface.ok {
+			t.Errorf("the wrapped phone lost %s", iface.name)
+		}
+	}
+
+	r, err := Open(ctx, "adb:"+plain.Addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, ok := r.(*adb.Device); !ok {
+		t.Errorf("a phone without %s opens as %T, want the plain adb device", sim.PropExtras, r)
+	}
+	if _, ok := r.Info().Props[sim.PropExtras]; ok {
+		t.Errorf("plain phone's props name sim extras: %v", r.Info().Props)
+	}
+}
+
+func is[T any](v any) bool {
+	_, ok := v.(T)
+	return ok
+}
