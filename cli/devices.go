@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
 )
 
@@ -37,9 +36,6 @@ func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	list, err := devices.List(ctx, devices.Options{ADBServers: *adb})
-	for i := range list {
-		list[i] = check.DescribeLocal(ctx, list[i])
-	}
 	if err != nil {
 		// One backend failing (no adb server) does not hide the others.
 		fmt.Fprintln(stderr, "perflab devices:", err)

@@ -156,7 +156,7 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 	}
 	window = *f.dur
 	if window == 0 {
-		window = check.DefaultDuration(dev.Info())
+		window = check.DefaultDuration(dev)
 	}
 	// Settings a killed perflab left are restored (and said so) first.
 	if g, err := check.GovernorFor(dev); err == nil {

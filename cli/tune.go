@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
@@ -65,10 +64,7 @@ func cmdTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	interval, realtime := pf.interval, pf.realtime
 	cool := *cooldown
 	if cool == 0 {
-		cool = 3 * time.Minute
-		if info.Backend == "local" {
-			cool = 30 * time.Second
-		}
+		cool = check.DefaultCooldown(dev)
 	}
 	progressW := stdout
 	if *asJSON {

@@ -3,11 +3,14 @@ package lab
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // Capability names. A device lists the ones it supports in DeviceInfo.Caps so
 // the UI can grey out what it cannot do. Control capabilities use the same
-// names as the experiment file's controls.
+// names as the experiment file's controls. CapProbe and CapGovernor are
+// never listed by hand: DeriveCaps adds them for the interfaces a device
+// implements.
 const (
 	CapGovernor        = "governor"
 	CapRestoreSnapshot = "restore_snapshot"
@@ -114,6 +117,34 @@ type Governor interface {
 	// ApplyProfile writes p and reads it back; mismatches lists every file
 	// whose read-back differs from what was written.
 	ApplyProfile(ctx context.Context, p GovernorProfile) (mismatches []string, err error)
+}
+
+// CapChecker is implemented by a device whose capability interfaces may be
+// present but unusable on this particular device (no root for the
+// governor, no writable cpufreq): CapError says why cap cannot be used, or
+// returns nil when it can.
+type CapChecker interface {
+	CapError(cap string) error
+}
+
+// DeriveCaps returns the capabilities of dev: one for each capability
+// interface it implements (Prober: CapProbe, Governor: CapGovernor), unless
+// it is a CapChecker that says it cannot use it, plus the ones it reports
+// (the controls it performs itself during trials). The result is sorted and
+// has no duplicates. dev may be a nil pointer of a device type that is not a
+// CapChecker (only its type is looked at).
+func DeriveCaps(dev any, reported ...string) []string {
+	caps := append([]string{}, reported...)
+	chk, _ := dev.(CapChecker)
+	usable := func(c string) bool { return chk == nil || chk.CapError(c) == nil }
+	if _, ok := dev.(Prober); ok && usable(CapProbe) {
+		caps = append(caps, CapProbe)
+	}
+	if _, ok := dev.(Governor); ok && usable(CapGovernor) {
+		caps = append(caps, CapGovernor)
+	}
+	slices.Sort(caps)
+	return slices.Compact(caps)
 }
 
 // ErrUnsupported is wrapped by errors for capabilities a device lacks.

@@ -188,10 +188,10 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 	info := lab.DeviceInfo{
 		ID: "adb:" + d.serial, Backend: "adb", Model: f[0], State: e.State, Server: d.c.Addr,
 		Props: map[string]string{"ro.product.cpu.abi": f[1], "ro.build.version.sdk": f[2], "ro.product.manufacturer": f[3], "root": d.rootVia},
-		Caps:  []string{lab.CapKillApp, lab.CapDismissDialogs, lab.CapProbe, lab.CapReverse},
 	}
+	reported := []string{lab.CapKillApp, lab.CapDismissDialogs, lab.CapReverse}
 	if d.rootVia != "" {
-		info.Caps = append(info.Caps, lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapClockReset, lab.CapTmpfs, lab.CapDropCaches)
+		reported = append(reported, lab.CapRestoreSnapshot, lab.CapClockReset, lab.CapTmpfs, lab.CapDropCaches)
 	} else {
 		info.Notes = append(info.Notes, "no root (adbd is not root and su is missing): governor, snapshot restore, clock reset, tmpfs and drop_caches need root")
 	}
@@ -203,9 +203,9 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics and the proxy over adb reverse reach that host, not this one; am start -W metrics still work")
 	}
 	if !remote {
-		info.Caps = append(info.Caps, lab.CapProxy)
+		reported = append(reported, lab.CapProxy)
 	}
-	sort.Strings(info.Caps)
+	info.Caps = lab.DeriveCaps(d, reported...)
 	d.mu.Lock()
 	d.info = info
 	d.mu.Unlock()
@@ -218,6 +218,14 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// CapError implements lab.CapChecker: the governor needs root.
+func (d *Device) CapError(c string) error {
+	if c == lab.CapGovernor && d.rootVia == "" {
+		return fmt.Errorf("governor: needs root (adbd is not root and su is missing): %w", fs.ErrPermission)
+	}
+	return nil
 }
 
 // Info describes the device.

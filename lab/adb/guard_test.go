@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/lab/governor"
+	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice"
 )
 
@@ -49,7 +50,7 @@ func TestGovernorLockHelperProcess(t *testing.T) {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	p, _ := d.BuiltinProfile("recommended")
+	p := recommended(t)
 	if _, err := d.ApplyProfile(ctx, p); err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -142,8 +143,7 @@ func TestSIGKILLedGovernorLockIsRepaired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := d.BuiltinProfile("recommended")
-	if _, err := d.ApplyProfile(c, p); err != nil {
+	if _, err := d.ApplyProfile(c, recommended(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
@@ -169,4 +169,17 @@ func hasNote(info lab.DeviceInfo, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// recommended is the pixel preset's built-in "recommended" profile.
+func recommended(t *testing.T) lab.GovernorProfile {
+	pixel, err := sim.Lookup("pixel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := pixel.Builtin("recommended")
+	if !ok {
+		t.Fatal("pixel has no recommended profile")
+	}
+	return p
 }

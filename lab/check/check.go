@@ -14,7 +14,6 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/governor"
-	"github.com/perflab/perflab/lab/probe"
 )
 
 // Optional device capabilities the check uses when present.
@@ -53,14 +52,30 @@ type Options struct {
 	sweeping bool
 }
 
-// DefaultDuration is the check window for a device: ten minutes, long
-// enough for a phone to reach its thermal steady state (cheap on sim,
-// which runs on simulated time), one minute on this host.
-func DefaultDuration(info lab.DeviceInfo) time.Duration {
-	if info.Backend == "local" {
-		return time.Minute
+// Paced is a device that says how long it takes to settle: the check
+// window that reaches its thermal steady state, and the cool-down between
+// tuning candidates. A device without it is a phone (ten and three
+// minutes; cheap on sim, which runs on simulated time).
+type Paced interface {
+	CheckWindow() time.Duration
+	Cooldown() time.Duration
+}
+
+// DefaultDuration is the check window for dev (see Paced).
+func DefaultDuration(dev lab.Device) time.Duration {
+	if p, ok := dev.(Paced); ok {
+		return p.CheckWindow()
 	}
 	return 10 * time.Minute
+}
+
+// DefaultCooldown is the cool-down between tuning candidates on dev (see
+// Paced).
+func DefaultCooldown(dev lab.Device) time.Duration {
+	if p, ok := dev.(Paced); ok {
+		return p.Cooldown()
+	}
+	return 3 * time.Minute
 }
 
 // Result is a finished check.
@@ -75,26 +90,18 @@ type Result struct {
 	Notes []string
 }
 
-// ProberFor returns the device's probe: its own, or on the local host the
-// real probe.
+// ProberFor returns the device's probe.
 func ProberFor(dev lab.Device) (lab.Prober, error) {
 	if p, ok := dev.(lab.Prober); ok {
 		return p, nil
 	}
-	if dev.Info().Backend == "local" {
-		return probe.Local{}, nil
-	}
 	return nil, fmt.Errorf("device %s cannot run the MFLOPS probe: %w", dev.Info().ID, lab.ErrUnsupported)
 }
 
-// GovernorFor returns the device's governor: its own, or on the local host
-// the one working through /sys.
+// GovernorFor returns the device's governor.
 func GovernorFor(dev lab.Device) (lab.Governor, error) {
 	if g, ok := dev.(lab.Governor); ok {
 		return g, nil
-	}
-	if dev.Info().Backend == "local" {
-		return governor.NewLocal(), nil
 	}
 	return nil, fmt.Errorf("device %s cannot set governors: %w", dev.Info().ID, lab.ErrUnsupported)
 }
@@ -128,9 +135,6 @@ func LayoutFor(ctx context.Context, dev lab.Device) (governor.Layout, error) {
 		// A device exposing its sysfs (adb) is discovered directly.
 		svc, _ := dev.(governor.Services)
 		return governor.Discover(ctx, f, svc)
-	}
-	if dev.Info().Backend == "local" {
-		return governor.NewLocal().Layout(ctx)
 	}
 	return governor.Layout{}, fmt.Errorf("device %s does not describe its CPU clusters: %w", dev.Info().ID, lab.ErrUnsupported)
 }
@@ -173,7 +177,7 @@ func Run(ctx context.Context, dev lab.Device, opt Options, out chan<- lab.ProbeS
 		return res, err
 	}
 	if opt.Duration <= 0 {
-		opt.Duration = DefaultDuration(dev.Info())
+		opt.Duration = DefaultDuration(dev)
 	}
 	if opt.Interval <= 0 {
 		opt.Interval = time.Second
@@ -255,26 +259,4 @@ func StabilitySamples(s []lab.ProbeSample) []analysis.StabilitySample {
 		out[i] = analysis.StabilitySample{T: x.T, MFLOPS: x.MFLOPS, FreqKHz: x.FreqKHz, TempC: x.TempC}
 	}
 	return out
-}
-
-// DescribeLocal adds what the check can do on this host to the local
-// device's description: the probe always runs; governors only where
-// cpufreq is present and writable, otherwise a note says why.
-func DescribeLocal(ctx context.Context, info lab.DeviceInfo) lab.DeviceInfo {
-	if info.Backend != "local" {
-		return info
-	}
-	if !info.Has(lab.CapProbe) {
-		info.Caps = append(info.Caps, lab.CapProbe)
-	}
-	g := governor.NewLocal()
-	info.Notes = append(info.Notes, g.RepairLeftover(ctx)...)
-	if !info.Has(lab.CapGovernor) {
-		if _, err := g.ReadProfile(ctx); err != nil {
-			info.Notes = append(info.Notes, "governor: "+err.Error())
-		} else {
-			info.Caps = append(info.Caps, lab.CapGovernor)
-		}
-	}
-	return info
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/proxy"
 )
 
@@ -57,8 +58,11 @@ func processMetric(name string) bool {
 	return false
 }
 
-// Device is the local Linux host.
+// Device is the local Linux host. It is a lab.Prober (the MFLOPS probe
+// runs here) and a lab.Governor (through /sys/devices/system/cpu, when
+// cpufreq is present and writable; the embedded governor.Local).
 type Device struct {
+	*governor.Local
 	info lab.DeviceInfo
 
 	perfOnce sync.Once
@@ -78,14 +82,16 @@ type Device struct {
 	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
+	govSet    bool                // Setup applied controls.governor
+	govKeep   bool                // and the profile says keep it
 }
 
 // New returns the local device. Whether perf can count instructions and
 // whether GNU time is there are checked when those metrics are asked for
 // (perf takes tens of milliseconds to answer); NewProbed checks at once.
 func New() *Device {
-	d := &Device{snapshots: map[string]string{}}
-	d.info = describe(nil, nil)
+	d := &Device{Local: governor.NewLocal(), snapshots: map[string]string{}}
+	d.info = d.describe(nil, nil)
 	return d
 }
 
@@ -93,9 +99,11 @@ func New() *Device {
 // Info says whether instructions and max_rss_kb can be measured (for device
 // listings).
 func NewProbed() *Device {
-	d := &Device{snapshots: map[string]string{}}
+	d := &Device{Local: governor.NewLocal(), snapshots: map[string]string{}}
 	perf, gnuTime := d.perfStatus(), d.gnuTime()
-	d.info = describe(&perf, &gnuTime)
+	d.info = d.describe(&perf, &gnuTime)
+	// A listing also repairs what a perflab killed mid-run left locked.
+	d.info.Notes = append(d.Local.RepairLeftover(context.Background()), d.info.Notes...)
 	return d
 }
 
@@ -113,7 +121,7 @@ func (d *Device) gnuTime() string {
 
 // describe builds the device info; perf and gnuTime are nil when not
 // probed yet.
-func describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
+func (d *Device) describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
 	host, _ := os.Hostname()
 	info := lab.DeviceInfo{
 		ID:      "local",
@@ -163,6 +171,10 @@ func describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
 		info.Props["cachegrind"] = "unavailable"
 		info.Notes = append(info.Notes, "cachegrind: valgrind not found (apt-get install valgrind)")
 	}
+	if err := d.CapError(lab.CapGovernor); err != nil {
+		info.Notes = append(info.Notes, "governor: "+err.Error())
+	}
+	info.Caps = lab.DeriveCaps(d, info.Caps...)
 	return info
 }
 
@@ -254,7 +266,16 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 		}
 		detail["state_dir_snapshot"] = snap
 	}
-	return []lab.Event{{Type: lab.EventSettings, Settings: &lab.Settings{Detail: detail}}}, nil
+	events := []lab.Event{{Type: lab.EventSettings, Settings: &lab.Settings{Detail: detail}}}
+	gov, err := d.setupGovernor(ctx, exp.Controls.Governor)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if gov != nil {
+		events = append(events, *gov)
+	}
+	return events, nil
 }
 
 // checkMetrics validates the requested metrics against what this host can
@@ -313,9 +334,6 @@ func (d *Device) checkControls(c lab.Controls) error {
 		}
 	}
 	var unsupported []string
-	if len(c.Governor) > 0 && string(c.Governor) != "null" && string(c.Governor) != `""` {
-		unsupported = append(unsupported, "governor")
-	}
 	for name, on := range map[string]bool{
 		"restore_snapshot": c.RestoreSnapshot, "kill_app": c.KillApp, "dismiss_dialogs": c.DismissDialogs,
 		"clock_reset": c.ClockReset, "tmpfs": c.Tmpfs, "drop_caches": c.DropCaches,
@@ -338,6 +356,9 @@ func (d *Device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	firstErr := d.closeProxyLocked()
+	if err := d.restoreGovernorLocked(); err != nil && firstErr == nil {
+		firstErr = err
+	}
 	if d.srv != nil {
 		d.srv.close()
 		d.srv = nil

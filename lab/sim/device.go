@@ -60,9 +60,12 @@ func Open(preset string, opt Options) (*Device, error) {
 // Phone exposes the model, e.g. to serve it over adb or to inspect it in tests.
 func (d *Device) Phone() *Phone { return d.ph }
 
-// Caps are the capabilities of every simulated phone.
-var Caps = []string{lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
-	lab.CapClockReset, lab.CapProxy, lab.CapTmpfs, lab.CapDropCaches, lab.CapProbe}
+// Caps returns the capabilities of every simulated phone: the controls it
+// models, plus the probe and the governor it implements.
+func Caps() []string {
+	return lab.DeriveCaps((*Device)(nil), lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
+		lab.CapClockReset, lab.CapProxy, lab.CapTmpfs, lab.CapDropCaches)
+}
 
 // InfoFor describes a preset as a device.
 func InfoFor(p Preset) lab.DeviceInfo {
@@ -72,7 +75,7 @@ func InfoFor(p Preset) lab.DeviceInfo {
 	}
 	return lab.DeviceInfo{
 		ID: "sim:" + p.Name, Backend: "sim", Model: p.Model, State: "device",
-		Caps: append([]string(nil), Caps...),
+		Caps: Caps(),
 		Props: map[string]string{
 			"preset": p.Name, "description": p.Description, "abi": p.ABI,
 			"apps": strings.Join(apps, ","), "product": p.Product,
