@@ -21,8 +21,16 @@ var (
 // fakeCPUFreq is a sysfs tree with one cluster of two CPUs.
 func fakeCPUFreq(t *testing.T) string {
 	t.Helper()
+	files := map[string]string{governor.CPURoot + "/present": "0-1", governor.CPURoot + "/cpu1/online": "1"}
+	for _, cpu := range []string{"0", "1"} {
+		for name, v := range map[string]string{"related_cpus": "0 1", "scaling_available_frequencies": "300000 600000 900000",
+			"scaling_available_governors": "schedutil performance powersave", "scaling_governor": "schedutil",
+			"scaling_min_freq": "300000", "scaling_max_freq": "900000", "scaling_cur_freq": "600000"} {
+			files[governor.CPURoot+"/cpu"+cpu+"/cpufreq/"+name] = v
+		}
+	}
 	root := t.TempDir()
-	put := func(p, v string) {
+	for p, v := range files {
 		full := filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -31,18 +39,6 @@ func fakeCPUFreq(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	put(governor.CPURoot+"/present", "0-1")
-	for _, cpu := range []string{"0", "1"} {
-		d := governor.CPURoot + "/cpu" + cpu + "/cpufreq/"
-		put(d+"related_cpus", "0 1")
-		put(d+"scaling_available_frequencies", "300000 600000 900000")
-		put(d+"scaling_available_governors", "schedutil performance powersave")
-		put(d+"scaling_governor", "schedutil")
-		put(d+"scaling_min_freq", "300000")
-		put(d+"scaling_max_freq", "900000")
-		put(d+"scaling_cur_freq", "600000")
-	}
-	put(governor.CPURoot+"/cpu1/online", "1")
 	return root
 }
 
