@@ -234,8 +234,7 @@ func startStudy(ctx context.Context, devOpt devices.Options, p tui.StudyPlan) <-
 // checked against the truth.
 func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
 	var out []tui.BuildChoice
-	switch dev.Backend {
-	case "sim":
+	if dev.Has(lab.CapSimTime) {
 		for _, app := range sim.Apps() {
 			for _, eff := range []float64{0, 1, 5, -3} {
 				name := app.Name
@@ -248,7 +247,8 @@ func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
 					Build: lab.Build{Name: name, App: app.Name, EffectPct: eff}})
 			}
 		}
-	case "local":
+	}
+	if dev.Has(lab.CapCommandBuilds) {
 		out = append(out,
 			tui.BuildChoice{Label: "sleep 10ms", Detail: "sh -c 'sleep 0.01': a baseline", Build: lab.Build{Name: "sleep 10ms", Command: []string{"sh", "-c", "sleep 0.01"}}},
 			tui.BuildChoice{Label: "sleep 12ms", Detail: "sh -c 'sleep 0.012': 2 ms slower", Build: lab.Build{Name: "sleep 12ms", Command: []string{"sh", "-c", "sleep 0.012"}}},
@@ -260,7 +260,7 @@ func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
 // governorProfiles names the governor profiles offered for a device: the
 // sim presets' built-in ones, elsewhere the profile perflab tune saved.
 func governorProfiles(dev lab.DeviceInfo) []string {
-	if dev.Backend == "sim" {
+	if dev.Has(lab.CapSimTime) {
 		return []string{"recommended", "max"}
 	}
 	if _, _, err := governor.LoadTuned(dev.Model); err == nil {

@@ -24,8 +24,11 @@ const (
 	CapPrepare         = "prepare" // prepare/cleanup commands
 	CapASLR            = "aslr"
 	CapPinCPU          = "pin_cpu"
-	CapProbe           = "probe"   // MFLOPS stability probe
-	CapReverse         = "reverse" // device can reach a host port (adb reverse)
+	CapProbe           = "probe"          // MFLOPS stability probe
+	CapReverse         = "reverse"        // device can reach a host port (adb reverse)
+	CapSimTime         = "sim_time"       // runs on simulated time (paced at wall-clock speed or instant); its builds carry a known true effect
+	CapCommandBuilds   = "command_builds" // builds are command lines run as processes on the device
+	CapAPKBuilds       = "apk_builds"     // builds are Android packages (an APK file or an installed package)
 )
 
 // DeviceInfo describes a device as listed and as recorded in a session header.

@@ -73,10 +73,10 @@ func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent [
 	}
 	// Recently used builds come first: they are usually what comes next.
 	p.items = append(recents, p.items...)
-	switch dev.Backend {
-	case "local":
+	if dev.Has(lab.CapCommandBuilds) {
 		p.items = append(p.items, buildItem{action: "command", choice: BuildChoice{Label: "command…", Detail: "type a shell command line (run with sh -c)"}})
-	case "adb":
+	}
+	if dev.Has(lab.CapAPKBuilds) {
 		p.items = append(p.items, buildItem{action: "apk", choice: BuildChoice{Label: "APK file…", Detail: "pick an .apk file, then name its package"}})
 	}
 	p.input = newTextInput()

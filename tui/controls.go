@@ -17,12 +17,12 @@ import (
 // experiment file, what it does in one line, which capability it needs, and
 // how to read and write it.
 type controlDef struct {
-	key      string // experiment-file name, also the capability name
-	label    string
-	explain  string
-	cap      string
-	backends []string // nil: any backend
-	values   []string // cycle order; the first is "off"
+	key     string // experiment-file name, also the capability name
+	label   string
+	explain string
+	cap     string
+	needs   string   // a capability without which the row is not shown at all ("": none)
+	values  []string // cycle order; the first is "off"
 }
 
 // controlDefs is the order the stepper walks: the reset procedure, the proxy,
@@ -36,9 +36,9 @@ var controlDefs = []controlDef{
 	{key: "clock_reset", label: "clock reset", explain: "reset the device clock before each trial, so time-dependent paths repeat", cap: lab.CapClockReset, values: onOff},
 	{key: "governor", label: "governor profile", explain: "lock CPU/GPU frequencies to a profile that does not throttle", cap: lab.CapGovernor, values: onOff},
 	{key: "tmpfs", label: "tmpfs app data", explain: "keep app data in RAM, removing disk-write jitter", cap: lab.CapTmpfs, values: onOff},
-	{key: "aslr", label: "ASLR off", explain: "run with address-space randomization off (setarch -R)", cap: lab.CapASLR, backends: []string{"local"}, values: onOff},
-	{key: "pin_cpu", label: "pin CPU", explain: "pin the benchmark to one CPU (taskset)", cap: lab.CapPinCPU, backends: []string{"local"}, values: []string{"off", "0", "1", "2", "3"}},
-	{key: "cachegrind", label: "cachegrind metric", explain: "add a deterministic instruction-cost metric (valgrind, slow)", backends: []string{"local"}, values: onOff},
+	{key: "aslr", label: "ASLR off", explain: "run with address-space randomization off (setarch -R)", cap: lab.CapASLR, needs: lab.CapCommandBuilds, values: onOff},
+	{key: "pin_cpu", label: "pin CPU", explain: "pin the benchmark to one CPU (taskset)", cap: lab.CapPinCPU, needs: lab.CapCommandBuilds, values: []string{"off", "0", "1", "2", "3"}},
+	{key: "cachegrind", label: "cachegrind metric", explain: "add a deterministic instruction-cost metric (valgrind, slow)", needs: lab.CapCommandBuilds, values: onOff},
 }
 
 var onOff = []string{"off", "on"}
@@ -235,15 +235,15 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	if dev.Has(lab.CapProbe) && !live {
 		p.probeS = 30
 	}
-	p.realtime = dev.Backend == "sim"
+	p.realtime = dev.Has(lab.CapSimTime)
 	p.mode, p.runs, p.aa = modeRun, study.DefaultOrderRuns, studyAAReal
-	if dev.Backend == "sim" {
+	if dev.Has(lab.CapSimTime) {
 		// The simulated phone is cheap and knows the truth: many
 		// experiments, and a known 1% effect injected.
 		p.aa, p.effectPct = studyAASim, 1
 	}
 	for _, d := range controlDefs {
-		if len(d.backends) > 0 && !contains(d.backends, dev.Backend) {
+		if d.needs != "" && !dev.Has(d.needs) {
 			continue
 		}
 		if d.key == "governor" {
@@ -258,22 +258,13 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		p.rows = append(p.rows,
 			controlRow{setting: "order"}, controlRow{setting: "trials"},
 			controlRow{setting: "warmup"}, controlRow{setting: "probe"})
-		if dev.Backend == "sim" {
+		if dev.Has(lab.CapSimTime) {
 			p.rows = append(p.rows, controlRow{setting: "pace"})
 		}
 		p.rows = append(p.rows, controlRow{setting: "mode"}, controlRow{setting: "aa"},
 			controlRow{setting: "effect"}, controlRow{setting: "runs"})
 	}
 	return p
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // supported reports whether the device can apply the row's control.
@@ -350,7 +341,7 @@ func (p controlsPane) explain(r controlRow) string {
 	case "aa":
 		return "K A/A experiments (control against itself): the false-positive rate and its binomial CI against α"
 	case "effect":
-		if p.device.Backend == "sim" {
+		if p.device.Has(lab.CapSimTime) {
 			return "K more experiments whose treatment is the control made X% costlier (injected: the simulated phone knows the truth); the detection rate"
 		}
 		return "K more experiments of A against B, which you declare differ by X%; the detection rate (off: none)"

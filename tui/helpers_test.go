@@ -102,13 +102,13 @@ func sized(m *Model, w, h int) *Model {
 // simInfo is a device like the sim presets, with every phone capability.
 func simInfo() lab.DeviceInfo {
 	return lab.DeviceInfo{ID: "sim:pixel", Backend: "sim", Model: "Pixel 3 (simulated)", State: "device",
-		Caps: []string{lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
+		Caps: []string{lab.CapSimTime, lab.CapGovernor, lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
 			lab.CapClockReset, lab.CapProxy, lab.CapTmpfs, lab.CapDropCaches, lab.CapProbe}}
 }
 
 func localInfo() lab.DeviceInfo {
 	return lab.DeviceInfo{ID: "local", Backend: "local", Model: "AMD EPYC", State: "device",
-		Caps: []string{lab.CapPrepare, lab.CapStateDir, lab.CapASLR, lab.CapPinCPU}}
+		Caps: []string{lab.CapCommandBuilds, lab.CapPrepare, lab.CapStateDir, lab.CapASLR, lab.CapPinCPU}}
 }
 
 // synthPlan is the plan of synthEvents.

@@ -316,7 +316,7 @@ func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 		m.dash = m.newDashboard(modeCheck)
 		m.dash.starting = true
 		m.screen = screenDashboard
-		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.device.Backend == "sim" && !m.opt.Instant, m.stream)
+		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.device.Has(lab.CapSimTime) && !m.opt.Instant, m.stream)
 	}
 	var ready []BuildChoice
 	if m.opt.Backend.Builds != nil {

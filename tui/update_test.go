@@ -411,7 +411,7 @@ func TestAPKFilePickerAndPackage(t *testing.T) {
 	}
 	t.Chdir(dir)
 	m := sized(New(Options{Now: fixedNow}), 80, 24)
-	m.Update(deviceChosenMsg{device: lab.DeviceInfo{ID: "adb:R58M", Backend: "adb", State: "device"}})
+	m.Update(deviceChosenMsg{device: lab.DeviceInfo{ID: "adb:R58M", Backend: "adb", State: "device", Caps: []string{lab.CapAPKBuilds}}})
 	press(t, m, "enter") // APK file…
 	if m.builds.mode != "apk" {
 		t.Fatalf("mode %q, want the file picker", m.builds.mode)

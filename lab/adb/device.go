@@ -189,7 +189,7 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 		ID: "adb:" + d.serial, Backend: "adb", Model: f[0], State: e.State, Server: d.c.Addr,
 		Props: map[string]string{"ro.product.cpu.abi": f[1], "ro.build.version.sdk": f[2], "ro.product.manufacturer": f[3], "root": d.rootVia},
 	}
-	reported := []string{lab.CapKillApp, lab.CapDismissDialogs, lab.CapReverse}
+	reported := []string{lab.CapAPKBuilds, lab.CapKillApp, lab.CapDismissDialogs, lab.CapReverse}
 	if d.rootVia != "" {
 		reported = append(reported, lab.CapRestoreSnapshot, lab.CapClockReset, lab.CapTmpfs, lab.CapDropCaches)
 	} else {

@@ -128,7 +128,7 @@ func (d *Device) describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
 		Backend: "local",
 		Model:   cpuModel(),
 		State:   "device",
-		Caps:    []string{lab.CapPrepare, lab.CapStateDir, lab.CapProxy},
+		Caps:    []string{lab.CapCommandBuilds, lab.CapPrepare, lab.CapStateDir, lab.CapProxy},
 		Props: map[string]string{
 			"host":    host,
 			"cpus":    strconv.Itoa(runtime.NumCPU()),

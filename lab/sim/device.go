@@ -63,7 +63,7 @@ func (d *Device) Phone() *Phone { return d.ph }
 // Caps returns the capabilities of every simulated phone: the controls it
 // models, plus the probe and the governor it implements.
 func Caps() []string {
-	return lab.DeriveCaps((*Device)(nil), lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
+	return lab.DeriveCaps((*Device)(nil), lab.CapSimTime, lab.CapRestoreSnapshot, lab.CapKillApp, lab.CapDismissDialogs,
 		lab.CapClockReset, lab.CapProxy, lab.CapTmpfs, lab.CapDropCaches)
 }
 
