@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/sim"
@@ -105,15 +106,27 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintf(stdout, "connect with: adb connect %s   (then use device adb:%s)\n", addr, addr)
 	errc := make(chan error, 1)
 	go func() { errc <- s.Server.Serve(ctx) }()
+	var connected []string
 	for _, server := range connect {
 		msg, err := adb.NewClient(server).Connect(ctx, addr.String())
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab simdevice: adb server %s: %v\n", server, err)
 			continue
 		}
+		connected = append(connected, server)
 		fmt.Fprintf(stdout, "adb server %s: %s\n", server, msg)
 	}
-	if err := <-errc; err != nil {
+	err = <-errc
+	// Disconnect, or the servers keep the phone as offline and retry it
+	// every 10 s.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, server := range connected {
+		if derr := adb.NewClient(server).Disconnect(dctx, addr.String()); derr != nil {
+			fmt.Fprintf(stderr, "perflab simdevice: adb server %s: %v\n", server, derr)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "perflab simdevice: %v\n", err)
 		return exitError
 	}

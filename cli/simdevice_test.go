@@ -151,14 +151,31 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 	go func() {
 		done <- cmdSimdevice(ctx, []string{"--listen", addr, "--serial", "LAB-PHONE-7", "--root", "--connect", srv.Addr}, &out, &errb)
 	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	defer stop()
 	adbtest.WaitState(t, srv, addr, "device", 20*time.Second)
 	got, err := srv.Run(context.Background(), addr, "getprop ro.serialno; id -u")
 	if err != nil || got != "LAB-PHONE-7\n0\n" {
 		t.Errorf("serial and uid: %q %v", got, err)
+	}
+	// On exit it disconnects: the server forgets the phone instead of
+	// keeping it offline.
+	stop()
+	es, err := srv.Devices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Serial == addr {
+			t.Errorf("after simdevice exited the server still lists %s (%s)", addr, e.State)
+		}
 	}
 }
 

@@ -138,45 +138,6 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-// Version returns the adb server's protocol version.
-func (c *Client) Version(ctx context.Context) (int, error) {
-	s, err := c.hostQuery(ctx, "host:version")
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseInt(s, 16, 32)
-	if err != nil {
-		return 0, fmt.Errorf("adb host:version: bad answer %q", s)
-	}
-	return int(v), nil
-}
-
-// Connect asks the server to connect to a device over TCP (adb connect).
-// adb prints failures yet exits 0; this returns them as errors.
-func (c *Client) Connect(ctx context.Context, addr string) (string, error) {
-	msg, err := c.hostQuery(ctx, "host:connect:"+addr)
-	if err != nil {
-		return "", err
-	}
-	msg = strings.TrimSpace(msg)
-	if strings.HasPrefix(msg, "connected to") || strings.HasPrefix(msg, "already connected to") {
-		return msg, nil
-	}
-	return "", fmt.Errorf("adb connect %s: %s", addr, msg)
-}
-
-// Disconnect asks the server to drop a TCP device (adb disconnect).
-func (c *Client) Disconnect(ctx context.Context, addr string) error {
-	msg, err := c.hostQuery(ctx, "host:disconnect:"+addr)
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(msg, "disconnected") {
-		return fmt.Errorf("adb disconnect %s: %s", addr, strings.TrimSpace(msg))
-	}
-	return nil
-}
-
 // Entry is one line of host:devices-l.
 type Entry struct {
 	Serial string
@@ -393,44 +354,6 @@ func (c *Client) Push(ctx context.Context, serial string, data io.Reader, remote
 	}
 	conn.Write(wire.AppendSync(nil, wire.SyncQUIT, 0, nil))
 	return nil
-}
-
-// Pull copies a file from the device to w (sync RECV).
-func (c *Client) Pull(ctx context.Context, serial, remote string, w io.Writer) error {
-	conn, err := c.open(ctx, serial, "sync:")
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	defer watch(ctx, conn)()
-	if _, err := conn.Write(wire.AppendSync(nil, wire.SyncRECV, uint32(len(remote)), []byte(remote))); err != nil {
-		return deviceErr(serial, err)
-	}
-	r := bufio.NewReader(conn)
-	for {
-		id, n, err := wire.ReadSyncHeader(r)
-		if err != nil {
-			return deviceErr(serial, fmt.Errorf("pull %s: %w", remote, ctxErr(ctx, err)))
-		}
-		switch id {
-		case wire.SyncDATA:
-			if n > wire.SyncMaxData {
-				return fmt.Errorf("pull %s: chunk of %d bytes", remote, n)
-			}
-			if _, err := io.CopyN(w, r, int64(n)); err != nil {
-				return err
-			}
-		case wire.SyncDONE:
-			conn.Write(wire.AppendSync(nil, wire.SyncQUIT, 0, nil))
-			return nil
-		case wire.SyncFAIL:
-			msg := make([]byte, n)
-			io.ReadFull(r, msg)
-			return fmt.Errorf("pull %s: %s", remote, msg)
-		default:
-			return fmt.Errorf("pull %s: unexpected %q", remote, id)
-		}
-	}
 }
 
 // Reverse makes connections to devicePort on the device reach hostPort on

@@ -7,9 +7,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,6 +215,53 @@ func TestShellAgainstRealADBServer(t *testing.T) {
 		code, err := c.Shell(ctx(t), serial, "cat /sdcard/big.bin", nil, &out, nil)
 		if err != nil || code != 0 || !bytes.Equal(out.Bytes(), data) {
 			t.Fatalf("cat of the big file: code %d err %v, %d bytes", code, err, out.Len())
+		}
+	})
+	t.Run("through gadb: version, list, stat, forward", func(t *testing.T) {
+		if v, err := c.Version(ctx(t)); err != nil || v < 30 {
+			t.Errorf("server version %d %v", v, err)
+		}
+		data := []byte("twelve bytes")
+		mtime := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+		if _, err := c.Run(ctx(t), serial, "mkdir -p /data/local/tmp/gadb"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Push(ctx(t), serial, bytes.NewReader(data), "/data/local/tmp/gadb/listed.txt", 0o640, mtime); err != nil {
+			t.Fatal(err)
+		}
+		ents, err := c.List(ctx(t), serial, "/data/local/tmp/gadb")
+		if err != nil || len(ents) != 1 || ents[0].Name != "listed.txt" || ents[0].Size != 12 || ents[0].IsDir() {
+			t.Errorf("list: %+v %v", ents, err)
+		}
+		st, err := c.Stat(ctx(t), serial, "/data/local/tmp/gadb/listed.txt")
+		if err != nil || st.Size != 12 || st.Mode&0o777 != 0o640 || st.ModTime.IsZero() {
+			t.Errorf("stat: %+v %v", st, err)
+		}
+		if st, err := c.Stat(ctx(t), serial, "/data/local/tmp/gadb"); err != nil || !st.IsDir() {
+			t.Errorf("stat of a directory: %+v %v", st, err)
+		}
+		if _, err := c.Stat(ctx(t), serial, "/data/local/tmp/gadb/missing"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stat of a missing file: %v", err)
+		}
+		if err := c.Pull(ctx(t), serial, "/data/local/tmp/gadb/missing", io.Discard); err == nil {
+			t.Error("pulling a missing file succeeded")
+		}
+		hostPort := adbtest.FreePort(t)
+		if err := c.Forward(ctx(t), serial, hostPort, 8080); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("tcp:%d tcp:8080", hostPort)
+		if fl, err := c.ForwardList(ctx(t), serial); err != nil || !slices.Contains(fl, want) {
+			t.Errorf("forward list %q %v, want %q", fl, err, want)
+		}
+		if err := c.ForwardRemove(ctx(t), serial, hostPort); err != nil {
+			t.Fatal(err)
+		}
+		if fl, err := c.ForwardList(ctx(t), serial); err != nil || slices.Contains(fl, want) {
+			t.Errorf("forward list after remove %q %v", fl, err)
+		}
+		if err := c.Forward(ctx(t), "no-such-serial", hostPort, 8080); !errors.Is(err, adb.ErrDeviceLost) {
+			t.Errorf("forward to a missing device: %v", err)
 		}
 	})
 	t.Run("adb connect failures are errors", func(t *testing.T) {

@@ -446,9 +446,29 @@ func (d *Device) installAPK(ctx context.Context, key, apk string) error {
 	if err := d.c.Push(ctx, d.serial, f, remote, 0o644, st.ModTime()); err != nil {
 		return err
 	}
+	if err := d.checkPushed(ctx, remote, st.Size()); err != nil {
+		return err
+	}
 	out, err := d.c.Run(ctx, d.serial, "pm install -r -t "+shquote.Quote(remote))
 	if err != nil || !strings.Contains(out, "Success") {
 		return fmt.Errorf("pm install %s: %s %v", apk, strings.TrimSpace(out), err)
+	}
+	return nil
+}
+
+// checkPushed compares the size of a pushed file on the phone (sync LIST)
+// with the size sent, so a truncated push is reported as such rather than
+// as a corrupt APK by pm. A phone that cannot list the directory is taken
+// at its word.
+func (d *Device) checkPushed(ctx context.Context, remote string, size int64) error {
+	fi, err := d.c.Stat(ctx, d.serial, remote)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("push %s: the file is not on the phone after the push", remote)
+	case err != nil:
+		return nil
+	case fi.Size != size%(1<<32): // sync LIST sizes have 32 bits
+		return fmt.Errorf("push %s: %d bytes arrived of %d", remote, fi.Size, size)
 	}
 	return nil
 }

@@ -411,3 +411,30 @@ func openSimPhone(tb testing.TB, c context.Context, serial, server string) (raw 
 	}
 	return raw, dev
 }
+
+// TestCheckPushed: after a push, the file's size on the phone (sync LIST
+// through gadb) is compared with the size sent.
+func TestCheckPushed(t *testing.T) {
+	t.Parallel()
+	srv := adbtest.StartServer(t)
+	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 1})
+	adbtest.Connect(t, srv, sim.Addr, "device")
+	dev, err := adb.Open(ctx(t), sim.Addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	const remote = adb.TmpDir + "/pushed.bin"
+	if err := dev.Client().Push(ctx(t), sim.Addr, strings.NewReader("0123456789"), remote, 0o644, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := adb.CheckPushed(dev, ctx(t), remote, 10); err != nil {
+		t.Errorf("intact push: %v", err)
+	}
+	if err := adb.CheckPushed(dev, ctx(t), remote, 11); err == nil || !strings.Contains(err.Error(), "10 bytes arrived of 11") {
+		t.Errorf("short push: %v", err)
+	}
+	if err := adb.CheckPushed(dev, ctx(t), adb.TmpDir+"/never-pushed", 1); err == nil || !strings.Contains(err.Error(), "not on the phone") {
+		t.Errorf("missing file: %v", err)
+	}
+}

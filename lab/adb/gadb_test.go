@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/electricbubble/gadb"
@@ -79,6 +80,22 @@ func TestGadbLimitsAndOurWorkarounds(t *testing.T) {
 	}
 	if got, err := srv.Run(ctx(t), up.Addr, "cat /data/local/tmp/g.txt"); err != nil || got != "pushed by gadb\n" {
 		t.Errorf("file pushed by gadb reads %q %v", got, err)
+	}
+	// But gadb's push drops a chunk that arrives together with io.EOF
+	// (as iotest.DataErrReader, gzip or a network body give it); lab/adb's
+	// push keeps it.
+	const payload = "the last chunk\n"
+	if err := dev.Push(iotest.DataErrReader(strings.NewReader(payload)), "/data/local/tmp/g-eof.txt", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := srv.Run(ctx(t), up.Addr, "cat /data/local/tmp/g-eof.txt"); err != nil || got == payload {
+		t.Errorf("gadb now keeps the chunk read with io.EOF (%q %v): drop the own push's justification", got, err)
+	}
+	if err := srv.Push(ctx(t), up.Addr, iotest.DataErrReader(strings.NewReader(payload)), "/data/local/tmp/ours-eof.txt", 0o644, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := srv.Run(ctx(t), up.Addr, "cat /data/local/tmp/ours-eof.txt"); err != nil || got != payload {
+		t.Errorf("lab/adb push with the last chunk at io.EOF: %q %v", got, err)
 	}
 }
 
