@@ -167,16 +167,25 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 	}
 	// On exit it disconnects: the server forgets the phone instead of
 	// keeping it offline.
+	// (The server drops a transport asynchronously: wait for it.)
 	stop()
-	es, err := srv.Devices(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		if e.Serial == addr {
-			t.Errorf("after simdevice exited the server still lists %s (%s)", addr, e.State)
+	state := ""
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		es, err := srv.Devices(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		state = ""
+		for _, e := range es {
+			if e.Serial == addr {
+				state = e.State
+			}
+		}
+		if state == "" {
+			return
 		}
 	}
+	t.Errorf("15 s after simdevice exited the server still lists %s (%s)", addr, state)
 }
 
 func TestSimdeviceListenRefusesNonLoopback(t *testing.T) {
