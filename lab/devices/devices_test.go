@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/lab"
 )
 
 func TestOpenLocal(t *testing.T) {
@@ -14,6 +16,12 @@ func TestOpenLocal(t *testing.T) {
 	defer dev.Close()
 	if info := dev.Info(); info.ID != "local" || info.Backend != "local" || !info.Has("state_dir") {
 		t.Errorf("info %+v", info)
+	}
+	if _, ok := dev.(lab.Prober); !ok {
+		t.Errorf("local (%T) is not a lab.Prober", dev)
+	}
+	if _, ok := dev.(lab.Governor); !ok {
+		t.Errorf("local (%T) is not a lab.Governor", dev)
 	}
 }
 
@@ -38,6 +46,10 @@ func TestListIncludesLocal(t *testing.T) {
 			found = true
 			if _, ok := d.Props["instructions"]; !ok {
 				t.Errorf("local lists no instructions status: %+v", d.Props)
+			}
+			// The workbench's `c` runs the probe where the listing says so.
+			if !d.Has(lab.CapProbe) {
+				t.Errorf("local lists no probe: %v", d.Caps)
 			}
 		}
 		if i > 0 && list[i-1].ID > d.ID {
