@@ -58,10 +58,17 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	return exp, devs, nil
 }
 
+// simTime reports whether device id runs on simulated time
+// (lab.CapSimTime), known without opening it: such a device is cheap,
+// seedable and knows the truth of an injected effect.
+func simTime(id string) bool {
+	info, ok := devices.Static(id)
+	return ok && info.Has(lab.CapSimTime)
+}
+
 // studyDevices says how a study of device id gets its devices; perflab
 // validate, perflab order and the workbench's study modes share it.
 func studyDevices(id string, opt devices.Options, parallel int) study.Devices {
-	sim := strings.HasPrefix(id, "sim:")
 	return study.Devices{
 		Open: func(ctx context.Context, seed int64) (lab.Device, error) {
 			o := opt
@@ -70,7 +77,8 @@ func studyDevices(id string, opt devices.Options, parallel int) study.Devices {
 		},
 		// Simulated phones are cheap and seedable: a fresh one per run
 		// makes runs independent and lets them run in parallel.
-		Fresh:    sim && !opt.Realtime,
+		Fresh:    simTime(id) && !opt.Realtime,
+		SimTime:  simTime(id),
 		Parallel: parallel,
 	}
 }

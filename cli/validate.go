@@ -86,7 +86,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitUsage
 	}
-	sim := strings.HasPrefix(exp.Device, "sim:")
+	sim := devs.SimTime
 	effectPct := 0.0
 	if *effect != "" {
 		if effectPct, err = parseEffect(*effect); err != nil {

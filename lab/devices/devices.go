@@ -29,12 +29,15 @@ type backend struct {
 	// list returns the devices the backend can reach; an error is reported
 	// as a note, it does not hide the other backends' devices.
 	list func(ctx context.Context, opt Options) ([]lab.DeviceInfo, error)
+	// static describes the device name + ":" + arg without any I/O, when
+	// the backend can (nil: it cannot).
+	static func(arg string) (lab.DeviceInfo, bool)
 }
 
 func backends() []backend {
 	return []backend{
 		{name: "local", open: openLocal, list: listLocal},
-		{name: "sim", open: openSim, list: listSim},
+		{name: "sim", open: openSim, list: listSim, static: staticSim},
 		{name: "adb", open: openADB, list: listADB},
 	}
 }
@@ -53,6 +56,20 @@ func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
 		return nil, errors.New("no device given")
 	}
 	return nil, fmt.Errorf("device %q: unknown backend %q (known: %s)", id, name, strings.Join(names, ", "))
+}
+
+// Static describes the device with the given ID without opening it or
+// doing any I/O, when its backend can (a simulated phone); ok is false
+// otherwise. A study uses it to decide up front, from the device's
+// capabilities, how to treat it.
+func Static(id string) (info lab.DeviceInfo, ok bool) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
+	for _, b := range backends() {
+		if b.name == name && b.static != nil {
+			return b.static(arg)
+		}
+	}
+	return lab.DeviceInfo{}, false
 }
 
 // List returns every device of every backend, sorted by ID. A backend that

@@ -60,3 +60,15 @@ func TestListIncludesLocal(t *testing.T) {
 		t.Errorf("local missing from %+v", list)
 	}
 }
+
+func TestStatic(t *testing.T) {
+	for _, tt := range []struct {
+		id      string
+		ok, sim bool
+	}{{"sim:pixel", true, true}, {"sim:nexus5", true, true}, {"sim:nope", false, false}, {"local", false, false}, {"adb:X", false, false}, {"", false, false}} {
+		info, ok := Static(tt.id)
+		if ok != tt.ok || info.Has(lab.CapSimTime) != tt.sim || ok && info.ID != tt.id {
+			t.Errorf("Static(%q) = %s %v %v, want ok %v sim_time %v", tt.id, info.ID, info.Caps, ok, tt.ok, tt.sim)
+		}
+	}
+}

@@ -27,3 +27,11 @@ func listSim(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
 	}
 	return out, nil
 }
+
+func staticSim(arg string) (lab.DeviceInfo, bool) {
+	p, err := sim.Lookup(arg)
+	if err != nil {
+		return lab.DeviceInfo{}, false
+	}
+	return sim.InfoFor(p), true
+}

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/lab"
@@ -21,7 +22,8 @@ func TestNewValidateConfigDefaults(t *testing.T) {
 		{"adb:R58M", 0, 5, true, DefaultAAReal, 5, false},
 		{"local", 3, 0, false, 3, 0, false},
 	} {
-		cfg := NewValidateConfig(&lab.Experiment{Device: tt.device}, Devices{}, tt.aa, tt.effect, tt.given)
+		devs := Devices{SimTime: strings.HasPrefix(tt.device, "sim:")} // as a sim_time device
+		cfg := NewValidateConfig(&lab.Experiment{Device: tt.device}, devs, tt.aa, tt.effect, tt.given)
 		if cfg.AA != tt.wantAA || cfg.EffectPct != tt.wantEffect || cfg.Inject != tt.wantInject {
 			t.Errorf("%s aa=%d effect=%g given=%v: AA %d effect %g inject %v", tt.device, tt.aa, tt.effect, tt.given, cfg.AA, cfg.EffectPct, cfg.Inject)
 		}

@@ -38,6 +38,9 @@ type Devices struct {
 	Fresh bool
 	// Parallel bounds concurrent runs when Fresh (default: GOMAXPROCS).
 	Parallel int
+	// SimTime says the devices run on simulated time (lab.CapSimTime):
+	// cheap, and they know the truth, so a known effect can be injected.
+	SimTime bool
 }
 
 // Progress is one step of a study, for progress bars and live panels.

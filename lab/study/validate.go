@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -44,10 +43,10 @@ const (
 
 // NewValidateConfig is a validation study of exp with the defaults perflab
 // validate and the workbench share: aa A/A experiments (DefaultAASim or
-// DefaultAAReal when 0); on the simulated phone the effect is injected
+// DefaultAAReal when 0); on the simulated phone (devs.SimTime) the effect is injected
 // (DefaultEffectSim unless effectGiven), elsewhere effectPct is declared.
 func NewValidateConfig(exp *lab.Experiment, devs Devices, aa int, effectPct float64, effectGiven bool) ValidateConfig {
-	sim := strings.HasPrefix(exp.Device, "sim:")
+	sim := devs.SimTime
 	cfg := ValidateConfig{Experiment: exp, Devices: devs, AA: aa, Inject: sim, EffectPct: effectPct}
 	if cfg.AA == 0 {
 		cfg.AA = DefaultAAReal
