@@ -121,9 +121,19 @@ func (p *devicesPane) setDevices(devs []lab.DeviceInfo) {
 	} else {
 		prev = p.prefer
 	}
-	order := map[string]int{"sim": 0, "local": 1, "adb": 2}
+	// Simulated phones first (they need nothing), then this host, then
+	// phones.
+	rank := func(d lab.DeviceInfo) int {
+		switch {
+		case d.Has(lab.CapSimTime):
+			return 0
+		case d.Has(lab.CapCommandBuilds):
+			return 1
+		}
+		return 2
+	}
 	devs = append([]lab.DeviceInfo(nil), devs...)
-	sort.SliceStable(devs, func(i, j int) bool { return order[devs[i].Backend] < order[devs[j].Backend] })
+	sort.SliceStable(devs, func(i, j int) bool { return rank(devs[i]) < rank(devs[j]) })
 	p.devices = devs
 	p.cursor = 0
 	for i, d := range devs {
