@@ -315,3 +315,23 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 			got.AA.FalsePositives, got.Effect.Detected, want.AA.FalsePositives, want.Effect.Detected)
 	}
 }
+
+// TestCheckOnLocalFromThePicker: c on this host, as the real listing
+// describes it, starts the MFLOPS check (local is a lab.Prober) instead of
+// saying the host cannot run the probe. The check's own command is not
+// run: it would load this host for 30 s.
+func TestCheckOnLocalFromThePicker(t *testing.T) {
+	m := sized(New(Options{Backend: realBackend(), SessionDir: t.TempDir(), Device: "local", Now: fixedNow}), 80, 24)
+	run(t, m, m.Init(), skipTicks)
+	if d, ok := m.devices.selected(); !ok || d.ID != "local" {
+		t.Fatalf("selected %+v", d)
+	}
+	_, cmd := m.Update(keyPress("c"))
+	if m.devices.err != nil || cmd == nil {
+		t.Fatalf("c on local: %v", m.devices.err)
+	}
+	m.Update(cmd())
+	if m.screen != screenDashboard || m.dash == nil || m.dash.mode != modeCheck {
+		t.Errorf("c on local: screen %d, want the check dashboard", m.screen)
+	}
+}
