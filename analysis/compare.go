@@ -73,6 +73,10 @@ type Options struct {
 	// primary one for paired inputs: for runs that stop automatically,
 	// where fixed-n p-values are not valid.
 	Sequential bool
+	// AnytimeValid adds the anytime-valid analysis (MetricResult.Sequential)
+	// to paired inputs, for views looked at after every round; implied by
+	// Sequential. It costs O(n) per metric.
+	AnytimeValid bool
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 }
@@ -482,7 +486,7 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
 		w.add("", ws...)
 		m.Paired = &pr
-		if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
+		if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 && (opt.Sequential || opt.AnytimeValid) {
 			seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better})
 			m.Sequential = &seq
 		}

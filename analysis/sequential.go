@@ -89,16 +89,18 @@ type SequentialTest struct {
 	n             int
 	mean, m2      float64 // Welford's running moments
 	lo, hi        float64 // running intersection of the per-look intervals (log scale)
-	p             float64 // running minimum of 1/BF(0)
+	maxLogBF      float64 // running maximum of log BF(0); p = e^−maxLogBF
+	logInvAlpha   float64
 }
 
 // NewSequentialTest starts an anytime-valid analysis with no rounds.
 func NewSequentialTest(opt SequentialOptions) *SequentialTest {
 	t := &SequentialTest{alpha: opt.Alpha, g: opt.G, thr: opt.ThresholdPct, better: opt.Better,
-		lo: math.Inf(-1), hi: math.Inf(1), p: 1}
+		lo: math.Inf(-1), hi: math.Inf(1)}
 	if !(t.alpha > 0 && t.alpha < 1) {
 		t.alpha = 0.05
 	}
+	t.logInvAlpha = math.Log(1 / t.alpha)
 	if !(t.g > 0) {
 		t.g = DefaultMixtureG
 	}
@@ -121,18 +123,19 @@ func (t *SequentialTest) Add(x float64) {
 	nu := k - 1
 	s2 := t.m2 / nu
 	a := 1 + k*t.g
+	loga := math.Log(a)
 	// Bayes factor at θ = 0.
 	var logBF float64
 	switch {
 	case s2 > 0:
-		logBF = mixtureLogBF(k*t.mean*t.mean/s2/nu, a, k)
+		logBF = mixtureLogBF(k*t.mean*t.mean/s2/nu, a, loga, k)
 	case t.mean != 0:
-		logBF = (k - 1) / 2 * math.Log(a) // t = ∞
+		logBF = (k - 1) / 2 * loga // t = ∞
 	}
-	t.p = math.Min(t.p, math.Exp(-logBF))
+	t.maxLogBF = math.Max(t.maxLogBF, logBF)
 	// Interval: |t| below the critical value where BF = 1/α.
 	half := math.Inf(1)
-	if u, ok := mixtureCritical(math.Log(1/t.alpha), a, k); ok {
+	if u, ok := mixtureCritical(t.logInvAlpha, a, loga, k); ok {
 		half = math.Sqrt(u * nu * s2 / k)
 	}
 	t.lo, t.hi = math.Max(t.lo, t.mean-half), math.Min(t.hi, t.mean+half)
@@ -141,7 +144,7 @@ func (t *SequentialTest) Add(x float64) {
 // Result is the analysis after the rounds added so far.
 func (t *SequentialTest) Result() Sequential {
 	s := Sequential{Method: MethodSequential, N: t.n, DeltaPct: undefined(), CILowPct: undefined(),
-		CIHighPct: undefined(), P: Float(t.p), Decision: DecisionContinue}
+		CIHighPct: undefined(), P: Float(math.Exp(-t.maxLogBF)), Decision: DecisionContinue}
 	if t.n == 0 {
 		s.Reason = "no complete rounds yet"
 		return s
@@ -162,17 +165,18 @@ func (t *SequentialTest) Result() Sequential {
 	return s
 }
 
-// mixtureLogBF is log BF for u = t²/ν, a = 1 + n·g and n observations.
-func mixtureLogBF(u, a, n float64) float64 {
-	return -0.5*math.Log(a) + n/2*(math.Log1p(u)-math.Log1p(u/a))
+// mixtureLogBF is log BF for u = t²/ν, a = 1 + n·g (loga its log) and n
+// observations.
+func mixtureLogBF(u, a, loga, n float64) float64 {
+	return -0.5*loga + n/2*math.Log((1+u)/(1+u/a))
 }
 
 // mixtureCritical solves mixtureLogBF(u, a, n) = log(1/α) for u = t²/ν:
 // with K = (2/n)(log(1/α) + ½·log a), (1+u)/(1+u/a) = e^K gives
 // u = (e^K − 1)/(1 − e^K/a). ok is false when no finite t reaches 1/α
 // (e^K ≥ a: too few rounds for any interval).
-func mixtureCritical(logInvAlpha, a, n float64) (u float64, ok bool) {
-	eK := math.Exp(2 / n * (logInvAlpha + 0.5*math.Log(a)))
+func mixtureCritical(logInvAlpha, a, loga, n float64) (u float64, ok bool) {
+	eK := math.Exp(2 / n * (logInvAlpha + 0.5*loga))
 	if eK >= a {
 		return 0, false
 	}

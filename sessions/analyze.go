@@ -142,7 +142,8 @@ func (a *Accumulator) Paired() bool { return !a.unpaired && len(a.ins) > 0 }
 
 // pairRounds merges the two arms' values by round (each arm's rounds are
 // non-decreasing, in trial order): a round with exactly one value per arm
-// is a pair, any other round is dropped.
+// is a pair, any other round is dropped, except the last round with a
+// single value, which may still be in progress and is left out uncounted.
 func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, dropped int) {
 	i, j := 0, 0
 	for i < len(ar) || j < len(br) {
@@ -160,9 +161,12 @@ func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, droppe
 		for nj < len(br) && br[nj] == r {
 			nj++
 		}
-		if ni-i == 1 && nj-j == 1 {
+		last := ni == len(ar) && nj == len(br)
+		switch {
+		case ni-i == 1 && nj-j == 1:
 			pairs = append(pairs, analysis.Pair{A: av[i], B: bv[j]})
-		} else {
+		case last && ni-i+nj-j == 1: // pending
+		default:
 			dropped++
 		}
 		i, j = ni, nj

@@ -147,6 +147,7 @@ func (d *dashboard) body(w, h int) string {
 		maxRows := max(1, min(rows, (h-8)/2))
 		var lines []string
 		lines = append(lines, ciPanel(st, d.panel, w, maxRows)...)
+		lines = append(lines, seqPanelLines(st, d.panel, w, maxRows)...)
 		lines = append(lines, pPanel(st, d.panel, w, maxRows)...)
 		if stabLine != "" {
 			lines = append(lines, stabLine)
@@ -184,6 +185,10 @@ func (d *dashboard) body(w, h int) string {
 	left = append(left, streamLines(st, s, lw, h-len(left))...)
 	var right []string
 	right = append(right, ciPanel(st, d.panel, rw, 12)...)
+	if seq := seqPanelLines(st, d.panel, rw, 12); len(seq) > 0 {
+		right = append(right, "")
+		right = append(right, seq...)
+	}
 	right = append(right, "")
 	right = append(right, pPanel(st, d.panel, rw, 12)...)
 	if stabLine != "" {

@@ -23,6 +23,16 @@ type panelData struct {
 	final             bool    // computed after the last event: the run's conclusion
 	ciScale           float64 // half-width of the CI axis (%), kept steady by the dashboard; 0: from the metrics
 	warnings          []string
+	paired            bool // some metric is analysed as paired rounds
+	sequential        bool // the verdicts come from the anytime-valid analysis (stop auto)
+}
+
+// seqPanel is a metric's anytime-valid analysis: valid at any look.
+type seqPanel struct {
+	ok                  bool
+	delta, low, high, p float64
+	decision            string
+	n                   int
 }
 
 // metricPanel is one metric's comparison.
@@ -30,8 +40,9 @@ type metricPanel struct {
 	name, unit, better string
 	nA, nB             int
 	medA, medB         float64
-	deltaPct           float64 // Δ% of medians
-	ciLow, ciHigh      float64 // bootstrap CI of the median difference, in % of median A
+	deltaPct           float64 // Δ% the verdict rests on (analysis.Decision)
+	ciLow, ciHigh      float64 // its CI, in %
+	seq                seqPanel
 	p, pAdj, welchP    float64
 	kwP                float64
 	mde                float64
@@ -168,6 +179,12 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 		conf = 0.95
 	}
 	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
+	switch {
+	case pd.sequential:
+		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
+	case pd.paired:
+		title = fmt.Sprintf("Δ%% B vs A, paired rounds, %g%% CI: valid at the planned end only", conf*100)
+	}
 	if pd.final {
 		title += " · final"
 	}
@@ -219,11 +236,43 @@ func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 	return lines
 }
 
+// seqPanelLines renders the anytime-valid analysis of paired metrics, the
+// numbers that stay valid however often they are looked at; none without
+// pairs, or when the CI panel already shows them (stop auto).
+func seqPanelLines(st *Styles, pd panelData, w int, maxRows int) []string {
+	if pd.sequential {
+		return nil
+	}
+	var rows []string
+	for i, m := range pd.metrics {
+		if !m.seq.ok || i >= maxRows {
+			continue
+		}
+		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.seq.low), fmtPctShort(m.seq.high))
+		dec := m.seq.decision
+		if dec == analysis.DecisionContinue {
+			dec = "undecided"
+		}
+		rows = append(rows, truncate(pad(m.name, 14)+" "+pad(fmtPctShort(m.seq.delta), 8)+" "+pad(rng, 19)+" "+
+			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p), dec), w))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return append([]string{st.PanelTitle.Render(truncate("anytime-valid (mean ratio, valid at any look)", w))}, rows...)
+}
+
 // pPanel renders the p-values per metric and the test settings.
 func pPanel(st *Styles, pd panelData, w int, maxRows int) []string {
 	test := pd.test
 	if test == "" {
 		test = "mann-whitney"
+	}
+	if pd.paired {
+		test = "paired signed-rank"
+	}
+	if pd.sequential {
+		test = "anytime-valid (any look)"
 	}
 	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
 	if len(pd.metrics) == 0 {

@@ -20,9 +20,11 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 	ms := make([]analysis.MetricInput, 0, len(in))
 	n := 0
 	for _, m := range in {
-		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better, Samples: [][]float64{m.a, m.b}})
+		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better, Samples: [][]float64{m.a, m.b},
+			Pairs: m.pairs, DroppedRounds: m.dropped})
 		n += len(m.a) + len(m.b)
 	}
+	opt.AnytimeValid = true // the panels are looked at after every trial
 	r := analysis.Compare(ms, opt)
 	pd := panelData{
 		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
@@ -33,6 +35,18 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 		if r.PrimaryTest == analysis.TestWelch {
 			p = float64(m.Welch.P)
 		}
+		if m.Paired != nil {
+			p = float64(m.Paired.P)
+			pd.paired = true
+		}
+		seq := seqPanel{delta: math.NaN(), low: math.NaN(), high: math.NaN(), p: math.NaN()}
+		if s := m.Sequential; s != nil {
+			seq = seqPanel{ok: true, delta: float64(s.DeltaPct), low: float64(s.CILowPct), high: float64(s.CIHighPct),
+				p: float64(s.P), decision: s.Decision, n: s.N}
+		}
+		if m.Decision.Method == analysis.MethodSequential {
+			pd.sequential = true
+		}
 		kw := math.NaN()
 		if i := indexOf(in, m.Name); i >= 0 {
 			kw = orderEffectP(in[i])
@@ -40,8 +54,8 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 		pd.metrics = append(pd.metrics, metricPanel{
 			name: m.Name, unit: m.Unit, better: m.Better,
 			nA: m.A.N, nB: m.B.N, medA: float64(m.A.Median), medB: float64(m.B.Median),
-			deltaPct: float64(m.DeltaPctMedian),
-			ciLow:    float64(m.Bootstrap.PctLow), ciHigh: float64(m.Bootstrap.PctHigh),
+			deltaPct: float64(m.Decision.DeltaPct),
+			ciLow:    float64(m.Decision.CILowPct), ciHigh: float64(m.Decision.CIHighPct), seq: seq,
 			p: p, pAdj: float64(m.PAdjusted), welchP: float64(m.Welch.P), kwP: kw,
 			mde: float64(m.MDEPct), verdict: m.Verdict, warnings: m.Warnings,
 		})

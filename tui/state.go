@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/perflab/perflab/analysis"
 	"sort"
 	"strings"
 
@@ -139,7 +140,8 @@ func (s *runState) inputs() []metricInput {
 	ins := s.Fold.Inputs()
 	out := make([]metricInput, 0, len(ins))
 	for i, in := range ins {
-		m := metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1]}
+		m := metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
+			pairs: in.Pairs, dropped: in.DroppedRounds}
 		if modes, a, b := s.Fold.OrderModes(i); len(modes) > 1 {
 			m.ordA, m.ordB, m.orders = a, b, len(modes)
 		}
@@ -154,6 +156,8 @@ type metricInput struct {
 	a, b               []float64
 	ordA, ordB         []uint8 // order mode per value, when more than one was used
 	orders             int
+	pairs              []analysis.Pair // rounds of one A and one B (alternate, random order)
+	dropped            int             // rounds left out of pairs (a failed trial)
 }
 
 // controlsSummary lists the controls that are on, for a log line.
