@@ -1,0 +1,129 @@
+package bisect
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/sessions"
+)
+
+func TestSimOneStep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := Config{Candidates: SimRange("feed", 16, map[int]float64{9: 1}), Template: SimTemplate(3), Dir: t.TempDir(), Tool: "test"}
+	var events int
+	rec, err := Run(ctx, SimLab(), cfg, func(Event) { events++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rec.Comparisons {
+		t.Logf("%d→%d %s %s trials %d Δ %.2f [%.2f, %.2f]", c.A, c.B, c.Purpose, c.Verdict, c.Trials, c.DeltaPct, c.CILowPct, c.CIHighPct)
+	}
+	if rec.Outcome != OutcomeCulprit || rec.FirstBad == nil || rec.FirstBad.Index != 9 {
+		t.Fatalf("outcome %s first bad %+v, want build 9", rec.Outcome, rec.FirstBad)
+	}
+	if rec.FirstBad.Verdict != analysis.VerdictRegression {
+		t.Errorf("step verdict %s", rec.FirstBad.Verdict)
+	}
+	t.Logf("trials %d, events %d", rec.TrialsTotal, events)
+}
+
+func TestSimTwoStepsAndFlat(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tests := []struct {
+		name    string
+		n       int
+		steps   map[int]float64
+		outcome string
+		first   int
+		others  []int
+	}{
+		{"two steps", 32, map[int]float64{5: 2, 20: 3}, OutcomeCulprit, 5, []int{20}},
+		{"flat", 8, nil, OutcomeNoDiff, -1, nil},
+		{"step at the end", 8, map[int]float64{7: 3}, OutcomeCulprit, 7, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Candidates: SimRange("feed", tt.n, tt.steps), Template: SimTemplate(11), Dir: t.TempDir()}
+			rec, err := Run(ctx, SimLab(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Outcome != tt.outcome {
+				t.Fatalf("outcome %q, want %q", rec.Outcome, tt.outcome)
+			}
+			first := -1
+			if rec.FirstBad != nil {
+				first = rec.FirstBad.Index
+			}
+			var others []int
+			for _, s := range rec.OtherSteps {
+				others = append(others, s.Index)
+			}
+			if first != tt.first || !slices.Equal(others, tt.others) {
+				t.Errorf("first bad %d, other steps %v; want %d, %v", first, others, tt.first, tt.others)
+			}
+			total := 0
+			for _, c := range rec.Comparisons {
+				total += c.Trials
+				if len(c.Sessions) == 0 {
+					t.Errorf("comparison %d→%d has no session", c.A, c.B)
+				}
+			}
+			if total != rec.TrialsTotal {
+				t.Errorf("trials_total %d, comparisons add up to %d", rec.TrialsTotal, total)
+			}
+		})
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Candidates: SimRange("notes", 4, map[int]float64{2: 4}), Template: SimTemplate(5), Dir: dir}
+	rec, err := Run(ctx, SimLab(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "b.json")
+	if err := rec.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.FirstBad == nil || back.FirstBad.Index != 2 || len(back.Comparisons) != len(rec.Comparisons) {
+		t.Fatalf("loaded %+v", back)
+	}
+	for _, c := range back.Comparisons {
+		for _, s := range c.Sessions {
+			if _, err := sessions.Load(s); err != nil {
+				t.Errorf("session %s: %v", s, err)
+			}
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "nope.json")); err == nil {
+		t.Error("loading a missing file: no error")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tmpl := SimTemplate(1)
+	fixed := tmpl
+	fixed.Order = "fixed"
+	for _, cfg := range []Config{
+		{Candidates: SimRange("feed", 1, nil), Template: tmpl},
+		{Candidates: SimRange("feed", 4, nil), Template: fixed},
+		{Candidates: SimRange("feed", 4, nil), Template: tmpl, MaxTrials: 1},
+	} {
+		if _, err := Run(context.Background(), SimLab(), cfg, nil); err == nil {
+			t.Errorf("config %+v: no error", cfg)
+		}
+	}
+}
