@@ -62,6 +62,14 @@ func (p *tmuxPane) screen() string {
 	return p.tmux("capture-pane", "-p", "-S", "-", "-t", p.name)
 }
 
+// Deadlines of the tmux tests only catch hangs. The workbench answers a
+// key within a second, but CI runs a race-built binary on a loaded 2-core
+// machine, where 5 or 10 s for a step is no safe bound.
+const (
+	screenWait = 2 * time.Minute // a screen following a key or a start
+	runWait    = 5 * time.Minute // trials arriving, a run completing
+)
+
 // waitFor polls the screen until cond holds, failing with the last screen.
 func (p *tmuxPane) waitFor(desc string, timeout time.Duration, cond func(string) bool) string {
 	p.t.Helper()
@@ -99,14 +107,14 @@ func TestWorkbenchInTmux(t *testing.T) {
 	env := fmt.Sprintf("env -u NO_COLOR XDG_DATA_HOME=%s/data XDG_CONFIG_HOME=%s/config HOME=%s", home, home, home)
 	p := newTmuxPane(t, 120, 40, fmt.Sprintf("%s %s; echo PERFLAB-EXIT=$?", env, bin))
 
-	p.waitText("1/3 pick a device", 10*time.Second)
-	p.waitText("▸ sim:pixel", 5*time.Second)
+	p.waitText("1/3 pick a device", screenWait)
+	p.waitText("▸ sim:pixel", screenWait)
 	p.keys("Enter")
-	p.waitText("2/3 pick builds on sim:pixel", 5*time.Second)
+	p.waitText("2/3 pick builds on sim:pixel", screenWait)
 	p.keys("Enter") // A: feed
-	p.waitFor("A chosen", 5*time.Second, func(s string) bool { return regexp.MustCompile(`A control\s+feed`).MatchString(s) })
+	p.waitFor("A chosen", screenWait, func(s string) bool { return regexp.MustCompile(`A control\s+feed`).MatchString(s) })
 	p.keys("Down", "Enter") // B: feed+5%
-	s := p.waitText("3/3 controls on sim:pixel", 5*time.Second)
+	s := p.waitText("3/3 controls on sim:pixel", screenWait)
 	if !strings.Contains(s, "A feed  vs  B feed+5%") {
 		t.Fatalf("controls screen does not name the builds:\n%s", s)
 	}
@@ -125,7 +133,7 @@ func TestWorkbenchInTmux(t *testing.T) {
 		if i > 0 {
 			p.keys("Down")
 		}
-		p.waitFor("cursor on "+st.label, 5*time.Second, func(s string) bool {
+		p.waitFor("cursor on "+st.label, screenWait, func(s string) bool {
 			return regexp.MustCompile(`▸ ` + regexp.QuoteMeta(st.label) + `\s+\[`).MatchString(s)
 		})
 		if !strings.Contains(p.screen(), st.explain) {
@@ -135,29 +143,29 @@ func TestWorkbenchInTmux(t *testing.T) {
 	// restore snapshot and kill app on; trials 30 → 5 per arm; stability
 	// check 30 s → 10 s; real-time pace stays.
 	p.keys("Up", "Up", "Up", "Up", "Up", "Up", "Up", "space", "Down", "space")
-	p.waitFor("two controls on", 5*time.Second, func(s string) bool {
+	p.waitFor("two controls on", screenWait, func(s string) bool {
 		return regexp.MustCompile(`restore snapshot\s+\[on\]`).MatchString(s) && regexp.MustCompile(`kill app\s+\[on\]`).MatchString(s)
 	})
 	for i := 0; i < 8; i++ {
 		p.keys("Down")
 	}
-	p.waitFor("cursor on trials", 5*time.Second, func(s string) bool { return regexp.MustCompile(`▸ trials`).MatchString(s) })
+	p.waitFor("cursor on trials", screenWait, func(s string) bool { return regexp.MustCompile(`▸ trials`).MatchString(s) })
 	p.keys("Left", "Left", "Left", "Left", "Down", "Down", "Left")
-	p.waitFor("5 per arm, 10 s check", 5*time.Second, func(s string) bool {
+	p.waitFor("5 per arm, 10 s check", screenWait, func(s string) bool {
 		return strings.Contains(s, "[5 per arm]") && regexp.MustCompile(`stability check\s+\[10s\]`).MatchString(s)
 	})
 	p.keys("Enter")
 
-	p.waitText("MFLOPS stability check", 20*time.Second)
+	p.waitText("MFLOPS stability check", screenWait)
 	// The CI and p-value panels update as trials arrive.
-	first := p.waitFor("p-values for 2 trials per arm", 60*time.Second, func(s string) bool {
+	first := p.waitFor("p-values for 2 trials per arm", runWait, func(s string) bool {
 		m := pRow.FindStringSubmatch(s)
 		return m != nil && atoi(m[1]) >= 2 && atoi(m[2]) >= 2
 	})
 	p.keys("o") // randomization off: random → alternate from the next round
-	p.waitText("order: random → alternate", 10*time.Second)
-	p.waitText("· order alternate ·", 5*time.Second)
-	later := p.waitFor("p-values for 4 trials per arm", 60*time.Second, func(s string) bool {
+	p.waitText("order: random → alternate", screenWait)
+	p.waitText("· order alternate ·", screenWait)
+	later := p.waitFor("p-values for 4 trials per arm", runWait, func(s string) bool {
 		m := pRow.FindStringSubmatch(s)
 		return m != nil && atoi(m[1]) >= 4 && atoi(m[2]) >= 4
 	})
@@ -166,16 +174,16 @@ func TestWorkbenchInTmux(t *testing.T) {
 	}
 	// The layout follows a resize to 80×24.
 	p.tmux("resize-window", "-t", p.name, "-x", "80", "-y", "24")
-	p.waitFor("the narrow layout", 5*time.Second, func(s string) bool {
+	p.waitFor("the narrow layout", screenWait, func(s string) bool {
 		return strings.Contains(s, "p-values") && strings.Contains(s, "trials") && len(strings.Split(strings.TrimRight(s, "\n"), "\n")) <= 24
 	})
 	p.tmux("resize-window", "-t", p.name, "-x", "120", "-y", "40")
-	end := p.waitText("ended: completed", 120*time.Second)
+	end := p.waitText("ended: completed", runWait)
 	if !regexp.MustCompile(`startup_ms\s+[+-]\d+\.\d+%\s+\[[^]]+\].*(regression|no change|improvement|inconclusive)`).MatchString(end) {
 		t.Errorf("no final CI row with a verdict for startup_ms:\n%s", end)
 	}
 	p.keys("q")
-	out := p.waitText("PERFLAB-EXIT=0", 10*time.Second)
+	out := p.waitText("PERFLAB-EXIT=0", screenWait)
 	m := regexp.MustCompile(`perflab replay (\S+\.jsonl)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no session path printed:\n%s", out)
@@ -205,9 +213,9 @@ func TestWorkbenchInTmux(t *testing.T) {
 
 	// Replay it, without colour: same panels, the toggle in the events.
 	r := newTmuxPane(t, 120, 40, fmt.Sprintf("%s NO_COLOR=1 %s replay %s; echo PERFLAB-EXIT=$?", env, bin, path))
-	r.waitText("replay", 10*time.Second)
+	r.waitText("replay", screenWait)
 	r.keys("G")
-	s = r.waitText("replay · at end", 10*time.Second)
+	s = r.waitText("replay · at end", screenWait)
 	for _, want := range []string{"order: random → alternate", "startup_ms", "p-values", "MFLOPS stability check"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("replay screen lacks %q:\n%s", want, s)
@@ -218,7 +226,7 @@ func TestWorkbenchInTmux(t *testing.T) {
 		t.Errorf("NO_COLOR set but the screen has colours:\n%q", esc)
 	}
 	r.keys("q")
-	r.waitText("PERFLAB-EXIT=0", 10*time.Second)
+	r.waitText("PERFLAB-EXIT=0", screenWait)
 	// Replay ran nothing: the session file is unchanged.
 	again, err := sessions.Load(path)
 	if err != nil || len(again.Events) != len(sess.Events) {
@@ -255,17 +263,17 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 	})
 	p := newTmuxPane(t, 80, 24, fmt.Sprintf("env XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s %s run %s; echo PERFLAB-EXIT=$?",
 		home, home, bin, exp))
-	s := p.waitText("controls on local", 30*time.Second)
+	s := p.waitText("controls on local", screenWait)
 	if !strings.Contains(s, "work-200") {
 		t.Fatalf("controls screen:\n%s", s)
 	}
 	p.keys("Enter")
-	s = p.waitText("local · ended: completed", 120*time.Second)
+	s = p.waitText("local · ended: completed", runWait)
 	if !regexp.MustCompile(`work_ms\s+\+\d+(\.\d+)?%.*regression`).MatchString(s) {
 		t.Errorf("the +100%% metric not found as a regression:\n%s", s)
 	}
 	p.keys("q")
-	p.waitText("PERFLAB-EXIT=3", 30*time.Second)
+	p.waitText("PERFLAB-EXIT=3", screenWait)
 	if m, _ := filepath.Glob(filepath.Join(home, "perflab", "sessions", "*.jsonl")); len(m) != 1 {
 		t.Errorf("sessions written: %v", m)
 	}
