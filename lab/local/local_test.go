@@ -151,7 +151,7 @@ func TestFailedTrials(t *testing.T) {
 		{"connection held open", `bash -c 'exec 3<>/dev/tcp/${PERFLAB_METRICS_ADDR%:*}/${PERFLAB_METRICS_ADDR##*:}; printf "%s\n" "$PERFLAB_METRICS_TOKEN" >&3; setsid sleep 30 <&3 >&3 & while [ "$(cut -d" " -f6 /proc/$!/stat)" != $! ]; do sleep 0.01; done'`, 0, lab.StatusFailed, "PERFLAB_METRICS_ADDR line 2: connection still open 2s after the command exited"},
 		{"reported twice", `echo PERFLAB_METRIC x=1; echo PERFLAB_METRIC x=2`, 0, lab.StatusFailed, "metric x reported twice"},
 		{"reserved name", `echo PERFLAB_METRIC wall_ms=1`, 0, lab.StatusFailed, "name reserved"},
-		{"timeout", `sleep 5 & sleep 5; wait`, 0.3, lab.StatusTimeout, "exceeded trial_timeout of 0.3s"},
+		{"timeout", `sleep 1000 & sleep 1000; wait`, 0.3, lab.StatusTimeout, "exceeded trial_timeout of 0.3s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,7 +161,9 @@ func TestFailedTrials(t *testing.T) {
 			if r.Status != tt.status || !strings.Contains(r.Reason, tt.want) {
 				t.Errorf("got %s %q, want %s %q", r.Status, r.Reason, tt.status, tt.want)
 			}
-			if tt.timeout > 0 && time.Since(start) > 3*time.Second {
+			// Children left alive would hold the output open for 1000 s;
+			// a minute only allows for a loaded host.
+			if tt.timeout > 0 && time.Since(start) > time.Minute {
 				t.Errorf("timeout took %v: children not killed", time.Since(start))
 			}
 		})
@@ -169,7 +171,7 @@ func TestFailedTrials(t *testing.T) {
 }
 
 func TestCancelKillsProcessGroupAndCleansUp(t *testing.T) {
-	d := setup(t, `sleep 30 & sleep 30; wait`, nil)
+	d := setup(t, `sleep 1000 & sleep 1000; wait`, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
@@ -177,7 +179,9 @@ func TestCancelKillsProcessGroupAndCleansUp(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "cleaned")
 	c := lab.Controls{Cleanup: []string{"touch " + mark}}
 	r := d.RunTrial(ctx, lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b, Controls: c})
-	if r.Status != lab.StatusFailed || r.Reason != "cancelled" || time.Since(start) > 5*time.Second {
+	// Children left alive would hold the trial for 1000 s; a minute only
+	// allows for a loaded host.
+	if r.Status != lab.StatusFailed || r.Reason != "cancelled" || time.Since(start) > time.Minute {
 		t.Errorf("got %+v after %v", r, time.Since(start))
 	}
 	if _, err := os.Stat(mark); err != nil {
@@ -206,10 +210,11 @@ func TestPrepareCleanupAndEnv(t *testing.T) {
 		t.Errorf("failing prepare: %+v", r)
 	}
 	// A server started in the background by prepare does not hold the
-	// trial up (it keeps the hook's output open).
+	// trial up (it keeps the hook's output open for 1000 s; a minute only
+	// allows for a loaded host).
 	start := time.Now()
-	c.Prepare, c.Cleanup = []string{"sleep 5 &"}, nil
-	if r := trial(d, c); r.Status != lab.StatusOK || time.Since(start) > 3*time.Second {
+	c.Prepare, c.Cleanup = []string{"sleep 1000 &"}, nil
+	if r := trial(d, c); r.Status != lab.StatusOK || time.Since(start) > time.Minute {
 		t.Errorf("prepare starting a background process: %+v after %v", r, time.Since(start))
 	}
 	c.Prepare, c.Cleanup = nil, []string{"exit 4"}
