@@ -60,11 +60,7 @@ var scenes = []struct {
 		evs := synthEvents(20, 40, false)
 		_, cmd := m.Update(eventsArrivedMsg{stream: 1, events: evs})
 		ch <- relayItem{} // lets the re-armed wait return at once
-		for _, c := range flatten(cmd) {
-			if r, ok := c().(reportComputedMsg); ok {
-				m.Update(r)
-			}
-		}
+		m.Update(reportFrom(t, cmd))
 		return m
 	}},
 	{"stability", func(t *testing.T, w, h int) *Model {

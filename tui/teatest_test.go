@@ -47,6 +47,13 @@ func realBackend() Backend {
 	}
 }
 
+// Deadlines only catch hangs: the race-built program on a loaded 2-core
+// host can take seconds for what takes milliseconds alone.
+const (
+	screenWait = 2 * time.Minute // a screen following a key, a program ending
+	runWait    = 5 * time.Minute // a run completing
+)
+
 func waitScreen(t *testing.T, tm *teatest.TestModel, text string, d time.Duration) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
@@ -63,25 +70,25 @@ func TestTeatestRunOnSimulatedPhone(t *testing.T) {
 		Profiles: func(lab.DeviceInfo) []string { return []string{"recommended", "max"} }})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitScreen(t, tm, "sim:pixel", 5*time.Second)
+	waitScreen(t, tm, "sim:pixel", screenWait)
 	tm.Send(keyPress("enter")) // the preselected sim:pixel
-	waitScreen(t, tm, "2/3 pick builds", 5*time.Second)
+	waitScreen(t, tm, "2/3 pick builds", screenWait)
 	tm.Send(keyPress("enter")) // A feed; the cursor moves to feed+5%
 	tm.Send(keyPress("enter")) // B feed+5%
-	waitScreen(t, tm, "3/3 controls", 5*time.Second)
+	waitScreen(t, tm, "3/3 controls", screenWait)
 	tm.Send(keyPress("a")) // every control on
 	for i := 0; i < 12; i++ {
 		tm.Send(keyPress("down"))
 	}
 	tm.Send(keyPress("space")) // sim pace: instant
-	waitScreen(t, tm, "instant", 5*time.Second)
+	waitScreen(t, tm, "instant", screenWait)
 	tm.Send(keyPress("enter"))
 	// Output read by one wait is gone for the next: wait for both at once.
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("end: completed")) && bytes.Contains(b, []byte("· final"))
-	}, teatest.WithDuration(60*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(20*time.Millisecond))
 	tm.Send(keyPress("q"))
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
 
 	path := fm.Session()
 	if filepath.Dir(path) != dir {
@@ -159,9 +166,9 @@ func TestTeatestReplay(t *testing.T) {
 	m := NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), synthEvents(30, 20, true), 0, nil)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitScreen(t, tm, "at end", 10*time.Second)
+	waitScreen(t, tm, "at end", screenWait)
 	tm.Send(keyPress("q"))
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
 	if !fm.dash.rp.done() || fm.dash.state.end == nil {
 		t.Error("replay did not reach the end")
 	}
@@ -181,7 +188,7 @@ func TestWaitSavedEndsAnInterruptedRun(t *testing.T) {
 		t.Fatal(m.dash.err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if err := m.WaitSaved(10 * time.Second); err != nil {
+	if err := m.WaitSaved(screenWait); err != nil {
 		t.Fatal(err)
 	}
 	s, err := sessions.Load(m.Session())
@@ -259,12 +266,12 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	m := New(Options{Backend: realBackend(), SessionDir: t.TempDir(), Device: "sim:pixel", Now: fixedNow})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitScreen(t, tm, "sim:pixel", 5*time.Second)
+	waitScreen(t, tm, "sim:pixel", screenWait)
 	tm.Send(keyPress("enter"))
-	waitScreen(t, tm, "2/3 pick builds", 5*time.Second)
+	waitScreen(t, tm, "2/3 pick builds", screenWait)
 	tm.Send(keyPress("enter"))
 	tm.Send(keyPress("enter"))
-	waitScreen(t, tm, "3/3 controls", 5*time.Second)
+	waitScreen(t, tm, "3/3 controls", screenWait)
 	for i := 0; i < 30; i++ {
 		tm.Send(keyPress("down")) // the cursor stops on the last row, order runs
 	}
@@ -272,7 +279,7 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 		tm.Send(keyPress(k))
 	}
 	// The probe and pace rows grey out.
-	waitScreen(t, tm, "not for a study", 5*time.Second)
+	waitScreen(t, tm, "not for a study", screenWait)
 	tm.Send(keyPress("down")) // A/A experiments: 200 → 100 → 50 → 30 → 20
 	for i := 0; i < 4; i++ {
 		tm.Send(keyPress("left"))
@@ -289,9 +296,9 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		// The renderer rewrites only changed cells: wait for whole new lines.
 		return bytes.Contains(b, []byte("esc back to the stepper")) && bytes.Contains(b, []byte("the setup"))
-	}, teatest.WithDuration(90*time.Second), teatest.WithCheckInterval(50*time.Millisecond))
+	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(50*time.Millisecond))
 	tm.Send(keyPress("q"))
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
 
 	sd := fm.study
 	if sd == nil || sd.validation == nil {

@@ -246,12 +246,7 @@ func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
 	}
 	m.Update(eventsArrivedMsg{stream: 1, events: evs[20:]})
 	// Run only the analysis from the first batch.
-	var report reportComputedMsg
-	for _, c := range flatten(cmd1) {
-		if r, ok := c().(reportComputedMsg); ok {
-			report = r
-		}
-	}
+	report := reportFrom(t, cmd1)
 	if report.version == 0 || report.version == m.dash.state.Version() {
 		t.Fatalf("first analysis at version %d, state at %d", report.version, m.dash.state.Version())
 	}
@@ -269,29 +264,41 @@ func TestAnalysisRunsOneAtATimeAndCatchesUp(t *testing.T) {
 	}
 }
 
-// flatten runs cmd and the commands of its batches, returning their
-// messages; a command still blocked after a second (waiting for events
-// nobody sends) is dropped.
-func flatten(cmd tea.Cmd) []tea.Cmd {
-	if cmd == nil {
-		return nil
-	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-done:
-	case <-time.After(time.Second):
-		return nil
-	}
-	if b, ok := msg.(tea.BatchMsg); ok {
-		var out []tea.Cmd
-		for _, c := range b {
-			out = append(out, flatten(c)...)
+// reportFrom runs cmd and the commands of its batches concurrently and
+// returns the first analysis among their messages. Commands waiting for
+// events nobody sends are left blocked. The deadline only catches a hang:
+// a race-built analysis on a loaded host can take seconds.
+func reportFrom(t *testing.T, cmd tea.Cmd) reportComputedMsg {
+	t.Helper()
+	msgs := make(chan tea.Msg, 64)
+	var run func(tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
 		}
-		return out
+		go func() {
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			msgs <- msg
+		}()
 	}
-	return []tea.Cmd{func() tea.Msg { return msg }}
+	run(cmd)
+	deadline := time.After(2 * time.Minute)
+	for {
+		select {
+		case msg := <-msgs:
+			if r, ok := msg.(reportComputedMsg); ok {
+				return r
+			}
+		case <-deadline:
+			t.Fatal("no analysis within 2 minutes")
+		}
+	}
 }
 
 func TestReplayStepsJumpsAndConcludes(t *testing.T) {
