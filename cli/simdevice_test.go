@@ -260,21 +260,24 @@ func TestKilledCheckLeavesNoLockedPhone(t *testing.T) {
 	}
 	stock := gov()
 
-	// startLocked runs `perflab check --profile recommended` until the
-	// phone is locked.
+	// startLocked runs `perflab check --profile recommended` until its
+	// first sample: the profile is applied and read back by then. The
+	// deadline only catches a hang.
 	startLocked := func() *proctest.Proc {
 		cmd := exec.Command(bin, "check", "adb:"+addr, "--adb", srv.Addr, "--profile", "recommended", "--duration", "10m", "--json")
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
+		var outb, errb syncBuffer
+		cmd.Stdout, cmd.Stderr = &outb, &errb
 		p := proctest.Start(t, cmd)
-		deadline := time.Now().Add(90 * time.Second)
-		for gov() == stock && time.Now().Before(deadline) {
+		deadline := time.Now().Add(2 * time.Minute)
+		for !strings.Contains(outb.String(), `"mflops"`) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if gov() == stock {
-			t.Fatalf("check did not lock the phone within 90s: %s", errb.String())
+		if !strings.Contains(outb.String(), `"mflops"`) {
+			t.Fatalf("check printed no sample within 2 min: %s%s", outb.String(), errb.String())
 		}
-		time.Sleep(300 * time.Millisecond) // let it finish applying every file
+		if gov() == stock {
+			t.Fatalf("check is probing but the phone is not locked: %s", errb.String())
+		}
 		return p
 	}
 	p := startLocked()
