@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/perflab/perflab/lab"
 )
 
 // version is the tool version recorded in session headers.
@@ -76,7 +78,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	if s := closest(name, append(names, "help", "version")); s != "" {
+	if s := lab.Closest(name, append(names, "help", "version")); s != "" {
 		fmt.Fprintf(stderr, "did you mean %q? (perflab %s)\n", s, strings.Join(append([]string{s}, args[1:]...), " "))
 	}
 	fmt.Fprintln(stderr)

@@ -62,22 +62,3 @@ func TestDispatch(t *testing.T) {
 		}
 	}
 }
-
-func TestClosest(t *testing.T) {
-	cands := []string{"run", "report", "replay", "compare", "check", "headless", "json"}
-	for _, tt := range []struct{ in, want string }{
-		{"rn", "run"},
-		{"runn", "run"},
-		{"repot", "report"},
-		{"headles", "headless"},
-		{"haedless", "headless"},
-		{"jsno", "json"},
-		{"comp", "compare"}, // unambiguous prefix
-		{"re", ""},          // ambiguous prefix, too far from all
-		{"xyzzy", ""},
-	} {
-		if got := closest(tt.in, cands); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

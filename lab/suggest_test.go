@@ -34,3 +34,30 @@ func TestCheckMetricName(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	cmds := []string{"run", "report", "replay", "compare", "check", "headless", "json"}
+	metrics := []string{"startup_ms", "bytes_written"}
+	for _, tt := range []struct {
+		in    string
+		cands []string
+		want  string
+	}{
+		{"rn", cmds, "run"},
+		{"runn", cmds, "run"},
+		{"repot", cmds, "report"},
+		{"headles", cmds, "headless"},
+		{"haedless", cmds, "headless"}, // a transposition is one edit
+		{"jsno", cmds, "json"},
+		{"comp", cmds, "compare"}, // unambiguous prefix
+		{"re", cmds, ""},          // ambiguous prefix, too far from all
+		{"xyzzy", cmds, ""},
+		{"run", cmds, ""}, // itself is no suggestion
+		{"startup", metrics, "startup_ms"},
+		{"st", metrics, ""}, // too short a prefix
+	} {
+		if got := Closest(tt.in, tt.cands); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
