@@ -207,17 +207,44 @@ func (p buildsPane) updateFiles(msg tea.Msg) (buildsPane, tea.Cmd) {
 	return p, p.input.Focus()
 }
 
-func (p buildsPane) help() keyHelp {
-	if p.mode != "" {
-		esc := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
-		ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok"))
-		return keyHelp{short: []key.Binding{ok, esc}, full: [][]key.Binding{{ok, esc}}}
-	}
-	return keyHelp{
-		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Choose, p.keys.Arm},
-		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Choose, p.keys.Arm, p.keys.Clear}},
-	}
+// ShortHelp lists the picker keys.
+func (k buildsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.list.Up, k.list.Down, k.Choose, k.Arm}
 }
+
+// FullHelp groups the picker keys.
+func (k buildsKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.list.Up, k.list.Down}, {k.Choose, k.Arm, k.Clear}}
+}
+
+// promptKeys are the bindings while a prompt or the file picker is open.
+func promptKeys() []key.Binding {
+	esc := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+	ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "ok"))
+	return []key.Binding{ok, esc}
+}
+
+// ShortHelp lists the keys that do something now.
+func (p buildsPane) ShortHelp() []key.Binding {
+	if p.editing() {
+		return promptKeys()
+	}
+	return p.keys.ShortHelp()
+}
+
+// FullHelp groups them.
+func (p buildsPane) FullHelp() [][]key.Binding {
+	if p.editing() {
+		return [][]key.Binding{promptKeys()}
+	}
+	return p.keys.FullHelp()
+}
+
+// Typing reports whether a prompt or the file picker has the keys.
+func (p buildsPane) Typing() bool { return p.editing() }
+
+// CanLeave: esc goes back to the device picker.
+func (p buildsPane) CanLeave() bool { return true }
 
 func (p *buildsPane) SetSize(w, h int) {
 	p.width, p.height = w, h

@@ -552,12 +552,34 @@ func (p controlsPane) experiment(exp lab.Experiment) lab.Experiment {
 	return exp
 }
 
-func (p controlsPane) help() keyHelp {
-	return keyHelp{
-		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Toggle, p.keys.Start},
-		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Toggle, p.keys.Left, p.keys.All, p.keys.None}, {p.keys.Start}},
-	}
+// runSettings are the stepper's settings of a run that are not part of the
+// experiment: the stability check's length and the sim's pacing.
+func (p controlsPane) runSettings() (probeS float64, realtime bool) { return p.probeS, p.realtime }
+
+// setRealtime paces a simulated device in real time (or not).
+func (p *controlsPane) setRealtime(on bool) { p.realtime = on }
+
+// ShortHelp lists the stepper keys.
+func (k controlsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.list.Up, k.list.Down, k.Toggle, k.Start}
 }
+
+// FullHelp groups the stepper keys.
+func (k controlsKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.list.Up, k.list.Down}, {k.Toggle, k.Left, k.All, k.None}, {k.Start}}
+}
+
+// ShortHelp lists the stepper keys.
+func (p controlsPane) ShortHelp() []key.Binding { return p.keys.ShortHelp() }
+
+// FullHelp groups the stepper keys.
+func (p controlsPane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+// Typing: the stepper has no prompt.
+func (p controlsPane) Typing() bool { return false }
+
+// CanLeave: esc goes back to the builds.
+func (p controlsPane) CanLeave() bool { return true }
 
 func (p *controlsPane) SetSize(w, h int) { p.width, p.height = w, h }
 

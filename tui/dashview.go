@@ -14,45 +14,12 @@ func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 func fmtDur(d time.Duration) string { return format.Clock(d.Seconds()) }
 
-// stateWord says what the run is doing.
-func (d *dashboard) stateWord() string {
-	s := d.state
-	switch {
-	case d.mode == modeReplay:
-		if d.rp.done() {
-			return "replay · at end"
-		}
-		if d.rp.playing {
-			return "replay · playing " + speedLabel(d.rp.speed)
-		}
-		return "replay · paused " + speedLabel(d.rp.speed)
-	case d.starting:
-		return "starting"
-	case s.end != nil:
-		return "ended: " + s.end.Reason
-	case d.finished:
-		return "stopped"
-	case d.quitting:
-		return "aborting"
-	case s.paused:
-		return "paused"
-	case len(s.Trials()) == 0 && len(s.probe) > 0:
-		return "stability check"
-	default:
-		return "running"
-	}
-}
-
-// View draws the dashboard into exactly width × height cells.
-func (d *dashboard) View() string {
-	w, h := d.width, d.height
-	if w <= 0 || h <= 0 {
-		return ""
-	}
+// headLine is a dashboard's first line: the device and the state, then
+// (withBuilds) the order and what is being compared. The state comes
+// first: on a narrow screen the build names give way.
+func (d *feed) headLine(word string, withBuilds bool, w int) string {
 	st := d.st
 	s := d.state
-	var top []string
-	// Line 1: what is being compared and the state.
 	buildName := func(k string) string {
 		b := s.plan.Builds[k]
 		if b.Name != "" {
@@ -66,68 +33,35 @@ func (d *dashboard) View() string {
 		}
 		return k
 	}
-	// The state comes first: on a narrow screen the build names give way.
-	head := st.Title.Render(s.device.ID) + " · " + st.Header.Render(d.stateWord())
-	if d.mode != modeCheck {
+	head := st.Title.Render(s.device.ID) + " · " + st.Header.Render(word)
+	if withBuilds {
 		head += " · order " + s.order + " · A " + buildName(lab.ArmControl) + " vs B " + buildName(lab.ArmTreatment)
 	}
-	top = append(top, truncate(head, w))
-	// Line 2: progress and ETA.
-	if d.mode != modeCheck {
-		p := s.Progress()
-		info := fmt.Sprintf(" %d/%d", p.Done, p.Total)
-		if p.Failed > 0 {
-			info += fmt.Sprintf(" · %d failed", p.Failed)
-		}
-		info += " · " + fmtDur(p.Elapsed)
-		if p.ETA > 0 && s.end == nil && d.mode == modeLive {
-			info += " · ETA " + fmtDur(p.ETA)
-		}
-		if d.mode == modeReplay {
-			info += fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events))
-		}
-		barW := max(10, min(40, w-len(info)-2))
-		top = append(top, truncate(progressBar(st, p.Fraction(), barW)+info, w))
+	return truncate(head, w)
+}
+
+// progressLine is the progress bar with the trial counts, the time spent,
+// the ETA when eta is set, and suffix.
+func (d *feed) progressLine(w int, eta bool, suffix string) string {
+	p := d.state.Progress()
+	info := fmt.Sprintf(" %d/%d", p.Done, p.Total)
+	if p.Failed > 0 {
+		info += fmt.Sprintf(" · %d failed", p.Failed)
 	}
-	// Bottom line: prompt, confirmation, error or status.
-	var bottom string
-	switch {
-	case d.confirmAbort:
-		q := "abort the run? the session keeps every finished trial (y/N)"
-		if d.mode == modeCheck {
-			q = "stop the check? (y/N)"
-		}
-		bottom = st.Warning.Render(q)
-	case d.noting:
-		bottom = d.note.View()
-	case d.err != nil:
-		bottom = st.Error.Render(d.err.Error())
-	default:
-		bottom = st.Muted.Render(d.status)
+	info += " · " + fmtDur(p.Elapsed)
+	if p.ETA > 0 && eta {
+		info += " · ETA " + fmtDur(p.ETA)
 	}
-	bodyH := h - len(top) - 1
-	var body string
-	if d.editing {
-		body = st.PanelTitle.Render("controls from the next round (enter applies, esc cancels)") + "\n" + d.ctrl.View()
-	} else {
-		body = d.body(w, bodyH)
-	}
-	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+	info += suffix
+	barW := max(10, min(40, w-len(info)-2))
+	return truncate(progressBar(d.st, p.Fraction(), barW)+info, w)
 }
 
 // body lays the panels out: one column below 110 cells, two above.
-func (d *dashboard) body(w, h int) string {
+// It is shared by the run's and the replay's dashboards.
+func (d *feed) body(w, h int) string {
 	st := d.st
 	s := d.state
-	if d.mode == modeCheck {
-		// The reasons are wrapped, not cut: they are the verdict's why.
-		var why []string
-		for _, l := range d.stabLines {
-			why = append(why, wrapWords(l, w, 3)...)
-		}
-		lines := chartLines(st, s, d.stability, w, max(4, h-len(why)-1))
-		return strings.Join(append(lines, why...), "\n")
-	}
 	showChart := len(s.probe) > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
 	warn := append(warningLines(s, d.panel), d.stabLines...)
 	// With the chart hidden, its verdict stays in view: a warning when

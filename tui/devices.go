@@ -150,12 +150,27 @@ func (p devicesPane) selected() (lab.DeviceInfo, bool) {
 	return p.devices[p.cursor], true
 }
 
-func (p devicesPane) help() keyHelp {
-	return keyHelp{
-		short: []key.Binding{p.keys.list.Up, p.keys.list.Down, p.keys.Select, p.keys.Check, p.keys.Refresh},
-		full:  [][]key.Binding{{p.keys.list.Up, p.keys.list.Down}, {p.keys.Select, p.keys.Check, p.keys.Refresh}},
-	}
+// ShortHelp lists the picker keys.
+func (k devicesKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.list.Up, k.list.Down, k.Select, k.Check, k.Refresh}
 }
+
+// FullHelp groups the picker keys.
+func (k devicesKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.list.Up, k.list.Down}, {k.Select, k.Check, k.Refresh}}
+}
+
+// ShortHelp lists the picker keys.
+func (p devicesPane) ShortHelp() []key.Binding { return p.keys.ShortHelp() }
+
+// FullHelp groups the picker keys.
+func (p devicesPane) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+// Typing: the picker has no prompt.
+func (p devicesPane) Typing() bool { return false }
+
+// CanLeave: the picker is the first step.
+func (p devicesPane) CanLeave() bool { return false }
 
 func (p *devicesPane) SetSize(w, h int) { p.width, p.height = w, h }
 

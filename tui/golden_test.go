@@ -80,10 +80,10 @@ var scenes = []struct {
 	{"check", func(t *testing.T, w, h int) *Model {
 		m := sized(New(Options{Now: fixedNow}), w, h)
 		m.device = simInfo()
-		m.dash = m.newDashboard(modeCheck)
-		m.screen = screenDashboard
+		m.check = m.newCheckDash()
+		m.screen = screenCheck
 		m.Update(runStartedMsg{run: &liveRun{stream: 0, cancel: func() {}, events: make(chan relayItem), device: simInfo()}})
-		m.dash.Update(eventsArrivedMsg{stream: 0, events: synthEvents(0, 45, false)[:45]})
+		m.check.Update(eventsArrivedMsg{stream: 0, events: synthEvents(0, 45, false)[:45]})
 		return m
 	}},
 	{"live-controls", func(t *testing.T, w, h int) *Model {

@@ -26,9 +26,31 @@ const (
 	screenDevices screen = iota
 	screenBuilds
 	screenControls
-	screenDashboard
+	screenDashboard // a run
+	screenCheck
+	screenReplay
 	screenStudy
 )
+
+// pane is what the root needs of every pane: it draws into the size it is
+// given, lists its keys for the help bar, says whether a prompt has the
+// keys (then ?, q and esc are text) and whether esc leaves it.
+type pane interface {
+	View() string
+	SetSize(w, h int)
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
+	Typing() bool
+	CanLeave() bool
+}
+
+// runningPane is a pane that runs something: q and ctrl+c ask it, since
+// quitting may have to abort first.
+type runningPane interface {
+	pane
+	AskQuit() tea.Cmd
+	Interrupt() tea.Cmd
+}
 
 // Options configure the workbench.
 type Options struct {
@@ -60,7 +82,10 @@ type Options struct {
 }
 
 // Model is the root model: it owns the window size, the global keys, the
-// help bar and the screen in front, and routes everything else.
+// help bar, the title and status line and the pane in front (the focus),
+// and routes everything else: keys to the focused pane, domain events to
+// the pane that owns them. It reads no pane's fields: panes answer through
+// the pane interface, small methods and messages.
 type Model struct {
 	opt    Options
 	ctx    context.Context
@@ -74,7 +99,9 @@ type Model struct {
 	devices  devicesPane
 	builds   buildsPane
 	controls controlsPane
-	dash     *dashboard
+	dash     *runDash
+	check    *checkDash
+	replay   *replayDash
 	study    *studyDash
 	recent   []recentBuild
 
@@ -126,14 +153,9 @@ func NewRun(opt Options, dev lab.DeviceInfo, exp lab.Experiment) *Model {
 func NewReplay(opt Options, dev lab.DeviceInfo, plan lab.Experiment, events []lab.Event, speed float64, problems []string) *Model {
 	m := newModel(opt)
 	m.device, m.exp = dev, plan
-	d := m.newDashboard(modeReplay)
-	d.rp = newReplayer(events, speed)
-	if len(problems) > 0 {
-		d.err = fmt.Errorf("%d unreadable lines skipped: %s", len(problems), strings.Join(problems, "; "))
-	}
-	d.status = fmt.Sprintf("%d events", len(events))
-	m.dash = d
-	m.screen = screenDashboard
+	m.replay = newReplayDash(m.st, dev, plan, m.analyzer(), events, speed, problems)
+	m.replay.SetSize(m.width, m.height-1)
+	m.screen = screenReplay
 	return m
 }
 
@@ -148,21 +170,48 @@ func (m *Model) profiles(dev lab.DeviceInfo) []string {
 func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane {
 	p := newControlsPane(m.st, dev, exp, m.profiles(dev), false)
 	if m.opt.Instant {
-		p.realtime = false
+		p.setRealtime(false)
 	}
 	return p
 }
 
-func (m *Model) newDashboard(mode dashMode) *dashboard {
-	d := newDashboard(m.st, mode, m.device, m.exp)
+// analyzer computes a dashboard's panels with the experiment's options.
+func (m *Model) analyzer() analyzer {
 	opt := engine.Options(&m.exp)
-	d.analyzeFor = func(in []metricInput) panelData {
-		return analyze(in, opt)
-	}
-	d.stabFor = stabilitySummary
-	d.ctrl.profiles = m.profiles(m.device)
+	return analyzer{analyze: func(in []metricInput) panelData { return analyze(in, opt) }, stability: stabilitySummary}
+}
+
+// newRunDash opens the dashboard of a run of m.exp on m.device.
+func (m *Model) newRunDash() *runDash {
+	d := newRunDash(m.st, m.device, m.exp, m.analyzer(), m.profiles(m.device))
 	d.SetSize(m.width, m.height-1)
 	return d
+}
+
+// newCheckDash opens the dashboard of a stability check of m.device.
+func (m *Model) newCheckDash() *checkDash {
+	d := newCheckDash(m.st, m.device, m.analyzer())
+	d.SetSize(m.width, m.height-1)
+	return d
+}
+
+// focused is the pane in front.
+func (m *Model) focused() pane {
+	switch m.screen {
+	case screenBuilds:
+		return &m.builds
+	case screenControls:
+		return &m.controls
+	case screenDashboard:
+		return m.dash
+	case screenCheck:
+		return m.check
+	case screenReplay:
+		return m.replay
+	case screenStudy:
+		return m.study
+	}
+	return &m.devices
 }
 
 // Init lists devices (or starts a replay) and asks for the background colour.
@@ -171,15 +220,14 @@ func (m *Model) Init() tea.Cmd {
 	switch m.screen {
 	case screenDevices:
 		cmds = append(cmds, listDevices(m.ctx, m.opt.Backend))
-	case screenDashboard:
-		if m.dash != nil && m.dash.rp != nil {
-			cmds = append(cmds, m.dash.rp.play())
-		}
+	case screenReplay:
+		cmds = append(cmds, m.replay.Init())
 	}
 	return tea.Batch(cmds...)
 }
 
-// Update routes a message: global keys first, then the screen in front.
+// Update routes a message: global keys first, then the pane in front;
+// domain events go to the pane that owns them.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -211,12 +259,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.screen == screenControls {
 			return m, m.start()
 		}
+	case devicesListedMsg:
+		var cmd tea.Cmd
+		m.devices, cmd = m.devices.Update(msg)
+		return m, cmd
 	case studyUpdatedMsg, studyStartedMsg:
+		var cmd tea.Cmd
 		if m.study != nil {
-			return m, m.study.Update(msg)
+			m.study, cmd = m.study.Update(msg)
 		}
-		return m, nil
+		return m, cmd
 	}
+	// Keys, and the stream, analysis and replay messages of the dashboard
+	// in front (a dashboard left behind has stopped reading its stream).
 	var cmd tea.Cmd
 	switch m.screen {
 	case screenDevices:
@@ -226,38 +281,27 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case screenControls:
 		m.controls, cmd = m.controls.Update(msg)
 	case screenDashboard:
-		cmd = m.dash.Update(msg)
+		m.dash, cmd = m.dash.Update(msg)
+	case screenCheck:
+		m.check, cmd = m.check.Update(msg)
+	case screenReplay:
+		m.replay, cmd = m.replay.Update(msg)
 	case screenStudy:
-		cmd = m.study.Update(msg)
+		m.study, cmd = m.study.Update(msg)
 	}
 	return m, cmd
 }
 
 // globalKey handles help, quit and back; done means the key was consumed.
 func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	typing := (m.screen == screenBuilds && m.builds.editing()) || (m.screen == screenDashboard && m.dash.typing()) ||
-		(m.screen == screenStudy && m.study.typing())
+	p := m.focused()
 	if msg.String() == "ctrl+c" {
-		if m.screen == screenStudy {
-			if m.study.confirmAbort || m.study.quitting {
-				m.study.abort(true)
-				return tea.Quit, true // a second ctrl+c does not wait for the runs in progress
-			}
-			return m.study.askQuit(), true
-		}
-		if m.screen == screenDashboard {
-			if m.dash.confirmAbort || m.dash.quitting {
-				m.dash.abort(true)
-				if !m.dash.running() {
-					return tea.Quit, true
-				}
-				return nil, true
-			}
-			return m.dash.askQuit(), true
+		if r, ok := p.(runningPane); ok {
+			return r.Interrupt(), true
 		}
 		return tea.Quit, true
 	}
-	if typing {
+	if p.Typing() {
 		return nil, false
 	}
 	switch {
@@ -268,11 +312,8 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.help.ShowAll = false
 		return nil, true
 	case key.Matches(msg, m.keys.Quit):
-		if m.screen == screenDashboard {
-			return m.dash.askQuit(), true
-		}
-		if m.screen == screenStudy {
-			return m.study.askQuit(), true
+		if r, ok := p.(runningPane); ok {
+			return r.AskQuit(), true
 		}
 		return tea.Quit, true
 	case key.Matches(msg, m.keys.Back):
@@ -281,8 +322,12 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// back returns to the previous step of the picking flow.
+// back returns to the previous step of the picking flow, when the pane in
+// front can be left.
 func (m *Model) back() tea.Cmd {
+	if !m.focused().CanLeave() {
+		return nil
+	}
 	switch m.screen {
 	case screenBuilds:
 		m.screen = screenDevices
@@ -294,17 +339,11 @@ func (m *Model) back() tea.Cmd {
 		}
 		m.screen = screenBuilds
 	case screenStudy:
-		if !m.study.running() {
-			m.screen = screenControls
-			m.resize()
-		}
-	case screenDashboard:
-		if m.dash.mode == modeCheck {
-			if m.dash.running() {
-				m.dash.abort(false)
-			}
-			m.screen = screenDevices
-		}
+		m.screen = screenControls
+		m.resize()
+	case screenCheck:
+		m.check.Leave()
+		m.screen = screenDevices
 	}
 	return nil
 }
@@ -313,9 +352,8 @@ func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 	m.device = msg.device
 	if msg.check {
 		m.stream++
-		m.dash = m.newDashboard(modeCheck)
-		m.dash.starting = true
-		m.screen = screenDashboard
+		m.check = m.newCheckDash()
+		m.screen = screenCheck
 		return startCheck(m.ctx, m.opt.Backend, m.device, 30, m.device.Has(lab.CapSimTime) && !m.opt.Instant, m.stream)
 	}
 	var ready []BuildChoice
@@ -373,8 +411,7 @@ func (m *Model) start() tea.Cmd {
 		m.screen = screenStudy
 		return m.study.start(m.ctx, m.opt.Backend, m.stream)
 	}
-	m.dash = m.newDashboard(modeLive)
-	m.dash.starting = true
+	m.dash = m.newRunDash()
 	m.screen = screenDashboard
 	name := fmt.Sprintf("%s-%s.jsonl", m.opt.Now().UTC().Format("20060102-150405"), safeName(m.device.ID))
 	pick := true
@@ -382,7 +419,8 @@ func (m *Model) start() tea.Cmd {
 		name, m.opt.SessionFile, pick = m.opt.SessionFile, "", false
 	}
 	path := filepath.Join(m.opt.SessionDir, name)
-	p := runPlan{device: m.device, exp: m.exp, probeS: m.controls.probeS, realtime: m.controls.realtime, pickName: pick, source: m.opt.Source}
+	probeS, realtime := m.controls.runSettings()
+	p := runPlan{device: m.device, exp: m.exp, probeS: probeS, realtime: realtime, pickName: pick, source: m.opt.Source}
 	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
 }
 
@@ -397,46 +435,36 @@ func safeName(s string) string {
 	}, s)
 }
 
+// resize gives every pane its area: the picking panes below the title
+// and above the help bar, the dashboards all but the help bar.
 func (m *Model) resize() {
 	h := m.height - 3 // title, blank... help bar
-	switch m.screen {
-	case screenDevices:
-		m.devices.SetSize(m.width, h)
-	case screenBuilds:
-		m.builds.SetSize(m.width, h)
-	case screenControls:
-		m.controls.SetSize(m.width, h-2)
-	}
 	m.devices.SetSize(m.width, h)
+	m.builds.SetSize(m.width, h)
+	m.controls.SetSize(m.width, h-2) // the builds' line above the stepper
 	if m.dash != nil {
 		m.dash.SetSize(m.width, m.height-1)
+	}
+	if m.check != nil {
+		m.check.SetSize(m.width, m.height-1)
+	}
+	if m.replay != nil {
+		m.replay.SetSize(m.width, m.height-1)
 	}
 	if m.study != nil {
 		m.study.SetSize(m.width, m.height-1)
 	}
 }
 
+// paneHelp is the focused pane's bindings and the global ones.
 func (m *Model) paneHelp() keyHelp {
-	var h keyHelp
-	switch m.screen {
-	case screenDevices:
-		h = m.devices.help()
-	case screenBuilds:
-		h = m.builds.help()
-	case screenControls:
-		h = m.controls.help()
-	case screenDashboard:
-		h = m.dash.help()
-	case screenStudy:
-		h = m.study.help()
-	}
-	if (m.screen == screenDashboard && m.dash.typing()) || (m.screen == screenBuilds && m.builds.editing()) ||
-		(m.screen == screenStudy && m.study.typing()) {
+	p := m.focused()
+	h := keyHelp{short: p.ShortHelp(), full: p.FullHelp()}
+	if p.Typing() {
 		return h // keys go to the prompt: ? and q are text there
 	}
 	h.short = append(h.short, m.keys.Help, m.keys.Quit)
-	if m.screen == screenBuilds || m.screen == screenControls || (m.screen == screenDashboard && m.dash.mode == modeCheck) ||
-		(m.screen == screenStudy && !m.study.running()) {
+	if p.CanLeave() {
 		h.short = append(h.short, m.keys.Back)
 	}
 	h.full = append(h.full, []key.Binding{m.keys.Help, m.keys.Back, m.keys.Quit})
@@ -453,39 +481,23 @@ func (m *Model) View() tea.View {
 
 // Regressed reports whether the last run completed and its final analysis
 // found a regression in some metric (perflab run's exit status 3).
-func (m *Model) Regressed() bool {
-	if m.dash == nil || m.dash.mode != modeLive || !m.dash.finalDone || m.dash.state.end == nil || m.dash.state.end.Reason != "completed" {
-		return false
-	}
-	for _, mp := range m.dash.panel.metrics {
-		if mp.verdict == "regression" {
-			return true
-		}
-	}
-	return false
-}
+func (m *Model) Regressed() bool { return m.dash != nil && m.dash.Regressed() }
 
 // Session returns the path of the session file written by the last run.
 func (m *Model) Session() string {
-	if m.dash != nil && m.dash.run != nil {
-		return m.dash.run.sessionPath
+	if m.dash == nil {
+		return ""
 	}
-	return ""
+	return m.dash.SessionPath()
 }
 
 // WaitSaved cancels a run still going (the program was killed) and waits,
 // up to timeout, until its session file is closed with its end event.
 func (m *Model) WaitSaved(timeout time.Duration) error {
-	if m.dash == nil || m.dash.run == nil || m.dash.run.saved == nil {
+	if m.dash == nil {
 		return nil
 	}
-	m.dash.run.cancel()
-	select {
-	case <-m.dash.run.saved:
-		return nil
-	case <-time.After(timeout):
-		return fmt.Errorf("session %s: not closed after %s; it holds every finished trial", m.dash.run.sessionPath, timeout)
-	}
+	return m.dash.WaitSaved(timeout)
 }
 
 func (m *Model) render() string {
@@ -499,12 +511,6 @@ func (m *Model) render() string {
 		return block(title+"\n\n"+m.help.View(hb)+"\n\n"+m.st.Muted.Render("? or esc closes this help"), w, h)
 	}
 	helpLine := truncate(m.help.View(hb), w)
-	if m.screen == screenDashboard {
-		return m.dash.View() + "\n" + pad(helpLine, w)
-	}
-	if m.screen == screenStudy {
-		return m.study.View() + "\n" + pad(helpLine, w)
-	}
 	var title, body string
 	switch m.screen {
 	case screenDevices:
@@ -516,6 +522,8 @@ func (m *Model) render() string {
 	case screenControls:
 		title = "perflab · 3/3 controls on " + m.device.ID
 		body = m.controlsHeader() + "\n" + m.controls.View()
+	default: // a dashboard draws its own title and status lines
+		return m.focused().View() + "\n" + pad(helpLine, w)
 	}
 	head := m.st.Title.Render(truncate(title, w))
 	if m.err != nil {

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -102,7 +104,7 @@ func (r *replayer) take(n int) []lab.Event {
 // key handles the replay keys. Events a step or a jump releases are
 // returned for the dashboard to apply at once, in the same Update, so the
 // position shown never runs ahead of the panels.
-func (r *replayer) key(msg tea.KeyPressMsg, k dashKeys) ([]lab.Event, tea.Cmd) {
+func (r *replayer) key(msg tea.KeyPressMsg, k replayKeys) ([]lab.Event, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Play):
 		if r.playing {
@@ -148,4 +150,122 @@ func speedLabel(s float64) string {
 	default:
 		return "×" + trimFloat(s)
 	}
+}
+
+// replayDash is the dashboard of a saved session: the shared panels fed
+// by a replayer, and the keys that move through it.
+type replayDash struct {
+	feed
+	rp            *replayer
+	keys          replayKeys
+	status        string
+	err           error
+	width, height int
+}
+
+// replayKeys move through a replay.
+type replayKeys struct {
+	Play  key.Binding
+	Step  key.Binding
+	Speed key.Binding
+	End   key.Binding
+}
+
+func newReplayKeys() replayKeys {
+	return replayKeys{
+		Play:  key.NewBinding(key.WithKeys("space", "p"), key.WithHelp("space", "play/pause")),
+		Step:  key.NewBinding(key.WithKeys(".", "right"), key.WithHelp("→/.", "step")),
+		Speed: key.NewBinding(key.WithKeys("s", "1", "2", "3"), key.WithHelp("s/1/2/3", "speed ×1/×10/max")),
+		End:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "jump to end")),
+	}
+}
+
+// ShortHelp lists the replay keys.
+func (k replayKeys) ShortHelp() []key.Binding { return []key.Binding{k.Play, k.Step, k.Speed, k.End} }
+
+// FullHelp groups the replay keys.
+func (k replayKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Play, k.Step, k.Speed, k.End}}
+}
+
+// newReplayDash replays events at speed; problems lists lines of the file
+// that could not be read.
+func newReplayDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, events []lab.Event, speed float64, problems []string) *replayDash {
+	d := &replayDash{feed: newFeed(st, dev, plan, an), rp: newReplayer(events, speed), keys: newReplayKeys()}
+	if len(problems) > 0 {
+		d.err = fmt.Errorf("%d unreadable lines skipped: %s", len(problems), strings.Join(problems, "; "))
+	}
+	d.status = fmt.Sprintf("%d events", len(events))
+	return d
+}
+
+// Init starts playing.
+func (d *replayDash) Init() tea.Cmd { return d.rp.play() }
+
+// Typing: a replay has no prompt.
+func (d *replayDash) Typing() bool { return false }
+
+// CanLeave: a replay stays until the program quits.
+func (d *replayDash) CanLeave() bool { return false }
+
+// AskQuit quits: a replay runs nothing.
+func (d *replayDash) AskQuit() tea.Cmd { return tea.Quit }
+
+// Interrupt quits.
+func (d *replayDash) Interrupt() tea.Cmd { return tea.Quit }
+
+func (d *replayDash) applyEvents(evs []lab.Event) tea.Cmd {
+	d.apply(evs)
+	return d.maybeAnalyze(d.rp.done())
+}
+
+// Update advances the replay and takes its analyses.
+func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
+	switch msg := msg.(type) {
+	case reportComputedMsg:
+		d.reported(msg)
+		return d, d.maybeAnalyze(d.rp.done())
+	case replayTickedMsg:
+		evs, cmd := d.rp.tick(msg)
+		return d, tea.Batch(d.applyEvents(evs), cmd)
+	case tea.KeyPressMsg:
+		evs, cmd := d.rp.key(msg, d.keys)
+		return d, tea.Batch(d.applyEvents(evs), cmd)
+	}
+	return d, nil
+}
+
+// ShortHelp lists the replay keys.
+func (d *replayDash) ShortHelp() []key.Binding { return d.keys.ShortHelp() }
+
+// FullHelp groups them.
+func (d *replayDash) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+
+// SetSize sets the dashboard's area.
+func (d *replayDash) SetSize(w, h int) { d.width, d.height = w, h }
+
+func (d *replayDash) stateWord() string {
+	switch {
+	case d.rp.done():
+		return "replay · at end"
+	case d.rp.playing:
+		return "replay · playing " + speedLabel(d.rp.speed)
+	}
+	return "replay · paused " + speedLabel(d.rp.speed)
+}
+
+// View draws the dashboard into exactly width × height cells.
+func (d *replayDash) View() string {
+	w, h := d.width, d.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	st := d.st
+	top := []string{d.headLine(d.stateWord(), true, w), d.progressLine(w, false, fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events)))}
+	bottom := st.Muted.Render(d.status)
+	if d.err != nil {
+		bottom = st.Error.Render(d.err.Error())
+	}
+	bodyH := h - len(top) - 1
+	return strings.Join(top, "\n") + "\n" + block(d.body(w, bodyH), w, bodyH) + "\n" + pad(truncate(bottom, w), w)
 }

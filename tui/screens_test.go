@@ -37,12 +37,11 @@ func TestPauseNoticeClearsOnResume(t *testing.T) {
 // does not speak of finishing one.
 func TestStoppingACheckSaysSo(t *testing.T) {
 	m, _, _, _ := liveModel(t, 80, 24)
-	m.dash.mode = modeCheck
-	m.dash.abort(false)
-	if m.dash.status != "stopping the check…" {
-		t.Errorf("check abort status %q", m.dash.status)
+	c := m.newCheckDash()
+	c.abort(false)
+	if c.status != "stopping the check…" {
+		t.Errorf("check abort status %q", c.status)
 	}
-	m.dash.mode = modeLive
 	m.dash.abort(false)
 	if !strings.Contains(m.dash.status, "finishing the session file") {
 		t.Errorf("run abort status %q", m.dash.status)

@@ -132,9 +132,16 @@ type studyDash struct {
 	width, height int
 }
 
+// studyKeys act on a running study.
 type studyKeys struct {
 	Abort key.Binding
 }
+
+// ShortHelp lists the study keys.
+func (k studyKeys) ShortHelp() []key.Binding { return []key.Binding{k.Abort} }
+
+// FullHelp groups the study keys.
+func (k studyKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Abort}} }
 
 // newStudyDash starts watching a study; start it with startStudy.
 func newStudyDash(st *Styles, dev lab.DeviceInfo, plan StudyPlan) *studyDash {
@@ -164,7 +171,11 @@ func (d *studyDash) start(ctx context.Context, b Backend, stream int) tea.Cmd {
 func (d *studyDash) running() bool { return !d.finished && (d.starting || d.updates != nil) }
 
 // Update applies stream messages and the abort confirmation.
-func (d *studyDash) Update(msg tea.Msg) tea.Cmd {
+func (d *studyDash) Update(msg tea.Msg) (*studyDash, tea.Cmd) {
+	return d, d.update(msg)
+}
+
+func (d *studyDash) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case studyStartedMsg:
 		if msg.stream != d.stream || !d.starting {
@@ -280,8 +291,18 @@ func (d *studyDash) abort(thenQuit bool) {
 	d.status = "aborting: waiting for the runs in progress…"
 }
 
-// askQuit handles q: a running study asks y/N first.
-func (d *studyDash) askQuit() tea.Cmd {
+// Interrupt handles ctrl+c: the first asks like q, a second aborts and
+// quits without waiting for the runs in progress.
+func (d *studyDash) Interrupt() tea.Cmd {
+	if d.confirmAbort || d.quitting {
+		d.abort(true)
+		return tea.Quit
+	}
+	return d.AskQuit()
+}
+
+// AskQuit handles q: a running study asks y/N first.
+func (d *studyDash) AskQuit() tea.Cmd {
 	if !d.running() {
 		if d.cancel != nil {
 			d.cancel()
@@ -292,20 +313,28 @@ func (d *studyDash) askQuit() tea.Cmd {
 	return nil
 }
 
-// typing reports whether the dashboard wants raw keys (y/N).
-func (d *studyDash) typing() bool { return d.confirmAbort }
+// Typing reports whether the dashboard wants raw keys (y/N).
+func (d *studyDash) Typing() bool { return d.confirmAbort }
 
-func (d *studyDash) help() keyHelp {
+// CanLeave: once the study is over, esc goes back to the stepper.
+func (d *studyDash) CanLeave() bool { return !d.running() }
+
+// ShortHelp lists the keys that do something now.
+func (d *studyDash) ShortHelp() []key.Binding { return d.keyMap().short }
+
+// FullHelp groups them.
+func (d *studyDash) FullHelp() [][]key.Binding { return d.keyMap().full }
+
+func (d *studyDash) keyMap() keyHelp {
 	if d.confirmAbort {
-		ok := key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "abort"))
-		no := key.NewBinding(key.WithKeys("n"), key.WithHelp("n/any key", "keep running"))
-		return keyHelp{short: []key.Binding{ok, no}, full: [][]key.Binding{{ok, no}}}
+		return confirmKeys()
 	}
 	k := d.keys
 	k.Abort.SetEnabled(d.running())
-	return keyHelp{short: []key.Binding{k.Abort}, full: [][]key.Binding{{k.Abort}}}
+	return keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
 }
 
+// SetSize sets the dashboard's area.
 func (d *studyDash) SetSize(w, h int) { d.width, d.height = w, h }
 
 // stateWord says what the study is doing.

@@ -169,7 +169,7 @@ func TestTeatestReplay(t *testing.T) {
 	waitScreen(t, tm, "at end", screenWait)
 	tm.Send(keyPress("q"))
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
-	if !fm.dash.rp.done() || fm.dash.state.end == nil {
+	if !fm.replay.rp.done() || fm.replay.state.end == nil {
 		t.Error("replay did not reach the end")
 	}
 }
@@ -207,11 +207,11 @@ func TestStabilityCheckFromThePicker(t *testing.T) {
 	m := sized(New(Options{Backend: realBackend(), SessionDir: dir, Device: "sim:pixel", Now: fixedNow, Instant: true}), 80, 24)
 	run(t, m, m.Init(), skipTicks)
 	press(t, m, "c")
-	if m.screen != screenDashboard || m.dash.mode != modeCheck {
+	if m.screen != screenCheck {
 		t.Fatalf("screen %d", m.screen)
 	}
-	if !m.dash.finished || len(m.dash.state.probe) < 25 {
-		t.Fatalf("check: finished %v, %d samples", m.dash.finished, len(m.dash.state.probe))
+	if !m.check.finished || len(m.check.state.probe) < 25 {
+		t.Fatalf("check: finished %v, %d samples", m.check.finished, len(m.check.state.probe))
 	}
 	s := screenText(m)
 	if !regexp.MustCompile(`MFLOPS stability check(?: · |\s+)(stable|unstable) · mean \d+ MFLOPS`).MatchString(s) || !strings.Contains(s, "┤") {
@@ -341,7 +341,7 @@ func TestCheckOnLocalFromThePicker(t *testing.T) {
 		t.Fatalf("c on local: %v", m.devices.err)
 	}
 	m.Update(cmd())
-	if m.screen != screenDashboard || m.dash == nil || m.dash.mode != modeCheck {
+	if m.screen != screenCheck || m.check == nil {
 		t.Errorf("c on local: screen %d, want the check dashboard", m.screen)
 	}
 }

@@ -174,9 +174,7 @@ func liveModel(t testing.TB, w, h int) (*Model, *fakeRunner, chan relayItem, *bo
 	fr := newFakeRunner()
 	ch := make(chan relayItem, 4096)
 	cancelled := new(bool)
-	d := m.newDashboard(modeLive)
-	d.starting = true
-	m.dash, m.screen = d, screenDashboard
+	m.dash, m.screen = m.newRunDash(), screenDashboard
 	m.stream = 1
 	_, cmd := m.Update(runStartedMsg{run: &liveRun{stream: 1, runner: fr, cancel: func() { *cancelled = true }, events: ch, sessionPath: "/tmp/s.jsonl", device: simInfo()}})
 	if cmd == nil {
@@ -306,26 +304,26 @@ func TestReplayStepsJumpsAndConcludes(t *testing.T) {
 	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
 	press(t, m, "space") // pause the replay Init would start
 	press(t, m, ".")
-	if m.dash.rp.pos != 1 || len(m.dash.state.probe) != 1 {
-		t.Fatalf("after one step: pos %d probes %d", m.dash.rp.pos, len(m.dash.state.probe))
+	if m.replay.rp.pos != 1 || len(m.replay.state.probe) != 1 {
+		t.Fatalf("after one step: pos %d probes %d", m.replay.rp.pos, len(m.replay.state.probe))
 	}
 	press(t, m, "3")
-	if m.dash.rp.speed != 0 {
-		t.Errorf("speed %g, want max (0)", m.dash.rp.speed)
+	if m.replay.rp.speed != 0 {
+		t.Errorf("speed %g, want max (0)", m.replay.rp.speed)
 	}
 	press(t, m, "s")
-	if m.dash.rp.speed != 1 {
-		t.Errorf("speed after s from max %g, want 1", m.dash.rp.speed)
+	if m.replay.rp.speed != 1 {
+		t.Errorf("speed after s from max %g, want 1", m.replay.rp.speed)
 	}
 	press(t, m, "G")
-	if !m.dash.rp.done() || m.dash.state.end == nil {
+	if !m.replay.rp.done() || m.replay.state.end == nil {
 		t.Fatal("G did not reach the end")
 	}
-	if !m.dash.finalDone {
+	if !m.replay.finalDone {
 		t.Fatal("final analysis not done")
 	}
 	got := map[string]string{}
-	for _, mp := range m.dash.panel.metrics {
+	for _, mp := range m.replay.panel.metrics {
 		got[mp.name] = mp.verdict
 	}
 	if got["startup_ms"] != "regression" || got["frames"] != "inconclusive" {
@@ -336,7 +334,7 @@ func TestReplayStepsJumpsAndConcludes(t *testing.T) {
 	}
 	// Replay has no live controls.
 	press(t, m, "o", "x")
-	if m.dash.confirmAbort {
+	if strings.Contains(screenText(m), "abort the run") {
 		t.Error("replay offered to abort")
 	}
 }
@@ -473,12 +471,12 @@ func TestReplayJumpAppliesEventsBeforeTheNextFrame(t *testing.T) {
 	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
 	press(t, m, "space")    // pause the replay Init would start
 	m.Update(keyPress(".")) // commands deliberately not run
-	if len(m.dash.state.probe) != 1 {
-		t.Fatalf("after a step, before any command: %d probe samples shown, want 1", len(m.dash.state.probe))
+	if len(m.replay.state.probe) != 1 {
+		t.Fatalf("after a step, before any command: %d probe samples shown, want 1", len(m.replay.state.probe))
 	}
 	m.Update(keyPress("G"))
-	if !m.dash.rp.done() || m.dash.state.end == nil {
-		t.Fatalf("after G, before any command: position %d/%d, end %v", m.dash.rp.pos, len(evs), m.dash.state.end)
+	if !m.replay.rp.done() || m.replay.state.end == nil {
+		t.Fatalf("after G, before any command: position %d/%d, end %v", m.replay.rp.pos, len(evs), m.replay.state.end)
 	}
 	if s := screenText(m); strings.Contains(s, "no trials yet") {
 		t.Errorf("the frame after G shows no trials:\n%s", s)

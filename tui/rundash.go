@@ -1,0 +1,383 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// runDash is the dashboard of a run in progress: the shared panels, and
+// the keys that steer the run (order, pause, controls, note, abort).
+type runDash struct {
+	feed
+	liveStream
+	keys runKeys
+
+	noting    bool
+	note      textinput.Model
+	editing   bool
+	ctrl      controlsPane
+	profiles  []string // governor profiles offered when editing controls
+	prevOrder string
+
+	width, height int
+}
+
+// runKeys steer a running run.
+type runKeys struct {
+	Order    key.Binding
+	Controls key.Binding
+	Pause    key.Binding
+	Note     key.Binding
+	Abort    key.Binding
+}
+
+func newRunKeys() runKeys {
+	return runKeys{
+		Order:    key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "randomize on/off")),
+		Controls: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "controls")),
+		Pause:    key.NewBinding(key.WithKeys("p", "space"), key.WithHelp("p", "pause/resume")),
+		Note:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "note")),
+		Abort:    key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "abort")),
+	}
+}
+
+// ShortHelp lists the run keys.
+func (k runKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Order, k.Pause, k.Controls, k.Note, k.Abort}
+}
+
+// FullHelp groups the run keys.
+func (k runKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Order, k.Controls, k.Pause}, {k.Note, k.Abort}}
+}
+
+// newRunDash watches a run about to start (runStartedMsg follows).
+func newRunDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, profiles []string) *runDash {
+	d := &runDash{feed: newFeed(st, dev, plan, an), keys: newRunKeys(), profiles: profiles}
+	d.starting = true
+	d.note = newTextInput()
+	d.note.Prompt = "note> "
+	d.note.Placeholder = "what changed? (enter to record, esc to cancel)"
+	d.prevOrder = lab.OrderAlternate
+	return d
+}
+
+// running reports whether the run is still producing events. Once the end
+// event is in, the session is complete: quitting needs no confirmation
+// (runProgram still waits for the file to close).
+func (d *runDash) running() bool {
+	return d.starting || (d.run != nil && !d.finished && d.state.end == nil)
+}
+
+// steerable reports whether live actions still reach a running run.
+func (d *runDash) steerable() bool {
+	return d.run != nil && !d.finished && d.state.end == nil
+}
+
+// Typing reports whether the dashboard wants raw keys (note, controls, y/N).
+func (d *runDash) Typing() bool { return d.noting || d.editing || d.confirmAbort }
+
+// CanLeave: a run's dashboard stays until the program quits.
+func (d *runDash) CanLeave() bool { return false }
+
+func (d *runDash) ended() bool { return d.finished || d.state.end != nil }
+
+func (d *runDash) applyEvents(evs []lab.Event) tea.Cmd {
+	d.apply(evs)
+	for _, ev := range evs {
+		// A resume, from this pane or elsewhere, ends the pause notice.
+		if ev.Type == lab.EventToggle && ev.Toggle != nil && ev.Toggle.What == "resume" {
+			d.status = d.sessionStatus()
+		}
+	}
+	return d.maybeAnalyze(d.ended())
+}
+
+// Update handles the run's stream, its analyses and the steering keys.
+func (d *runDash) Update(msg tea.Msg) (*runDash, tea.Cmd) {
+	switch msg := msg.(type) {
+	case runStartedMsg:
+		return d, d.started(msg)
+	case eventsArrivedMsg:
+		return d, d.arrived(msg, d.applyEvents, func() tea.Cmd { return d.maybeAnalyze(d.ended()) })
+	case reportComputedMsg:
+		d.reported(msg)
+		return d, d.maybeAnalyze(d.ended())
+	case controlsDoneMsg:
+		if d.editing {
+			d.editing = false
+			if d.run != nil {
+				if err := d.run.runner.SetControls(d.ctrl.experiment(lab.Experiment{}).Controls); err != nil {
+					d.err = err
+				} else {
+					d.status = "controls change from the next round"
+				}
+			}
+		}
+		return d, nil
+	case tea.KeyPressMsg:
+		return d, d.updateKey(msg)
+	}
+	if d.noting {
+		var cmd tea.Cmd
+		d.note, cmd = d.note.Update(msg)
+		return d, cmd
+	}
+	return d, nil
+}
+
+func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case d.confirmAbort:
+		d.confirmAbort = false
+		if msg.String() == "y" || msg.String() == "Y" {
+			d.abort(d.abortThenQ)
+			if d.abortThenQ && !d.running() {
+				return tea.Quit
+			}
+		} else {
+			d.status = "not aborted"
+		}
+		return nil
+	case d.noting:
+		switch msg.String() {
+		case "esc":
+			d.noting = false
+			d.note.Blur()
+			return nil
+		case "enter":
+			d.noting = false
+			d.note.Blur()
+			text := strings.TrimSpace(d.note.Value())
+			if text != "" && d.run != nil {
+				if err := d.run.runner.AddNote(text); err != nil {
+					d.err = err
+				}
+			}
+			return nil
+		}
+		var cmd tea.Cmd
+		d.note, cmd = d.note.Update(msg)
+		return cmd
+	case d.editing:
+		if msg.String() == "esc" {
+			d.editing = false
+			return nil
+		}
+		var cmd tea.Cmd
+		d.ctrl, cmd = d.ctrl.Update(msg)
+		return cmd
+	}
+	live := d.steerable()
+	switch {
+	case key.Matches(msg, d.keys.Abort) && d.running():
+		d.confirmAbort, d.abortThenQ = true, false
+	case !live:
+		return nil
+	case key.Matches(msg, d.keys.Order):
+		cur := d.state.order
+		next := lab.OrderRandom
+		if cur == lab.OrderRandom {
+			next = d.prevOrder
+		} else {
+			d.prevOrder = cur
+		}
+		if err := d.run.runner.SetOrder(next); err != nil {
+			d.err = err
+		} else {
+			d.status = "order " + next + " from the next round"
+		}
+	case key.Matches(msg, d.keys.Pause):
+		var err error
+		if d.state.paused {
+			err = d.run.runner.Resume()
+			d.status = d.sessionStatus()
+		} else {
+			err = d.run.runner.Pause()
+			d.status = "pausing after the round in progress"
+		}
+		if err != nil {
+			d.err = err
+		}
+	case key.Matches(msg, d.keys.Note):
+		d.noting = true
+		d.note.Reset()
+		return d.note.Focus()
+	case key.Matches(msg, d.keys.Controls):
+		d.ctrl = newControlsPane(d.st, d.state.device, lab.Experiment{Controls: d.state.controls}, d.profiles, true)
+		d.ctrl.SetSize(d.width, d.height-4)
+		d.editing = true
+	}
+	return nil
+}
+
+// abort cancels the run; the runner then records an end event and the
+// relay closes the session file.
+func (d *runDash) abort(thenQuit bool) {
+	d.quitting = thenQuit
+	if d.run != nil {
+		d.run.cancel()
+	}
+	d.status = "aborting: finishing the session file…"
+}
+
+// AskQuit handles q: a running run asks y/N first.
+func (d *runDash) AskQuit() tea.Cmd {
+	if !d.running() {
+		if d.run != nil {
+			d.run.cancel()
+		}
+		return tea.Quit
+	}
+	d.confirmAbort, d.abortThenQ = true, true
+	return nil
+}
+
+// Interrupt handles ctrl+c: the first asks like q, a second aborts and
+// quits once the session is closed.
+func (d *runDash) Interrupt() tea.Cmd {
+	if d.confirmAbort || d.quitting {
+		d.abort(true)
+		if !d.running() {
+			return tea.Quit
+		}
+		return nil
+	}
+	return d.AskQuit()
+}
+
+// ShortHelp lists the keys that do something now.
+func (d *runDash) ShortHelp() []key.Binding { return d.keyMap().short }
+
+// FullHelp groups them.
+func (d *runDash) FullHelp() [][]key.Binding { return d.keyMap().full }
+
+func (d *runDash) keyMap() keyHelp {
+	if d.editing {
+		h := keyHelp{short: d.ctrl.ShortHelp(), full: d.ctrl.FullHelp()}
+		h.short = append(h.short, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")))
+		return h
+	}
+	if d.confirmAbort {
+		return confirmKeys()
+	}
+	if d.noting {
+		ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "record note"))
+		no := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))
+		return keyHelp{short: []key.Binding{ok, no}, full: [][]key.Binding{{ok, no}}}
+	}
+	k := d.keys
+	if !d.steerable() {
+		// The run has ended (or not started): nothing left to steer.
+		for _, b := range []*key.Binding{&k.Order, &k.Pause, &k.Controls, &k.Note} {
+			b.SetEnabled(false)
+		}
+	}
+	if !d.running() {
+		k.Abort.SetEnabled(false)
+	}
+	return keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
+}
+
+// SetSize sets the dashboard's area.
+func (d *runDash) SetSize(w, h int) {
+	d.width, d.height = w, h
+	d.note.SetWidth(max(10, w-10))
+	if d.editing {
+		d.ctrl.SetSize(w, h-4)
+	}
+}
+
+// Regressed reports whether the run completed and its final analysis found
+// a regression in some metric.
+func (d *runDash) Regressed() bool {
+	if !d.finalDone || d.state.end == nil || d.state.end.Reason != "completed" {
+		return false
+	}
+	for _, mp := range d.panel.metrics {
+		if mp.verdict == "regression" {
+			return true
+		}
+	}
+	return false
+}
+
+// SessionPath is the session file the run writes ("" before it starts).
+func (d *runDash) SessionPath() string {
+	if d.run == nil {
+		return ""
+	}
+	return d.run.sessionPath
+}
+
+// WaitSaved cancels the run if still going and waits, up to timeout, until
+// its session file is closed with its end event.
+func (d *runDash) WaitSaved(timeout time.Duration) error {
+	if d.run == nil || d.run.saved == nil {
+		return nil
+	}
+	d.run.cancel()
+	select {
+	case <-d.run.saved:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("session %s: not closed after %s; it holds every finished trial", d.run.sessionPath, timeout)
+	}
+}
+
+// stateWord says what the run is doing.
+func (d *runDash) stateWord() string {
+	s := d.state
+	switch {
+	case d.starting:
+		return "starting"
+	case s.end != nil:
+		return "ended: " + s.end.Reason
+	case d.finished:
+		return "stopped"
+	case d.quitting:
+		return "aborting"
+	case s.paused:
+		return "paused"
+	case len(s.Trials()) == 0 && len(s.probe) > 0:
+		return "stability check"
+	default:
+		return "running"
+	}
+}
+
+// View draws the dashboard into exactly width × height cells.
+func (d *runDash) View() string {
+	w, h := d.width, d.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	st := d.st
+	top := []string{d.headLine(d.stateWord(), true, w), d.progressLine(w, d.state.end == nil, "")}
+	var bottom string
+	switch {
+	case d.confirmAbort:
+		bottom = st.Warning.Render("abort the run? the session keeps every finished trial (y/N)")
+	case d.noting:
+		bottom = d.note.View()
+	case d.err != nil:
+		bottom = st.Error.Render(d.err.Error())
+	default:
+		bottom = st.Muted.Render(d.status)
+	}
+	bodyH := h - len(top) - 1
+	var body string
+	if d.editing {
+		body = st.PanelTitle.Render("controls from the next round (enter applies, esc cancels)") + "\n" + d.ctrl.View()
+	} else {
+		body = d.body(w, bodyH)
+	}
+	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+}
