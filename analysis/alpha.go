@@ -28,3 +28,17 @@ func (p Proportion) JudgeAlpha(alpha float64) string {
 	}
 	return AlphaHolds
 }
+
+// JudgeAlphaAtMost is JudgeAlpha for a procedure whose guarantee is an
+// upper bound, such as an anytime-valid test (SequentialPaired), which is
+// conservative at a finite horizon: only a rate significantly above α
+// fails.
+func (p Proportion) JudgeAlphaAtMost(alpha float64) string {
+	switch {
+	case p.CILow.Defined() && float64(p.CILow) > alpha:
+		return AlphaExcluded
+	case p.CIHigh.Defined() && float64(p.CIHigh) < alpha:
+		return AlphaHolds
+	}
+	return p.JudgeAlpha(alpha)
+}

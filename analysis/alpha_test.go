@@ -22,3 +22,17 @@ func TestJudgeAlpha(t *testing.T) {
 		t.Errorf("no experiments: %q", got)
 	}
 }
+
+func TestJudgeAlphaAtMost(t *testing.T) {
+	check := func(k, n int, want string) {
+		t.Helper()
+		p, _ := BinomialCI(k, n, 0.95)
+		if got := p.JudgeAlphaAtMost(0.05); got != want {
+			t.Errorf("%d of %d: %s, want %s", k, n, got, want)
+		}
+	}
+	check(2, 200, AlphaHolds)     // 0.1–3.6%: below α is what an upper bound promises
+	check(10, 200, AlphaHolds)    // around α
+	check(30, 200, AlphaExcluded) // above α
+	check(0, 5, AlphaTooFew)
+}

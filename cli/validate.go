@@ -73,6 +73,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	effectRuns := fs.Int("effect-runs", 0, "number of effect experiments (default: as many as --aa)")
 	metric := fs.String("metric", "", "metric to judge (default: the experiment's first metric)")
 	test := fs.String("test", analysis.TestMannWhitney, "primary test: mann-whitney or welch")
+	stop := fs.String("stop", "", "fixed or auto: each experiment stops as soon as the anytime-valid paired analysis decides (overrides the file)")
+	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 	fs.Usage = func() { fmt.Fprint(stderr, validateUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -83,6 +85,16 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	exp, devs, err := sf.load("validate", pos, stderr)
 	if err != nil {
+		fmt.Fprintln(stderr, "perflab validate:", err)
+		return exitUsage
+	}
+	if *stop != "" {
+		exp.Stop = *stop
+	}
+	if *maxTrials != 0 {
+		exp.MaxTrials = *maxTrials
+	}
+	if err := exp.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitUsage
 	}
@@ -115,8 +127,12 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			nEff = cfg.EffectRuns
 		}
 	}
-	fmt.Fprintf(stderr, "validate %s: %d A/A + %d effect experiments of %d trials per arm (+%d warm-up), order %s\n",
-		exp.Device, cfg.AA, nEff, exp.Trials, exp.Warmup, exp.Order)
+	trials := fmt.Sprintf("%d trials per arm", exp.Trials)
+	if exp.Stop == lab.StopAuto {
+		trials = fmt.Sprintf("stop auto, at most %d trials per arm", exp.TrialCap())
+	}
+	fmt.Fprintf(stderr, "validate %s: %d A/A + %d effect experiments of %s (+%d warm-up), order %s\n",
+		exp.Device, cfg.AA, nEff, trials, exp.Warmup, exp.Order)
 	if cfg.EffectPct != 0 && !sim {
 		fmt.Fprintf(stderr, "effect experiments use the experiment's treatment, declared to differ by %+g%%\n", cfg.EffectPct)
 	}
@@ -173,6 +189,13 @@ type validationLine struct {
 		Rho analysis.Float `json:"rho"`
 		P   analysis.Float `json:"p"`
 	} `json:"trial_trend"`
+	Stop string `json:"stop"`
+	// TrialsUsed is the counted trials per arm the experiments took (mean
+	// and 90th percentile), per phase: fewer than the cap with stop auto.
+	TrialsUsed struct {
+		AA     study.TrialsUsed `json:"aa"`
+		Effect study.TrialsUsed `json:"effect"`
+	} `json:"trials_used"`
 }
 
 func writeValidationJSON(w io.Writer, v *study.Validation) error {
@@ -183,6 +206,7 @@ func writeValidationJSON(w io.Writer, v *study.Validation) error {
 	l.Variance.Metric, l.Variance.Unit = v.Metric, v.Unit
 	l.Variance.Control, l.Variance.Treatment = v.Variance.Control, v.Variance.Treatment
 	l.TrialTrend.Rho, l.TrialTrend.P = v.TrialTrend.Rho, v.TrialTrend.P
+	l.Stop, l.TrialsUsed.AA, l.TrialsUsed.Effect = v.Stop, v.AA.Trials, v.Effect.Trials
 	b, err := json.Marshal(l)
 	if err != nil {
 		return err
@@ -220,6 +244,10 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	}{{"control", v.Variance.Control}, {"treatment", v.Variance.Treatment}} {
 		fmt.Fprintf(tw, "Variance, %s\t%s%s²\tsd %s%s\tCV %s\tmean %s%s\n", arm.name, format.Num(arm.a.Variance), unit,
 			format.Num(arm.a.SD), unit, format.Rate(arm.a.CV), format.Num(arm.a.Mean), unit)
+	}
+	if v.Stop == lab.StopAuto {
+		fmt.Fprintf(tw, "Trials per arm used (stop auto)\tA/A mean %s, p90 %s\teffect mean %s, p90 %s\tof at most %d\n",
+			format.Num(v.AA.Trials.Mean), format.Num(v.AA.Trials.P90), format.Num(v.Effect.Trials.Mean), format.Num(v.Effect.Trials.P90), v.TrialsPerArm)
 	}
 	trend := "no trend"
 	if v.TrialTrend.P.Defined() && float64(v.TrialTrend.P) < v.Alpha {

@@ -47,7 +47,7 @@ func TestValidateCommandJSON(t *testing.T) {
 	}
 	m := lastLine(t, out)
 	for name, want := range map[string][]string{
-		"":            {"aa", "effect", "trial_trend", "variance"},
+		"":            {"aa", "effect", "stop", "trial_trend", "trials_used", "variance"},
 		"aa":          {"ci_high", "ci_low", "experiments", "false_positives", "rate"},
 		"effect":      {"detected", "effect_pct", "experiments", "rate"},
 		"trial_trend": {"p", "rho"},

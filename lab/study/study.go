@@ -122,6 +122,40 @@ func (d *runData) values(arm, metric string) []float64 {
 	return out
 }
 
+// input is the metric's analysis input; when every trial ran in alternate
+// or random order its rounds are paired (analysis.PairRounds), as in run
+// and report.
+func (d *runData) input(metric string, info metricInfo) analysis.MetricInput {
+	in := analysis.MetricInput{Name: metric, Unit: info.unit, Better: info.better,
+		Samples: [][]float64{d.values(lab.ArmControl, metric), d.values(lab.ArmTreatment, metric)}}
+	var rounds []analysis.Round
+	index := map[int]int{}
+	for _, t := range d.trials {
+		if t.Order != lab.OrderAlternate && t.Order != lab.OrderRandom {
+			return in
+		}
+		for _, m := range t.Metrics {
+			if m.Name != metric {
+				continue
+			}
+			k, ok := index[t.Round]
+			if !ok {
+				k = len(rounds)
+				index[t.Round] = k
+				rounds = append(rounds, analysis.Round{})
+			}
+			if t.Arm == lab.ArmControl {
+				rounds[k].A = append(rounds[k].A, m.Value)
+			} else {
+				rounds[k].B = append(rounds[k].B, m.Value)
+			}
+			break
+		}
+	}
+	in.Pairs, in.DroppedRounds = analysis.PairRounds(rounds)
+	return in
+}
+
 // sequence returns the metric's values over both arms, in run order.
 func (d *runData) sequence(metric string) []float64 {
 	var out []float64

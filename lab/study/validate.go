@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -69,8 +70,9 @@ type Validation struct {
 	Test         string  `json:"test"`
 	Alpha        float64 `json:"alpha"`
 	Confidence   float64 `json:"confidence"`
-	TrialsPerArm int     `json:"trials_per_arm"`
+	TrialsPerArm int     `json:"trials_per_arm"` // the cap with stop "auto"
 	Order        string  `json:"order"`
+	Stop         string  `json:"stop"` // "fixed" or "auto" (anytime-valid, stops when decided)
 
 	AA         RateResult    `json:"aa"`
 	Effect     EffectResult  `json:"effect"`
@@ -90,6 +92,30 @@ type RateResult struct {
 	CILow          analysis.Float `json:"ci_low"`
 	CIHigh         analysis.Float `json:"ci_high"`
 	Failed         int            `json:"failed"` // experiments that did not complete
+	Trials         TrialsUsed     `json:"trials_used"`
+}
+
+// TrialsUsed is how many counted trials per arm the experiments took: with
+// "stop": "auto" fewer than the cap when they decided early.
+type TrialsUsed struct {
+	Mean analysis.Float `json:"mean"`
+	P90  analysis.Float `json:"p90"`
+}
+
+func trialsUsedOf(xs []float64) TrialsUsed {
+	if len(xs) == 0 {
+		return TrialsUsed{Mean: analysis.Float(math.NaN()), P90: analysis.Float(math.NaN())}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	// Type-7 quantile (numpy's default).
+	h := 0.9 * float64(len(s)-1)
+	i := int(h)
+	p90 := s[i]
+	if i+1 < len(s) {
+		p90 += (h - float64(i)) * (s[i+1] - s[i])
+	}
+	return TrialsUsed{Mean: analysis.Float(mean(s)), P90: analysis.Float(p90)}
 }
 
 // EffectResult is the detection rate of the known effect.
@@ -105,6 +131,7 @@ type EffectResult struct {
 	Failed      int            `json:"failed"`
 	// ObservedPct is the mean relative difference of means seen.
 	ObservedPct analysis.Float `json:"observed_pct"`
+	Trials      TrialsUsed     `json:"trials_used"`
 }
 
 // ArmVariance is the spread of one arm within A/A experiments, averaged
@@ -141,16 +168,17 @@ type MetricRate struct {
 }
 
 // analysisOptions are the per-experiment analysis settings. Validation
-// judges each metric's test on its own (no correction) and needs only the
-// primary test's verdict: the bootstrap interval, costly and irrelevant to
-// the verdict, is cut to its minimum.
+// judges each metric's test on its own (no correction) with the verdict
+// rule of run and report, whose interval must agree with the test: the
+// bootstrap keeps 2,000 resamples (each is O(1), see
+// analysis.BootstrapMedianDiff).
 func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
 	o := engine.Options(exp)
 	if test != "" {
 		o.Test = test
 	}
 	o.Correction = analysis.CorrectionNone
-	o.Resamples = 2
+	o.Resamples = 2000
 	return o
 }
 
@@ -259,7 +287,11 @@ func (v *Validation) PowerLabel() string {
 
 // AlphaJudgement is analysis.JudgeAlpha of the A/A false-positive rate.
 func (v *Validation) AlphaJudgement() string {
-	return analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}.JudgeAlpha(v.Alpha)
+	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
+	if v.Stop == lab.StopAuto {
+		return p.JudgeAlphaAtMost(v.Alpha)
+	}
+	return p.JudgeAlpha(v.Alpha)
 }
 
 // verdictOf returns the primary test's verdict on metric for one run.
@@ -270,9 +302,7 @@ func verdictOf(d *runData, metric string, opt analysis.Options) string {
 	infos := map[string]metricInfo{}
 	var names []string
 	d.metrics(infos, &names)
-	in := analysis.MetricInput{Name: metric, Unit: infos[metric].unit, Better: infos[metric].better,
-		Samples: [][]float64{d.values(lab.ArmControl, metric), d.values(lab.ArmTreatment, metric)}}
-	r := analysis.Compare([]analysis.MetricInput{in}, opt)
+	r := analysis.Compare([]analysis.MetricInput{d.input(metric, infos[metric])}, opt)
 	return r.Metrics[0].Verdict
 }
 
@@ -304,8 +334,12 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	info := infos[metric]
 	v := &Validation{
 		Device: exp.Device, Metric: metric, Unit: info.unit, Better: info.better, Test: opt.Test,
-		Alpha: opt.Alpha, Confidence: opt.Confidence, TrialsPerArm: exp.Trials, Order: exp.Order,
+		Alpha: opt.Alpha, Confidence: opt.Confidence, TrialsPerArm: exp.TrialCap(), Order: exp.Order, Stop: lab.StopFixed,
 		Warnings: []string{},
+	}
+	if exp.Stop == lab.StopAuto {
+		v.Stop = lab.StopAuto
+		v.Test = "anytime-valid"
 	}
 	v.Effect.EffectPct = cfg.EffectPct
 	v.Effect.Injected = cfg.Inject
@@ -319,7 +353,7 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	otherFP := map[string]*MetricRate{}
 	var ctlVar, trVar []armStats
 	var byPos [][]float64
-	var observed []float64
+	var observed, aaUsed, effUsed []float64
 	for i, d := range data {
 		if !finished(d) {
 			continue
@@ -333,15 +367,21 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 			}
 			continue
 		}
-		a, b := d.values(lab.ArmControl, metric), d.values(lab.ArmTreatment, metric)
-		inputs := []analysis.MetricInput{{Name: metric, Unit: info.unit, Better: info.better, Samples: [][]float64{a, b}}}
+		in := d.input(metric, info)
+		a, b := in.Samples[0], in.Samples[1]
+		inputs := []analysis.MetricInput{in}
 		if phase == "aa" {
 			for _, n := range names {
 				if n != metric {
-					inputs = append(inputs, analysis.MetricInput{Name: n, Unit: infos[n].unit, Better: infos[n].better,
-						Samples: [][]float64{d.values(lab.ArmControl, n), d.values(lab.ArmTreatment, n)}})
+					inputs = append(inputs, d.input(n, infos[n]))
 				}
 			}
+		}
+		used := float64(max(len(a), len(b)))
+		if phase == "aa" {
+			aaUsed = append(aaUsed, used)
+		} else {
+			effUsed = append(effUsed, used)
 		}
 		r := analysis.Compare(inputs, opt)
 		verdict := r.Metrics[0].Verdict
@@ -397,9 +437,10 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 			v.AA.Failed, v.Effect.Failed, firstErr))
 	}
 
+	v.AA.Trials, v.Effect.Trials = trialsUsedOf(aaUsed), trialsUsedOf(effUsed)
 	aaRate, _ := analysis.BinomialCI(v.AA.FalsePositives, v.AA.Experiments, opt.Confidence)
 	v.AA.Rate, v.AA.CILow, v.AA.CIHigh = aaRate.Rate, aaRate.CILow, aaRate.CIHigh
-	if aaRate.Excludes(opt.Alpha) {
+	if aaRate.Excludes(opt.Alpha) && (v.Stop != lab.StopAuto || float64(aaRate.CILow) > opt.Alpha) {
 		v.Warnings = append(v.Warnings, fmt.Sprintf(
 			"the A/A false-positive rate %.1f%% (%.0f%% CI %.1f–%.1f%%) excludes α = %g%%: on this setup the %s test does not keep its promise; trials are probably not independent and identically distributed (see the trial trend, and try more controls or random order)",
 			100*float64(aaRate.Rate), 100*opt.Confidence, 100*float64(aaRate.CILow), 100*float64(aaRate.CIHigh), 100*opt.Alpha, opt.Test))
