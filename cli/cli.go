@@ -36,6 +36,7 @@ func commands() []command {
 		{"simdevice", "serve a simulated phone over the adb wire protocol", cmdSimdevice},
 		{"validate", "A/A and known-effect validation of an experiment setup", cmdValidate},
 		{"order", "test whether trial order changes the conclusion (OrderSage)", cmdOrder},
+		{"bisect", "find the build that caused a regression in a range (builds list or git)", cmdBisect},
 	}
 }
 

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"context"
+	"flag"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/bisect"
+)
+
+// gitFlags are perflab bisect's git-range flags.
+type gitFlags struct {
+	dir, good, bad, build, run, cache, experiment string
+}
+
+func (g *gitFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.dir, "git", "", "bisect the commits of the git repository `DIR` (with --good, --bad, --run)")
+	fs.StringVar(&g.good, "good", "", "good (older) `REV` of the git range")
+	fs.StringVar(&g.bad, "bad", "", "bad (newer) `REV` of the git range")
+	fs.StringVar(&g.build, "build", "", "shell `CMD` building a commit in its worktree ($PERFLAB_REV, $PERFLAB_OUT set)")
+	fs.StringVar(&g.run, "run", "", "shell `CMD` of a trial; {out} is the commit's $PERFLAB_OUT")
+	fs.StringVar(&g.cache, "cache", "", "`DIR` for the commits' worktrees and builds (default ~/.cache/perflab/bisect/REPO)")
+	fs.StringVar(&g.experiment, "experiment", "", "with --git: experiment `FILE` for device, controls, order, metrics (its builds are ignored)")
+}
+
+func (g *gitFlags) set() bool {
+	return g.dir != "" || g.good != "" || g.bad != "" || g.build != "" || g.run != "" || g.cache != "" || g.experiment != ""
+}
+
+// check returns what is wrong with the git flags, or "".
+func (g *gitFlags) check() string {
+	switch {
+	case g.dir == "":
+		return "--good, --bad, --build, --run, --cache and --experiment go with --git DIR"
+	case g.good == "" || g.bad == "":
+		return "--git needs --good REV and --bad REV"
+	case g.run == "":
+		return "--git needs --run 'CMD {out}', the trial command"
+	}
+	return ""
+}
+
+// load lists the range and returns the experiment template and the builder.
+func (g *gitFlags) load(ctx context.Context) (*lab.Experiment, []bisect.Candidate, func(context.Context, bisect.Candidate) (lab.Build, error), error) {
+	var exp *lab.Experiment
+	var err error
+	if g.experiment != "" {
+		if exp, err = lab.LoadExperiment(g.experiment); err != nil {
+			return nil, nil, nil, err
+		}
+	} else {
+		exp, err = lab.ParseExperiment([]byte(`{"builds": {"control": {"command": ["true"]}, "treatment": {"command": ["true"]}}}`))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	exp.Builds = nil
+	r := &bisect.GitRange{Dir: g.dir, Good: g.good, Bad: g.bad, Build: g.build, Run: g.run, Cache: g.cache}
+	cands, err := r.Candidates(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return exp, cands, r.Resolve, nil
+}
