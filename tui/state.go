@@ -115,6 +115,9 @@ func (s *runState) apply(ev lab.Event) {
 			if e.Error != "" {
 				msg += ": " + e.Error
 			}
+			if e.Stop != "" {
+				msg += "; stopped: " + e.Stop
+			}
 			s.logf(ev.T, "%s", msg)
 		}
 	}
