@@ -79,47 +79,65 @@ const maxExactWilcoxonN = 50
 // approximation with the tie correction of the variance. It returns the
 // statistic min(R+, R−), p, whether p is exact and the number of zeros.
 func WilcoxonSignedRank(d []float64) (t, p Float, exact bool, zeros int, warn []string) {
+	return signedRankSorted(sortedCopy(d))
+}
+
+// signedRankSorted is WilcoxonSignedRank of sorted d. It ranks |d| without
+// sorting again: the negative values read backwards and the positive ones
+// forwards are two increasing runs of |d|, merged in one pass.
+func signedRankSorted(sorted []float64) (t, p Float, exact bool, zeros int, warn []string) {
 	t, p = undefined(), undefined()
-	abs := make([]float64, 0, len(d))
-	for _, x := range d {
-		switch {
-		case x == 0:
-			zeros++
-		case x == x:
-			abs = append(abs, math.Abs(x))
-		}
+	neg := 0 // sorted[:neg] < 0
+	for neg < len(sorted) && sorted[neg] < 0 {
+		neg++
 	}
-	n := len(abs)
+	pos := neg // sorted[pos:] > 0 (NaN sorts last and is skipped)
+	for pos < len(sorted) && sorted[pos] == 0 {
+		pos++
+	}
+	zeros = pos - neg
+	end := len(sorted)
+	for end > pos && sorted[end-1] != sorted[end-1] {
+		end--
+	}
+	n := neg + end - pos
 	if n == 0 {
 		return t, p, false, zeros, []string{"signed-rank test undefined: every pair has B = A"}
 	}
-	sorted, ranks := sortedWithRanks(abs)
-	rplus, rminus := 0.0, 0.0
-	j := 0
-	for _, x := range d {
-		if x == 0 || x != x {
-			continue
+	i, j := neg-1, pos // next negative (backwards) and positive
+	rank := 0          // values ranked so far
+	rplus, rminus, tieTerm := 0.0, 0.0, 0.0
+	ties := false
+	for i >= 0 || j < end {
+		// The smallest remaining |d| and how many of each sign share it.
+		v := math.Inf(1)
+		if i >= 0 {
+			v = -sorted[i]
 		}
-		if x > 0 {
-			rplus += ranks[j]
-		} else {
-			rminus += ranks[j]
+		if j < end && sorted[j] < v {
+			v = sorted[j]
 		}
-		j++
-	}
-	t = defined(math.Min(rplus, rminus))
-	tieTerm, ties := 0.0, false
-	for i := 0; i < n; {
-		k := i + 1
-		for k < n && sorted[k] == sorted[i] {
-			k++
+		cn, cp := 0, 0
+		for i >= 0 && -sorted[i] == v {
+			i--
+			cn++
 		}
-		if c := float64(k - i); c > 1 {
-			tieTerm += c*c*c - c
+		for j < end && sorted[j] == v {
+			j++
+			cp++
+		}
+		c := cn + cp
+		avg := float64(2*rank+c+1) / 2 // mean of ranks rank+1 .. rank+c
+		rplus += avg * float64(cp)
+		rminus += avg * float64(cn)
+		if c > 1 {
+			fc := float64(c)
+			tieTerm += fc*fc*fc - fc
 			ties = true
 		}
-		i = k
+		rank += c
 	}
+	t = defined(math.Min(rplus, rminus))
 	if n <= maxExactWilcoxonN && !ties && zeros == 0 {
 		return t, defined(signedRankExactP(n, int(math.Round(rplus)))), true, zeros, nil
 	}
@@ -209,10 +227,10 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 		return pr, append(warn, fmt.Sprintf("paired analysis needs at least 2 complete rounds, have %d", len(d)))
 	}
 	pct := func(x float64) Float { return defined(math.Expm1(x) * 100) }
-	var ws []string
-	pr.Statistic, pr.P, pr.Exact, pr.Zeros, ws = WilcoxonSignedRank(d)
-	warn = append(warn, ws...)
 	sorted := sortedCopy(d)
+	var ws []string
+	pr.Statistic, pr.P, pr.Exact, pr.Zeros, ws = signedRankSorted(sorted)
+	warn = append(warn, ws...)
 	pr.DeltaPct = pct(medianSorted(sorted))
 	if len(sorted) <= maxWalshN {
 		pr.HodgesLehmannPct = pct(walshMedian(sorted))

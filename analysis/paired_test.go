@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -174,5 +175,47 @@ func TestComparePaired(t *testing.T) {
 		Pairs: []Pair{{0, 1}, {1, 2}, {2, 3}}}}, opt).Metrics[0]
 	if bad.Verdict != VerdictInconclusive || !strings.Contains(strings.Join(bad.Warnings, "\n"), "positive values") {
 		t.Errorf("non-positive pairs: %s %q", bad.Verdict, bad.Warnings)
+	}
+}
+
+// TestSignedRankMergeMatchesRanking checks the one-pass ranking of |d| from
+// sorted d against ranking |d| directly, on data full of ties and zeros.
+func TestSignedRankMergeMatchesRanking(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := range 200 {
+		n := 1 + rng.IntN(80)
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = float64(rng.IntN(11) - 5)
+		}
+		var abs []float64
+		for _, x := range d {
+			if x != 0 {
+				abs = append(abs, math.Abs(x))
+			}
+		}
+		tGot, pGot, _, _, _ := WilcoxonSignedRank(d)
+		if len(abs) == 0 {
+			if tGot.Defined() {
+				t.Fatalf("trial %d: all zeros gave T %v", trial, float64(tGot))
+			}
+			continue
+		}
+		_, ranks := sortedWithRanks(abs)
+		rp, rm, k := 0.0, 0.0, 0
+		for _, x := range d {
+			if x == 0 {
+				continue
+			}
+			if x > 0 {
+				rp += ranks[k]
+			} else {
+				rm += ranks[k]
+			}
+			k++
+		}
+		if want := math.Min(rp, rm); float64(tGot) != want || !pGot.Defined() {
+			t.Fatalf("trial %d: T %v p %v, want T %v (d %v)", trial, float64(tGot), float64(pGot), want, d)
+		}
 	}
 }
