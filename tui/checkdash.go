@@ -152,7 +152,8 @@ func (d *checkDash) stateWord() string {
 	return "running"
 }
 
-// View draws the chart and the reasons into exactly width × height cells.
+// View draws the chart and the reasons into exactly width × height cells;
+// the root draws the status line below.
 func (d *checkDash) View() string {
 	w, h := d.width, d.height
 	if w <= 0 || h <= 0 {
@@ -160,16 +161,7 @@ func (d *checkDash) View() string {
 	}
 	st := d.st
 	top := d.headLine(d.stateWord(), false, w)
-	var bottom string
-	switch {
-	case d.confirmAbort:
-		bottom = st.Warning.Render("stop the check? (y/N)")
-	case d.err != nil:
-		bottom = st.Error.Render(d.err.Error())
-	default:
-		bottom = st.Muted.Render(d.status)
-	}
-	bodyH := h - 2
+	bodyH := h - 1
 	// The reasons are wrapped, not cut: they are the verdict's why.
 	var why []string
 	for _, l := range d.stabLines {
@@ -177,7 +169,19 @@ func (d *checkDash) View() string {
 	}
 	lines := chartLines(st, d.state, d.stability, w, max(4, bodyH-len(why)-1))
 	body := strings.Join(append(lines, why...), "\n")
-	return top + "\n" + block(body, w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+	return top + "\n" + block(body, w, bodyH)
+}
+
+// StatusLine is the y/N question, the error or the status.
+func (d *checkDash) StatusLine() string {
+	st := d.st
+	switch {
+	case d.confirmAbort:
+		return st.Warning.Render("stop the check? (y/N)")
+	case d.err != nil:
+		return st.Error.Render(d.err.Error())
+	}
+	return st.Muted.Render(d.status)
 }
 
 // startCheck opens the device and streams probe samples as events; nothing

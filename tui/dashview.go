@@ -40,9 +40,9 @@ func (d *feed) headLine(word string, withBuilds bool, w int) string {
 	return truncate(head, w)
 }
 
-// progressLine is the progress bar with the trial counts, the time spent,
+// progress is the progress bar with the trial counts, the time spent,
 // the ETA when eta is set, and suffix.
-func (d *feed) progressLine(w int, eta bool, suffix string) string {
+func (d *feed) progress(w int, eta bool, suffix string) string {
 	p := d.state.Progress()
 	info := fmt.Sprintf(" %d/%d", p.Done, p.Total)
 	if p.Failed > 0 {
@@ -53,8 +53,14 @@ func (d *feed) progressLine(w int, eta bool, suffix string) string {
 		info += " · ETA " + fmtDur(p.ETA)
 	}
 	info += suffix
+	return progressLine(d.st, p.Fraction(), info, w)
+}
+
+// progressLine is the progress panel every dashboard shows: a bar of up
+// to 40 cells for fraction f, then info, in w cells.
+func progressLine(st *Styles, f float64, info string, w int) string {
 	barW := max(10, min(40, w-len(info)-2))
-	return truncate(progressBar(d.st, p.Fraction(), barW)+info, w)
+	return truncate(progressBar(st, f, barW)+info, w)
 }
 
 // body lays the panels out: one column below 110 cells, two above.

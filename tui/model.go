@@ -44,6 +44,13 @@ type pane interface {
 	CanLeave() bool
 }
 
+// statusPane is a pane with a status line: the root draws it above the
+// help bar (a prompt, a y/N question, the last error or what is going on).
+type statusPane interface {
+	pane
+	StatusLine() string
+}
+
 // runningPane is a pane that runs something: q and ctrl+c ask it, since
 // quitting may have to abort first.
 type runningPane interface {
@@ -154,7 +161,7 @@ func NewReplay(opt Options, dev lab.DeviceInfo, plan lab.Experiment, events []la
 	m := newModel(opt)
 	m.device, m.exp = dev, plan
 	m.replay = newReplayDash(m.st, dev, plan, m.analyzer(), events, speed, problems)
-	m.replay.SetSize(m.width, m.height-1)
+	m.replay.SetSize(m.width, m.height-2)
 	m.screen = screenReplay
 	return m
 }
@@ -184,14 +191,14 @@ func (m *Model) analyzer() analyzer {
 // newRunDash opens the dashboard of a run of m.exp on m.device.
 func (m *Model) newRunDash() *runDash {
 	d := newRunDash(m.st, m.device, m.exp, m.analyzer(), m.profiles(m.device))
-	d.SetSize(m.width, m.height-1)
+	d.SetSize(m.width, m.height-2)
 	return d
 }
 
 // newCheckDash opens the dashboard of a stability check of m.device.
 func (m *Model) newCheckDash() *checkDash {
 	d := newCheckDash(m.st, m.device, m.analyzer())
-	d.SetSize(m.width, m.height-1)
+	d.SetSize(m.width, m.height-2)
 	return d
 }
 
@@ -407,7 +414,7 @@ func (m *Model) start() tea.Cmd {
 	if sp := m.controls.studyPlan(m.exp); sp != nil {
 		sp.Experiment.Device = m.device.ID
 		m.study = newStudyDash(m.st, m.device, *sp)
-		m.study.SetSize(m.width, m.height-1)
+		m.study.SetSize(m.width, m.height-2)
 		m.screen = screenStudy
 		return m.study.start(m.ctx, m.opt.Backend, m.stream)
 	}
@@ -436,23 +443,23 @@ func safeName(s string) string {
 }
 
 // resize gives every pane its area: the picking panes below the title
-// and above the help bar, the dashboards all but the help bar.
+// and above the help bar, the dashboards all but the status and help lines.
 func (m *Model) resize() {
 	h := m.height - 3 // title, blank... help bar
 	m.devices.SetSize(m.width, h)
 	m.builds.SetSize(m.width, h)
 	m.controls.SetSize(m.width, h-2) // the builds' line above the stepper
 	if m.dash != nil {
-		m.dash.SetSize(m.width, m.height-1)
+		m.dash.SetSize(m.width, m.height-2)
 	}
 	if m.check != nil {
-		m.check.SetSize(m.width, m.height-1)
+		m.check.SetSize(m.width, m.height-2)
 	}
 	if m.replay != nil {
-		m.replay.SetSize(m.width, m.height-1)
+		m.replay.SetSize(m.width, m.height-2)
 	}
 	if m.study != nil {
-		m.study.SetSize(m.width, m.height-1)
+		m.study.SetSize(m.width, m.height-2)
 	}
 }
 
@@ -522,8 +529,13 @@ func (m *Model) render() string {
 	case screenControls:
 		title = "perflab · 3/3 controls on " + m.device.ID
 		body = m.controlsHeader() + "\n" + m.controls.View()
-	default: // a dashboard draws its own title and status lines
-		return m.focused().View() + "\n" + pad(helpLine, w)
+	default: // a dashboard draws its own title lines; its status line is its word
+		p := m.focused()
+		status := ""
+		if s, ok := p.(statusPane); ok {
+			status = s.StatusLine()
+		}
+		return p.View() + "\n" + pad(truncate(status, w), w) + "\n" + pad(helpLine, w)
 	}
 	head := m.st.Title.Render(truncate(title, w))
 	if m.err != nil {

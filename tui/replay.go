@@ -254,18 +254,22 @@ func (d *replayDash) stateWord() string {
 	return "replay · paused " + speedLabel(d.rp.speed)
 }
 
-// View draws the dashboard into exactly width × height cells.
+// View draws the dashboard into exactly width × height cells; the root
+// draws the status line below.
 func (d *replayDash) View() string {
 	w, h := d.width, d.height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	st := d.st
-	top := []string{d.headLine(d.stateWord(), true, w), d.progressLine(w, false, fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events)))}
-	bottom := st.Muted.Render(d.status)
+	top := []string{d.headLine(d.stateWord(), true, w), d.progress(w, false, fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events)))}
+	bodyH := h - len(top)
+	return strings.Join(top, "\n") + "\n" + block(d.body(w, bodyH), w, bodyH)
+}
+
+// StatusLine is the error (unreadable lines) or the event count.
+func (d *replayDash) StatusLine() string {
 	if d.err != nil {
-		bottom = st.Error.Render(d.err.Error())
+		return d.st.Error.Render(d.err.Error())
 	}
-	bodyH := h - len(top) - 1
-	return strings.Join(top, "\n") + "\n" + block(d.body(w, bodyH), w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+	return d.st.Muted.Render(d.status)
 }

@@ -212,7 +212,7 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		return d.note.Focus()
 	case key.Matches(msg, d.keys.Controls):
 		d.ctrl = newControlsPane(d.st, d.state.device, lab.Experiment{Controls: d.state.controls}, d.profiles, true)
-		d.ctrl.SetSize(d.width, d.height-4)
+		d.ctrl.SetSize(d.width, d.height-3)
 		d.editing = true
 	}
 	return nil
@@ -291,7 +291,7 @@ func (d *runDash) SetSize(w, h int) {
 	d.width, d.height = w, h
 	d.note.SetWidth(max(10, w-10))
 	if d.editing {
-		d.ctrl.SetSize(w, h-4)
+		d.ctrl.SetSize(w, h-3)
 	}
 }
 
@@ -353,31 +353,35 @@ func (d *runDash) stateWord() string {
 	}
 }
 
-// View draws the dashboard into exactly width × height cells.
+// View draws the dashboard into exactly width × height cells; the root
+// draws the status line below.
 func (d *runDash) View() string {
 	w, h := d.width, d.height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
 	st := d.st
-	top := []string{d.headLine(d.stateWord(), true, w), d.progressLine(w, d.state.end == nil, "")}
-	var bottom string
-	switch {
-	case d.confirmAbort:
-		bottom = st.Warning.Render("abort the run? the session keeps every finished trial (y/N)")
-	case d.noting:
-		bottom = d.note.View()
-	case d.err != nil:
-		bottom = st.Error.Render(d.err.Error())
-	default:
-		bottom = st.Muted.Render(d.status)
-	}
-	bodyH := h - len(top) - 1
+	top := []string{d.headLine(d.stateWord(), true, w), d.progress(w, d.state.end == nil, "")}
+	bodyH := h - len(top)
 	var body string
 	if d.editing {
 		body = st.PanelTitle.Render("controls from the next round (enter applies, esc cancels)") + "\n" + d.ctrl.View()
 	} else {
 		body = d.body(w, bodyH)
 	}
-	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH)
+}
+
+// StatusLine is the y/N question, the note prompt, the error or the status.
+func (d *runDash) StatusLine() string {
+	st := d.st
+	switch {
+	case d.confirmAbort:
+		return st.Warning.Render("abort the run? the session keeps every finished trial (y/N)")
+	case d.noting:
+		return d.note.View()
+	case d.err != nil:
+		return st.Error.Render(d.err.Error())
+	}
+	return st.Muted.Render(d.status)
 }

@@ -118,6 +118,7 @@ type studyDash struct {
 
 	validation *study.Validation
 	order      *study.Order
+	result     studyResult // draws validation or order once in
 	err        error
 
 	starting     bool // asked the backend, no stream yet
@@ -267,9 +268,13 @@ func (d *studyDash) apply(u study.Update) {
 	}
 	if u.Validation != nil {
 		d.validation = u.Validation
+		d.result = &validationView{st: d.st, v: u.Validation}
+		d.result.SetSize(d.bodySize())
 	}
 	if u.Order != nil {
 		d.order = u.Order
+		d.result = &orderView{st: d.st, o: u.Order}
+		d.result.SetSize(d.bodySize())
 	}
 	switch {
 	case u.Err == nil:
@@ -335,7 +340,15 @@ func (d *studyDash) keyMap() keyHelp {
 }
 
 // SetSize sets the dashboard's area.
-func (d *studyDash) SetSize(w, h int) { d.width, d.height = w, h }
+func (d *studyDash) SetSize(w, h int) {
+	d.width, d.height = w, h
+	if d.result != nil {
+		d.result.SetSize(d.bodySize())
+	}
+}
+
+// bodySize is the area below the two head lines and above the status line.
+func (d *studyDash) bodySize() (w, h int) { return d.width, d.height - 2 }
 
 // stateWord says what the study is doing.
 func (d *studyDash) stateWord() string {
@@ -357,7 +370,8 @@ func (d *studyDash) stateWord() string {
 	return "running"
 }
 
-// View draws the study dashboard into exactly width × height cells.
+// View draws the study dashboard into exactly width × height cells; the
+// root draws the status line below.
 func (d *studyDash) View() string {
 	w, h := d.width, d.height
 	if w <= 0 || h <= 0 {
@@ -386,29 +400,28 @@ func (d *studyDash) View() string {
 	if total > 0 {
 		frac = min(1, float64(done)/float64(total))
 	}
-	barW := max(10, min(40, w-len(info)-2))
-	top = append(top, truncate(progressBar(st, frac, barW)+info, w))
+	top = append(top, progressLine(st, frac, info, w))
 
-	var bottom string
+	bodyH := h - len(top)
+	body := ""
+	if d.result != nil {
+		body = d.result.View()
+	} else {
+		body = strings.Join(d.liveLines(w, bodyH), "\n")
+	}
+	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH)
+}
+
+// StatusLine is the y/N question, the error or the status.
+func (d *studyDash) StatusLine() string {
+	st := d.st
 	switch {
 	case d.confirmAbort:
-		bottom = st.Warning.Render("abort the study? the result will cover the runs that finished (y/N)")
+		return st.Warning.Render("abort the study? the result will cover the runs that finished (y/N)")
 	case d.err != nil:
-		bottom = st.Error.Render(d.err.Error())
-	default:
-		bottom = st.Muted.Render(d.status)
+		return st.Error.Render(d.err.Error())
 	}
-	bodyH := h - len(top) - 1
-	var lines []string
-	switch {
-	case d.validation != nil:
-		lines = d.validationLines(w, bodyH)
-	case d.order != nil:
-		lines = d.orderLines(w)
-	default:
-		lines = d.liveLines(w, bodyH)
-	}
-	return strings.Join(top, "\n") + "\n" + block(strings.Join(lines, "\n"), w, bodyH) + "\n" + pad(truncate(bottom, w), w)
+	return st.Muted.Render(d.status)
 }
 
 // plannedRuns is the number of runs the plan asks for, before the first

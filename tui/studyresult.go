@@ -39,11 +39,30 @@ func plotLines(series [][]float64, w, h int, precision uint) []string {
 	return lines
 }
 
-// validationLines draws a validation's result: the facts of perflab
+// studyResult is the part of the study dashboard that draws a finished
+// study's result: a validationView or an orderView.
+type studyResult interface {
+	View() string
+	SetSize(w, h int)
+}
+
+// validationView draws a validation's result: the facts of perflab
 // validate's report, with the failures and warnings coloured.
-func (d *studyDash) validationLines(w, h int) []string {
-	st := d.st
-	v := d.validation
+type validationView struct {
+	st            *Styles
+	v             *study.Validation
+	width, height int
+}
+
+// SetSize sets the area of the result.
+func (r *validationView) SetSize(w, h int) { r.width, r.height = w, h }
+
+// View draws the result.
+func (r *validationView) View() string { return strings.Join(r.lines(r.width, r.height), "\n") }
+
+func (r *validationView) lines(w, h int) []string {
+	st := r.st
+	v := r.v
 	unit := ""
 	if v.Unit != "" {
 		unit = " " + v.Unit
@@ -133,11 +152,23 @@ func (d *studyDash) validationLines(w, h int) []string {
 	return append(append(lines, ""), tail...)
 }
 
-// orderLines draws an order study's result: the facts of perflab order's
+// orderView draws an order study's result: the facts of perflab order's
 // report, red flags and the conclusion coloured.
-func (d *studyDash) orderLines(w int) []string {
-	st := d.st
-	o := d.order
+type orderView struct {
+	st            *Styles
+	o             *study.Order
+	width, height int
+}
+
+// SetSize sets the area of the result.
+func (r *orderView) SetSize(w, h int) { r.width, r.height = w, h }
+
+// View draws the result.
+func (r *orderView) View() string { return strings.Join(r.lines(r.width), "\n") }
+
+func (r *orderView) lines(w int) []string {
+	st := r.st
+	o := r.o
 	lines := wrapped(st.PanelTitle, fmt.Sprintf("Order dependence: %d repetitions, %d trials/arm, α = %g, Bonferroni α = %.3g over %d tests",
 		o.Runs, o.TrialsPerArm, o.Alpha, o.AlphaBonferroni, len(o.Tests)), w)
 	// Columns are sized to their widest cell, so a narrow screen cuts only
