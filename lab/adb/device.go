@@ -765,7 +765,7 @@ func (d *Device) runTimed(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		defer cancel()
 	}
 	res := d.runTrial(tctx, req)
-	if ctx.Err() == nil && tctx.Err() != nil {
+	if ctx.Err() == nil && (tctx.Err() != nil || timeout > 0 && pastDeadline(tctx)) {
 		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", timeout), Metrics: []lab.Metric{}}
 	}
 	if res.Status != lab.StatusOK && res.Lost {
@@ -774,6 +774,15 @@ func (d *Device) runTimed(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		d.mu.Unlock()
 	}
 	return res
+}
+
+// pastDeadline reports whether ctx's deadline has passed. A trial that
+// ends past trial_timeout is a timeout even when it got through before the
+// context's timer fired: on a loaded host the timer can fire late, and
+// ctx.Err() stays nil until it does.
+func pastDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // Fail is the result of a trial that failed at step what with err: Lost

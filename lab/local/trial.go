@@ -224,7 +224,10 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	out.flush()
 	errTail := capt.stderrTail(2048)
 
-	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+	// Past the deadline is a timeout even if the command got through
+	// before the context's timer fired (late on a loaded host).
+	dl, hasDL := tctx.Deadline()
+	if ctx.Err() == nil && (tctx.Err() == context.DeadlineExceeded || limit > 0 && hasDL && !time.Now().Before(dl)) {
 		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
 	}
 	if ctx.Err() != nil {
