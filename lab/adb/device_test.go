@@ -342,10 +342,19 @@ func TestTrialTimeout(t *testing.T) {
 	exp.Controls = lab.Controls{KillApp: true}
 	exp.TrialTimeout = 0.2 // a realtime launch takes ~0.5 s
 	evs := drain(lab.NewRunner(dev, exp).Run(ctx(t)), nil)
+	trials := 0
 	for _, e := range evs {
-		if e.Type == lab.EventTrial && (e.Trial.Status != lab.StatusTimeout || !strings.Contains(e.Trial.Reason, "trial_timeout")) {
+		if e.Type != lab.EventTrial {
+			continue
+		}
+		trials++
+		if e.Trial.Status != lab.StatusTimeout || !strings.Contains(e.Trial.Reason, "trial_timeout") {
 			t.Errorf("trial %d: %s %s, want timeout", e.Trial.Index, e.Trial.Status, e.Trial.Reason)
 		}
+	}
+	// Every trial times out, so the run gives up after MaxConsecutiveFailures.
+	if end := evs[len(evs)-1].End; trials < lab.MaxConsecutiveFailures || end == nil || end.Reason != "error" {
+		t.Errorf("%d trials, end %+v; want at least %d timeouts, then an error end", trials, end, lab.MaxConsecutiveFailures)
 	}
 	// The device is still usable after a timed-out command.
 	if _, err := srv.Run(ctx(t), sim.Addr, "true"); err != nil {
