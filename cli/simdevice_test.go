@@ -38,7 +38,7 @@ func startSimdevice(t *testing.T, server *adbtest.Server, preset string, extra .
 			t.Errorf("simdevice exited %d: %s", code, errb.String())
 		}
 	})
-	adbtest.WaitState(t, server, addr, "device", 20*time.Second)
+	adbtest.WaitState(t, server, addr, "device", time.Minute)
 	return addr
 }
 
@@ -160,7 +160,7 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 		}
 	}
 	defer stop()
-	adbtest.WaitState(t, srv, addr, "device", 20*time.Second)
+	adbtest.WaitState(t, srv, addr, "device", time.Minute)
 	got, err := srv.Run(context.Background(), addr, "getprop ro.serialno; id -u")
 	if err != nil || got != "LAB-PHONE-7\n0\n" {
 		t.Errorf("serial and uid: %q %v", got, err)
@@ -170,7 +170,7 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 	// (The server drops a transport asynchronously: wait for it.)
 	stop()
 	state := ""
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		es, err := srv.Devices(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +185,7 @@ func TestSimdeviceSerialAndRoot(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("15 s after simdevice exited the server still lists %s (%s)", addr, state)
+	t.Errorf("a minute after simdevice exited the server still lists %s (%s)", addr, state)
 }
 
 func TestSimdeviceListenRefusesNonLoopback(t *testing.T) {
@@ -204,7 +204,7 @@ func TestSimdeviceListenRefusesNonLoopback(t *testing.T) {
 	done := make(chan int, 1)
 	w := &syncBuffer{}
 	go func() { done <- cmdSimdevice(ctx, []string{"--listen", "0.0.0.0:0", "--allow-remote"}, w, w) }()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(w.String(), "listening on") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -389,7 +389,7 @@ func TestDeviceStatesAcrossTwoServers(t *testing.T) {
 	}
 	// A device that stops serving goes offline, and is not dropped.
 	a.Stop()
-	adbtest.WaitState(t, s1, a.Addr, "offline", 20*time.Second)
+	adbtest.WaitState(t, s1, a.Addr, "offline", time.Minute)
 	_, err = s1.Run(ctx(t), a.Addr, "true")
 	if !errors.Is(err, adb.ErrDeviceLost) {
 		t.Errorf("shell on an offline device: %v, want ErrDeviceLost", err)

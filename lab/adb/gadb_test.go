@@ -29,7 +29,7 @@ func TestGadbLimitsAndOurWorkarounds(t *testing.T) {
 	adbtest.Connect(t, srv, locked.Addr, "unauthorized")
 	adbtest.Connect(t, srv, gone.Addr, "device")
 	gone.Stop()
-	adbtest.WaitState(t, srv, gone.Addr, "offline", 20*time.Second)
+	adbtest.WaitState(t, srv, gone.Addr, "offline", time.Minute)
 
 	g, err := gadb.NewClientWith("127.0.0.1", srv.Port)
 	if err != nil {

@@ -123,12 +123,12 @@ func (s *Sim) Stop() {
 // in state want ("device", or "unauthorized").
 func Connect(t testing.TB, server *Server, addr, want string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := server.Connect(ctx, addr); err != nil && !(want == "unauthorized" && strings.Contains(err.Error(), "failed to authenticate")) {
 		t.Fatal(err)
 	}
-	WaitState(t, server, addr, want, 20*time.Second)
+	WaitState(t, server, addr, want, time.Minute)
 }
 
 // WaitState waits until serial is listed by server in state want ("" for

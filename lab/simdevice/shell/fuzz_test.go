@@ -34,8 +34,8 @@ func FuzzLexParse(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("lex and parse of %q still running after 5 s", line)
+		case <-time.After(time.Minute): // only catches a hang, however loaded the host
+			t.Fatalf("lex and parse of %q still running after a minute", line)
 		}
 		if !utf8.ValidString(lit) {
 			return
