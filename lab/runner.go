@@ -45,6 +45,18 @@ type Runner struct {
 	started  bool
 	finished bool // no more events will be queued
 	now      func() time.Time
+	gate     func(ctx context.Context) // see SetTrialGate
+}
+
+// SetTrialGate makes the runner call gate before each trial and start the
+// trial when it returns; gate should return promptly once ctx ends. The
+// engine holds a trial there until the trials before it are written to
+// the session, so killing perflab loses at most the trial in flight. Call
+// it before Run.
+func (r *Runner) SetTrialGate(gate func(ctx context.Context)) {
+	r.mu.Lock()
+	r.gate = gate
+	r.mu.Unlock()
 }
 
 // NewRunner returns a runner of exp on dev. exp is copied; it should have
@@ -171,6 +183,7 @@ func (r *Runner) loop(ctx context.Context) {
 	}
 
 	r.mu.Lock()
+	gate := r.gate
 	r.pushLocked(Event{Type: EventSettings, Settings: &Settings{
 		Order:    r.order,
 		Controls: cloneControls(&r.controls),
@@ -241,6 +254,9 @@ func (r *Runner) loop(ctx context.Context) {
 				Warmup:   warm,
 				Controls: controls,
 				Metrics:  r.exp.Metrics,
+			}
+			if gate != nil {
+				gate(ctx)
 			}
 			t0 := r.now()
 			res := r.dev.RunTrial(ctx, req)

@@ -178,12 +178,16 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		rdev = withProbe(dev, probe, samples)
 	}
 	r := l.NewRunner(rdev, &exp)
+	gate := newTrialGate()
+	if g, ok := r.(interface{ SetTrialGate(func(context.Context)) }); ok {
+		g.SetTrialGate(gate.wait)
+	}
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: info, Runner: r, Events: out, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(out)
-		s.result = relay(rctx, cancel, dev, r, w, samples, out)
+		s.result = relay(rctx, cancel, dev, r, w, samples, gate, out)
 	}()
 	return s, nil
 }
@@ -266,7 +270,7 @@ func (s *Session) Wait() Result {
 // relay writes every event of the run, and the stability probe's samples
 // as probe events, to the session before passing it on. The first failure
 // to record stops the run. It closes the file and then the device.
-func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Runner, w Writer, samples <-chan lab.ProbeSample, out chan<- Item) Result {
+func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Runner, w Writer, samples <-chan lab.ProbeSample, gate *trialGate, out chan<- Item) Result {
 	defer cancel()
 	var res Result
 	res.Written = sessions.NewCounts()
@@ -280,6 +284,9 @@ func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Run
 			} else if ev.Type == lab.EventTrial && ev.Trial != nil {
 				res.Written.Add(ev.Trial)
 			}
+		}
+		if ev.Type == lab.EventTrial {
+			gate.trialRecorded() // after a failed write the run is cancelled anyway
 		}
 		if ev.Type == lab.EventEnd && ev.End != nil {
 			e := *ev.End
@@ -313,6 +320,49 @@ func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Run
 		out <- Item{Err: fmt.Errorf("closing device: %w", err)}
 	}
 	return res
+}
+
+// trialGate holds each trial until the trial events before it are
+// written: the runner's events reach the relay through buffers, and
+// without it a lagging relay could leave several finished trials unwritten
+// when perflab is killed. The README promises kill -9 loses at most the
+// trial in flight.
+type trialGate struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	started  int // trials the runner was let start
+	recorded int // trial events the relay has written (or failed to)
+}
+
+func newTrialGate() *trialGate {
+	g := &trialGate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// wait returns once every trial started so far is recorded, or ctx ends.
+func (g *trialGate) wait(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.recorded < g.started {
+		stop := context.AfterFunc(ctx, func() {
+			g.mu.Lock()
+			g.cond.Broadcast()
+			g.mu.Unlock()
+		})
+		for g.recorded < g.started && ctx.Err() == nil {
+			g.cond.Wait()
+		}
+		stop()
+	}
+	g.started++
+}
+
+func (g *trialGate) trialRecorded() {
+	g.mu.Lock()
+	g.recorded++
+	g.cond.Broadcast()
+	g.mu.Unlock()
 }
 
 // RunOn runs exp on an open device without recording it, folding every

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +290,54 @@ func TestCancelEndsWithAnEndEvent(t *testing.T) {
 	}
 	if res.Written.Total != sessions.CountTrials(got.Events).Total {
 		t.Errorf("written %d, file has %d", res.Written.Total, sessions.CountTrials(got.Events).Total)
+	}
+}
+
+// slowWriter takes a few milliseconds per trial line, as a disk under load
+// may, and counts the trial lines written.
+type slowWriter struct{ trials atomic.Int64 }
+
+func (w *slowWriter) Write(ev lab.Event) error {
+	if ev.Type == lab.EventTrial {
+		time.Sleep(3 * time.Millisecond)
+		w.trials.Add(1)
+	}
+	return nil
+}
+func (w *slowWriter) Close() error { return nil }
+
+// gateCheckingDevice records each trial that starts before every trial
+// before it is written.
+type gateCheckingDevice struct {
+	fakeDevice
+	w     *slowWriter
+	early atomic.Int64
+}
+
+func (d *gateCheckingDevice) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	if d.w.trials.Load() != int64(req.Index) {
+		d.early.Add(1)
+	}
+	return d.fakeDevice.RunTrial(ctx, req)
+}
+
+// TestTrialWaitsForTheTrialsBeforeItOnDisk: kill -9 loses at most the
+// trial in flight, however slow the writes, as no trial starts before the
+// ones before it are written.
+func TestTrialWaitsForTheTrialsBeforeItOnDisk(t *testing.T) {
+	w := &slowWriter{}
+	dev := &gateCheckingDevice{w: w}
+	l := fakeLab(dev)
+	l.Create = func(string, sessions.Header, bool) (Writer, error) { return w, nil }
+	s, err := Start(t.Context(), l, Plan{Experiment: testPlan(20), Path: filepath.Join(t.TempDir(), "s.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	if res := s.Wait(); res.Written.Total != 42 || w.trials.Load() != 42 {
+		t.Fatalf("written %d trials, writer has %d; want 42", res.Written.Total, w.trials.Load())
+	}
+	if n := dev.early.Load(); n != 0 {
+		t.Errorf("%d trials started before the trials before them were written", n)
 	}
 }
