@@ -96,3 +96,52 @@ func BenchmarkSortedWithRanks(b *testing.B) {
 		sortedWithRanks(x)
 	}
 }
+
+// benchPairs returns n rounds of log-normal values, B 1% slower, with a
+// per-round offset shared by both arms (what pairing removes).
+func benchPairs(n int, seed uint64) []Pair {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	p := make([]Pair, n)
+	for i := range p {
+		round := 1 + 0.05*rng.NormFloat64()
+		p[i] = Pair{A: 100 * round * (1 + 0.01*rng.NormFloat64()), B: 101 * round * (1 + 0.01*rng.NormFloat64())}
+	}
+	return p
+}
+
+// BenchmarkAnalyzePairedLarge: the paired analysis of 50,000 rounds (one
+// metric of bench/report_vs_benchstat.sh's session) with 10,000 resamples.
+func BenchmarkAnalyzePairedLarge(b *testing.B) {
+	p := benchPairs(50_000, 1)
+	for b.Loop() {
+		AnalyzePaired(p, 0, 0.05, 0.95, DefaultResamples, 1)
+	}
+}
+
+// BenchmarkAnalyzePaired3000: 3,000 rounds, the largest n whose paired
+// Hodges–Lehmann estimate is computed (maxWalshN).
+func BenchmarkAnalyzePaired3000(b *testing.B) {
+	p := benchPairs(maxWalshN, 2)
+	for b.Loop() {
+		AnalyzePaired(p, 0, 0.05, 0.95, DefaultResamples, 1)
+	}
+}
+
+// BenchmarkCompareLargePaired: Compare of 3 metrics at 50,000 rounds of
+// random order, as `perflab report` on bench/report_vs_benchstat.sh's
+// session (paired primary analysis).
+func BenchmarkCompareLargePaired(b *testing.B) {
+	var in []MetricInput
+	for i := range 3 {
+		p := benchPairs(50_000, uint64(i))
+		x, y := make([]float64, len(p)), make([]float64, len(p))
+		for j, q := range p {
+			x[j], y[j] = q.A, q.B
+		}
+		in = append(in, MetricInput{Name: fmt.Sprintf("metric%d", i), Unit: "ms", Samples: [][]float64{x, y}, Pairs: p})
+	}
+	opt := DefaultOptions()
+	for b.Loop() {
+		Compare(in, opt)
+	}
+}

@@ -486,9 +486,11 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
 		w.add("", ws...)
 		m.Paired = &pr
-		if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 && (opt.Sequential || opt.AnytimeValid) {
-			seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better})
-			m.Sequential = &seq
+		if opt.Sequential || opt.AnytimeValid {
+			if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
+				seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better})
+				m.Sequential = &seq
+			}
 		}
 	}
 	m.Decision = decisionBasis(m, opt)

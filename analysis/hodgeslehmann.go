@@ -28,7 +28,7 @@ func hodgesLehmannScaled(as, bs []float64, scale float64) Float {
 	// A fixed seed keeps the pivot sequence, and so the running time,
 	// reproducible; the result does not depend on it.
 	rng := rand.New(rand.NewPCG(uint64(len(as)), uint64(len(bs))))
-	lo, hi := selectDiff(as, bs, total/2, rng, hlSamples)
+	lo, hi := selectDiff(as, bs, nil, total/2, rng, hlSamples)
 	if total%2 == 1 {
 		return defined(hi * scale)
 	}
@@ -36,21 +36,28 @@ func hodgesLehmannScaled(as, bs []float64, scale float64) Float {
 }
 
 // prevDiff returns the (k−1)-th smallest of b[j] − a[i] given v, the k-th
-// (v itself for k = 0), in one O(m+n) pass.
-func prevDiff(a, b []float64, v float64, k int) float64 {
+// (v itself for k = 0), in one O(m+n) pass. With first non-nil only the
+// entries j ≥ first[i] of row i count (see selectDiff).
+func prevDiff(a, b []float64, first []int, v float64, k int) float64 {
 	if k == 0 {
 		return v
 	}
 	lt, j := 0, 0
 	best := math.Inf(-1)
 	for i := range a {
-		// As a[i] grows, more of b lies below v + a[i].
-		for j < len(b) && b[j]-a[i] < v {
-			j++
+		f := 0
+		if first != nil {
+			f = first[i]
 		}
-		lt += j
-		if j > 0 {
-			best = max(best, b[j-1]-a[i])
+		// As a[i] grows, more of b lies below v + a[i].
+		jj := max(j, f)
+		for jj < len(b) && b[jj]-a[i] < v {
+			jj++
+		}
+		if jj > f {
+			lt += jj - f
+			best = max(best, b[jj-1]-a[i])
+			j = jj
 		}
 	}
 	if lt < k {
@@ -76,15 +83,34 @@ const hlDirect = 2
 // 13-fold per round, so a few O(m+n) passes suffice where a single random
 // pivot needs O(log(m·n)). The result does not depend on the random
 // numbers, only the running time does.
-func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth float64) {
+//
+// With first non-nil, row i holds only the entries j ≥ first[i] (first
+// non-increasing: a staircase such as the triangle of Walsh sums, see
+// walshMedian), and k ranks among those.
+func selectDiff(a, b []float64, first []int, k int, rng *rand.Rand, samples int) (prev, kth float64) {
 	m, n := len(a), len(b)
 	// Row i holds b[j] − a[i], increasing in j; the candidates for the
 	// answer in row i are columns lo[i] ≤ j < hi[i]. Everything left of lo
-	// is known to rank below k, everything from hi on above k.
+	// is known to rank below k, everything from hi on above k. Counts
+	// below include the columns before first[i], which hold no entries:
+	// kAll is k shifted by their number.
 	lo := make([]int, m)
 	hi := make([]int, m)
 	for i := range hi {
 		hi[i] = n
+	}
+	kAll := k
+	if first != nil {
+		copy(lo, first)
+		for _, f := range first {
+			kAll += f
+		}
+	}
+	firstOf := func(i int) int {
+		if first == nil {
+			return 0
+		}
+		return first[i]
 	}
 	cnt := make([]int, m)
 	// count sets cnt[i] to the number of differences in row i below pivot
@@ -93,9 +119,11 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 	// hi on above it: each count lies in [lo[i], hi[i]]. As i grows a[i]
 	// grows, so the count can only move right.
 	count := func(pivot float64, orEqual bool) int {
-		total, j := 0, 0
+		// jw is a lower bound of the full row's count (columns from 0),
+		// which grows with i; it is known once a row's count passes first.
+		total, jw := 0, 0
 		for i := range m {
-			j = max(j, lo[i])
+			j := max(jw, lo[i])
 			ai := a[i]
 			if orEqual {
 				for j < hi[i] && b[j]-ai <= pivot {
@@ -108,6 +136,9 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 			}
 			cnt[i] = j
 			total += j
+			if j > firstOf(i) {
+				jw = j
+			}
 		}
 		return total
 	}
@@ -126,22 +157,22 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 	// tie only when the expectation fails; they report whether the pivot
 	// is the k-th.
 	narrowLow := func(pivot float64) bool {
-		if k >= count(pivot, true) {
+		if kAll >= count(pivot, true) {
 			above()
 			return false
 		}
-		if k < count(pivot, false) {
+		if kAll < count(pivot, false) {
 			below()
 			return false
 		}
 		return true
 	}
 	narrowHigh := func(pivot float64) bool {
-		if k < count(pivot, false) {
+		if kAll < count(pivot, false) {
 			below()
 			return false
 		}
-		if k >= count(pivot, true) {
+		if kAll >= count(pivot, true) {
 			above()
 			return false
 		}
@@ -163,7 +194,7 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 					vals = append(vals, b[j]-a[i])
 				}
 			}
-			kk := k - below
+			kk := kAll - below
 			kth = selectK(vals, kk)
 			// The (k−1)-th is the largest candidate before the k-th or,
 			// when the k-th is the smallest candidate, the largest
@@ -174,7 +205,7 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 			}
 			if kk == 0 {
 				for i := range m {
-					if lo[i] > 0 {
+					if lo[i] > firstOf(i) {
 						prev = max(prev, b[lo[i]-1]-a[i])
 					}
 				}
@@ -204,7 +235,7 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 		// the samples is at most as spread as a binomial (less with
 		// stratified picks), so ±3.5 binomial standard deviations (plus one)
 		// around f·s bracket it.
-		f := float64(k-below) / float64(cand)
+		f := float64(kAll-below) / float64(cand)
 		d := 3.5*math.Sqrt(float64(samples)*f*(1-f)) + 1
 		l, h := int(f*float64(samples)-d), int(math.Ceil(f*float64(samples)+d))
 		if l < 0 && h >= samples {
@@ -212,10 +243,10 @@ func selectDiff(a, b []float64, k int, rng *rand.Rand, samples int) (prev, kth f
 			l = rng.IntN(samples)
 		}
 		if l >= 0 && narrowLow(sample[l]) {
-			return prevDiff(a, b, sample[l], k), sample[l]
+			return prevDiff(a, b, first, sample[l], k), sample[l]
 		}
 		if h < samples && narrowHigh(sample[h]) {
-			return prevDiff(a, b, sample[h], k), sample[h]
+			return prevDiff(a, b, first, sample[h], k), sample[h]
 		}
 	}
 }

@@ -178,10 +178,56 @@ func TestSelectDiffFewSamples(t *testing.T) {
 		sortFloats(a)
 		sortFloats(b)
 		k := rng.IntN(len(d))
-		prev, kth := selectDiff(a, b, k, rng, 1+trial%16)
+		prev, kth := selectDiff(a, b, nil, k, rng, 1+trial%16)
 		want := d[max(k-1, 0)]
 		if kth != d[k] || prev != want {
 			t.Fatalf("trial %d (na=%d nb=%d k=%d): got (%v, %v), want (%v, %v)", trial, na, nb, k, prev, kth, want, d[k])
+		}
+	}
+}
+
+// TestSelectDiffTriangle: on the triangle of Walsh sums (first[i] =
+// n−1−i) every order statistic, with few or many samples per round and
+// with ties, is the one of the sorted sums.
+func TestSelectDiffTriangle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 300 {
+		n := 1 + rng.IntN(120)
+		d := randomSample(rng, n, trial%3)
+		sortFloats(d)
+		var sums []float64
+		for i := range n {
+			for j := i; j < n; j++ {
+				sums = append(sums, d[i]+d[j])
+			}
+		}
+		slices.Sort(sums)
+		a, first := make([]float64, n), make([]int, n)
+		for i, x := range d {
+			a[n-1-i] = -x
+			first[n-1-i] = i
+		}
+		k := rng.IntN(len(sums))
+		prev, kth := selectDiff(a, d, first, k, rng, 1+trial%16)
+		if want := sums[max(k-1, 0)]; kth != sums[k] || prev != want {
+			t.Fatalf("trial %d (n=%d k=%d): got (%v, %v), want (%v, %v)", trial, n, k, prev, kth, want, sums[k])
+		}
+	}
+}
+
+// TestWalshMedian: the selected median of the Walsh averages is the one
+// of all averages built and sorted, bit for bit.
+func TestWalshMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 200 {
+		n := 1 + rng.IntN(400)
+		d := randomSample(rng, n, trial%3)
+		for i := range d {
+			d[i] -= 50 // both signs, as log ratios
+		}
+		sortFloats(d)
+		if got, want := walshMedian(d), walshMedianNaive(d); got != want {
+			t.Fatalf("trial %d (n=%d): walshMedian = %v, want %v", trial, n, got, want)
 		}
 	}
 }

@@ -145,6 +145,7 @@ func (a *Accumulator) Paired() bool { return !a.unpaired && len(a.ins) > 0 }
 // is a pair, any other round is dropped, except the last round with a
 // single value, which may still be in progress and is left out uncounted.
 func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, dropped int) {
+	pairs = make([]analysis.Pair, 0, min(len(ar), len(br))) // at most one pair per value of each arm
 	i, j := 0, 0
 	for i < len(ar) || j < len(br) {
 		r := int32(1<<31 - 1)
