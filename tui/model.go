@@ -59,6 +59,22 @@ type runningPane interface {
 	Interrupt() tea.Cmd
 }
 
+// The panes the root focuses: it draws, sizes, asks and quits them
+// through these interfaces.
+var (
+	_ pane        = (*devicesPane)(nil)
+	_ pane        = (*buildsPane)(nil)
+	_ pane        = (*controlsPane)(nil)
+	_ runningPane = (*runDash)(nil)
+	_ runningPane = (*checkDash)(nil)
+	_ runningPane = (*replayDash)(nil)
+	_ runningPane = (*studyDash)(nil)
+	_ statusPane  = (*runDash)(nil)
+	_ statusPane  = (*checkDash)(nil)
+	_ statusPane  = (*replayDash)(nil)
+	_ statusPane  = (*studyDash)(nil)
+)
+
 // Options configure the workbench.
 type Options struct {
 	Backend Backend
