@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/perflab/perflab/lab"
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab/engine"
@@ -52,6 +54,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
 	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
 	threshold := fs.String("threshold", "", "practical threshold, e.g. 2% (default: the plan's)")
+	regime := fs.String("regime", "", "with toggles of controls or order: N analyses regime N, all pools them (default: the latest with enough trials)")
 	plotFile := fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)")
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
@@ -127,7 +130,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
 	}
-	rep := analysis.Compare(sessions.MetricInputs(s.Events), opt)
+	events, regimeLines, err := regimeEvents(s.Events, *regime, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab report:", err)
+		return exitUsage
+	}
+	rep := analysis.Compare(sessions.MetricInputs(events), opt)
+	rep.Warnings = append(rep.Warnings, regimeLines.warnings...)
 	if *plotFile != "" {
 		if err := plotSession(*plotFile, s, rep); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
@@ -152,8 +161,91 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if sum.End != nil && sum.End.Stop != "" {
 			fmt.Fprintf(stdout, "stopped: %s\n", sum.End.Stop)
 		}
+		for _, l := range regimeLines.list {
+			fmt.Fprintln(stdout, l)
+		}
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, analysis.Table(rep))
 	}
 	return verdictCode(rep)
+}
+
+// minRegimeTrials is the fewest counted trials per arm for a regime to be
+// the primary one by default.
+const minRegimeTrials = 5
+
+// regimeReport is what report says about regimes: the list (with notes)
+// and the warnings that go into the report.
+type regimeReport struct {
+	list, warnings []string
+}
+
+// regimeEvents picks the events to analyse when toggles split the session
+// into regimes: regime N (which "N"), all of them pooled ("all"), or by
+// default the latest regime with at least minRegimeTrials per arm. It
+// warns when a regime's Δ interval does not overlap the chosen one's on a
+// metric, which means the setting changed the answer.
+func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab.Event, regimeReport, error) {
+	var rr regimeReport
+	rs := sessions.Regimes(events)
+	if len(rs) < 2 {
+		if which != "" && which != "all" && which != "1" {
+			return nil, rr, fmt.Errorf("--regime %s: the session has one regime (nothing was toggled)", which)
+		}
+		return events, rr, nil
+	}
+	rr.list = append(rr.list, fmt.Sprintf("%d regimes (each toggle of controls or order starts one):", len(rs)))
+	for _, r := range rs {
+		rr.list = append(rr.list, "  "+r.Describe())
+		for _, n := range r.Notes {
+			rr.list = append(rr.list, "    note: "+n)
+		}
+	}
+	if which == "all" {
+		rr.warnings = append(rr.warnings, fmt.Sprintf("all %d regimes pooled (--regime all): settings changed during the run", len(rs)))
+		return events, rr, nil
+	}
+	pick := -1
+	if which != "" {
+		n, err := strconv.Atoi(which)
+		if err != nil || n < 1 || n > len(rs) {
+			return nil, rr, fmt.Errorf("--regime %q: want all or a number from 1 to %d", which, len(rs))
+		}
+		pick = n - 1
+	} else {
+		for k := len(rs) - 1; k >= 0 && pick < 0; k-- {
+			if rs[k].Counted[0] >= minRegimeTrials && rs[k].Counted[1] >= minRegimeTrials {
+				pick = k
+			}
+		}
+		if pick < 0 {
+			pick = len(rs) - 1
+		}
+	}
+	how := "chosen with --regime"
+	if which == "" {
+		how = fmt.Sprintf("the latest with at least %d trials per arm; --regime N picks another, --regime all pools them", minRegimeTrials)
+	}
+	rr.warnings = append(rr.warnings, fmt.Sprintf("analysed: regime %d of %d (%s)", pick+1, len(rs), how))
+	chosen := analysis.Compare(sessions.MetricInputs(sessions.RegimeEvents(events, rs[pick])), opt)
+	for k, r := range rs {
+		if k == pick || r.Counted[0] < 2 || r.Counted[1] < 2 {
+			continue
+		}
+		other := analysis.Compare(sessions.MetricInputs(sessions.RegimeEvents(events, r)), opt)
+		for _, m := range other.Metrics {
+			for _, c := range chosen.Metrics {
+				if c.Name != m.Name {
+					continue
+				}
+				a, b := m.Decision, c.Decision
+				if a.CILowPct.Defined() && b.CILowPct.Defined() && (a.CILowPct > b.CIHighPct || a.CIHighPct < b.CILowPct) {
+					rr.warnings = append(rr.warnings, fmt.Sprintf("%s differs between regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]) and regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]): the toggle changed the answer",
+						m.Name, k+1, float64(a.DeltaPct), float64(a.CILowPct), float64(a.CIHighPct),
+						pick+1, float64(b.DeltaPct), float64(b.CILowPct), float64(b.CIHighPct)))
+				}
+			}
+		}
+	}
+	return sessions.RegimeEvents(events, rs[pick]), rr, nil
 }
