@@ -89,8 +89,8 @@ func (a *Accumulator) add(e *lab.Event) {
 				}
 				a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better,
 					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
-				a.ord = append(a.ord, [2][]uint8{})
-				a.rnd = append(a.rnd, [2][]int32{})
+				a.ord = append(a.ord, [2][]uint8{make([]uint8, 0, a.sizeHint[0]), make([]uint8, 0, a.sizeHint[1])})
+				a.rnd = append(a.rnd, [2][]int32{make([]int32, 0, a.sizeHint[0]), make([]int32, 0, a.sizeHint[1])})
 			}
 		}
 		a.ins[i].Samples[arm] = append(a.ins[i].Samples[arm], m.Value)

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -63,4 +64,32 @@ func FuzzParseFloat(f *testing.F) {
 		}
 		checkFloat(t, s)
 	})
+}
+
+// TestPow10Table: the literal table is Go's pow10gen.go computation: 10^e
+// as an exact rational, scaled into [2¹²⁷, 2¹²⁸), rounded down.
+func TestPow10Table(t *testing.T) {
+	one, ten := big.NewInt(1), big.NewInt(10)
+	b1p64 := new(big.Int).Lsh(one, 64)
+	b1p128 := new(big.Int).Lsh(one, 128)
+	r2, r1p128 := big.NewRat(2, 1), new(big.Rat).SetInt(b1p128)
+	for e := int64(pow10Min); e <= pow10Max; e++ {
+		var r *big.Rat
+		if e >= 0 {
+			r = new(big.Rat).SetInt(new(big.Int).Exp(ten, big.NewInt(e), nil))
+		} else {
+			r = new(big.Rat).SetFrac(one, new(big.Int).Exp(ten, big.NewInt(-e), nil))
+		}
+		for r.Cmp(r1p128) < 0 {
+			r.Mul(r, r2)
+		}
+		for r.Cmp(r1p128) >= 0 {
+			r.Quo(r, r2)
+		}
+		d := new(big.Int).Div(r.Num(), r.Denom())
+		hi, lo := new(big.Int).DivMod(d, b1p64, new(big.Int))
+		if got, want := pow10Table[e-pow10Min], (uint128{hi.Uint64(), lo.Uint64()}); got != want {
+			t.Errorf("pow10Table for 1e%d = %#x, want %#x", e, got, want)
+		}
+	}
 }
