@@ -234,7 +234,8 @@ func printBisect(stdout, stderr io.Writer, rec *bisect.Record, asJSON bool) int 
 			return "?"
 		}
 		c := rec.Candidates[i]
-		if c.Rev != "" && !strings.Contains(c.Name, c.Rev) {
+		short, _, _ := strings.Cut(c.Name, " ")
+		if c.Rev != "" && (short == "" || !strings.HasPrefix(c.Rev, short)) {
 			return c.Name + " (" + c.Rev + ")"
 		}
 		return c.Name

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"os"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
@@ -20,7 +23,7 @@ func (g *gitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.build, "build", "", "shell `CMD` building a commit in its worktree ($PERFLAB_REV, $PERFLAB_OUT set)")
 	fs.StringVar(&g.run, "run", "", "shell `CMD` of a trial; {out} is the commit's $PERFLAB_OUT")
 	fs.StringVar(&g.cache, "cache", "", "`DIR` for the commits' worktrees and builds (default ~/.cache/perflab/bisect/REPO)")
-	fs.StringVar(&g.experiment, "experiment", "", "with --git: experiment `FILE` for device, controls, order, metrics (its builds are ignored)")
+	fs.StringVar(&g.experiment, "experiment", "", "with --git: experiment `FILE` for device, controls, order, metrics (its builds, if any, are ignored)")
 }
 
 func (g *gitFlags) set() bool {
@@ -42,17 +45,9 @@ func (g *gitFlags) check() string {
 
 // load lists the range and returns the experiment template and the builder.
 func (g *gitFlags) load(ctx context.Context) (*lab.Experiment, []bisect.Candidate, func(context.Context, bisect.Candidate) (lab.Build, error), error) {
-	var exp *lab.Experiment
-	var err error
-	if g.experiment != "" {
-		if exp, err = lab.LoadExperiment(g.experiment); err != nil {
-			return nil, nil, nil, err
-		}
-	} else {
-		exp, err = lab.ParseExperiment([]byte(`{"builds": {"control": {"command": ["true"]}, "treatment": {"command": ["true"]}}}`))
-		if err != nil {
-			return nil, nil, nil, err
-		}
+	exp, err := gitTemplate(g.experiment)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	exp.Builds = nil
 	r := &bisect.GitRange{Dir: g.dir, Good: g.good, Bad: g.bad, Build: g.build, Run: g.run, Cache: g.cache}
@@ -61,4 +56,30 @@ func (g *gitFlags) load(ctx context.Context) (*lab.Experiment, []bisect.Candidat
 		return nil, nil, nil, err
 	}
 	return exp, cands, r.Resolve, nil
+}
+
+// gitTemplate reads the experiment file of a git bisect, whose builds (a
+// control and treatment, a list, or none) are ignored; "" gives the
+// defaults on local.
+func gitTemplate(path string) (*lab.Experiment, error) {
+	obj := map[string]json.RawMessage{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(data, &obj); err != nil {
+			if _, perr := lab.ParseExperiment(data); perr != nil {
+				err = perr
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	obj["builds"] = json.RawMessage(`{"control": {"command": ["true"]}, "treatment": {"command": ["true"]}}`)
+	doc, _ := json.Marshal(obj)
+	exp, err := lab.ParseExperiment(doc)
+	if err != nil && path != "" {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return exp, err
 }

@@ -296,42 +296,58 @@ func (b *bisector) run(ctx context.Context) error {
 
 // findFirst finds the first step after lo, knowing that hi regressed
 // against lo: binary search with the invariant "lo not shown worse than
-// the range's start, hi worse than lo".
+// the range's start, hi worse than lo". The step found is confirmed
+// against its predecessor; a step that proves to be none (no change)
+// resumes the search to its right.
 func (b *bisector) findFirst(ctx context.Context, lo, hi int) (Step, error) {
-	for hi-lo > 1 {
-		b.lo, b.hi = lo, hi
-		mid := lo + (hi-lo)/2
-		c, err := b.compare(ctx, lo, mid, PurposeSearch)
-		if err != nil {
-			return Step{}, err
-		}
-		switch c.Verdict {
-		case analysis.VerdictRegression:
-			hi = mid
-		case VerdictUnknown, analysis.VerdictInconclusive:
-			// Undecided on the left half: ask the right half.
-			r, err := b.compare(ctx, mid, hi, PurposeSearch)
+	// his are the earlier upper ends, each worse than some lower end: when
+	// the step found proves to be no step (a false regression moved hi
+	// too far left), the search resumes between it and the previous hi.
+	var his []int
+	for recoveries := 0; ; recoveries++ {
+		for hi-lo > 1 {
+			b.lo, b.hi = lo, hi
+			mid := lo + (hi-lo)/2
+			c, err := b.compare(ctx, lo, mid, PurposeSearch)
 			if err != nil {
 				return Step{}, err
 			}
-			if r.Verdict == analysis.VerdictRegression {
-				lo = mid
-			} else {
-				hi = mid
+			left := c.Verdict == analysis.VerdictRegression
+			if c.Verdict == VerdictUnknown || c.Verdict == analysis.VerdictInconclusive {
+				// Undecided on the left half: ask the right half.
+				r, err := b.compare(ctx, mid, hi, PurposeSearch)
+				if err != nil {
+					return Step{}, err
+				}
+				left = r.Verdict != analysis.VerdictRegression
 			}
-		default: // no change, improvement
-			lo = mid
+			if left {
+				his = append(his, hi)
+				hi = mid
+			} else {
+				lo = mid
+			}
 		}
+		b.lo, b.hi = lo, hi
+		c, err := b.compare(ctx, lo, hi, PurposeStep)
+		if err != nil {
+			return Step{}, err
+		}
+		refuted := c.Verdict == analysis.VerdictNoChange || c.Verdict == analysis.VerdictImprovement
+		if refuted && len(his) > 0 && recoveries < maxRecoveries {
+			lo, hi = hi, his[len(his)-1]
+			his = his[:len(his)-1]
+			continue
+		}
+		cand := b.cfg.Candidates[hi]
+		return Step{Index: hi, Name: cand.Name, Rev: cand.Rev, Verdict: c.Verdict,
+			DeltaPct: c.DeltaPct, CILowPct: c.CILowPct, CIHighPct: c.CIHighPct}, nil
 	}
-	b.lo, b.hi = lo, hi
-	c, err := b.compare(ctx, lo, hi, PurposeStep)
-	if err != nil {
-		return Step{}, err
-	}
-	cand := b.cfg.Candidates[hi]
-	return Step{Index: hi, Name: cand.Name, Rev: cand.Rev, Verdict: c.Verdict,
-		DeltaPct: c.DeltaPct, CILowPct: c.CILowPct, CIHighPct: c.CIHighPct}, nil
 }
+
+// maxRecoveries bounds how often a search resumes after its step proved
+// to be none.
+const maxRecoveries = 2
 
 // compare runs (or recalls) the comparison of builds a and b.
 func (b *bisector) compare(ctx context.Context, a, bi int, purpose string) (*Comparison, error) {
