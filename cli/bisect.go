@@ -38,7 +38,8 @@ measurements per build and more of them when a comparison is undecided.
    per arm runs again with twice the trials, up to --attempts sessions,
    and is then called unknown (the other half is asked instead).
 3. The first bad build is compared with its predecessor: that is the step,
-   with its Δ% and confidence interval. Then the step is compared with the
+   with its Δ% and confidence interval (one that proves to be no change
+   was a false alarm: the search resumes to its right). Then the step is compared with the
    bad end; if that regresses too, the rest is bisected for another step
    (up to --max-steps).
 
@@ -63,8 +64,9 @@ device, controls and order (default: local, random order, 1 warm-up).
 
 Every comparison is a regular session (perflab report / replay SESSION);
 the bisect is one JSON file linking them (--out; default next to the
-sessions), printed again by --show. Progress goes to stderr; stdout gets
-the result table, or with --json one line:
+sessions), printed again by --show (or perflab report / replay FILE).
+Progress goes to stderr; stdout gets the result table, or with --json one
+line:
   {"first_bad":{"index":..,"name":..,"rev":..},"delta_pct":..,"ci_low_pct":..,
    "ci_high_pct":..,"comparisons":[{"a":..,"b":..,"verdict":..,"trials":..}],
    "other_steps":[..],"trials_total":..,"outcome":..}
@@ -113,12 +115,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if len(pos) > 0 || g.set() {
 			return usage("--show prints a bisect file; it takes no range")
 		}
-		rec, err := bisect.Load(*show)
-		if err != nil {
-			fmt.Fprintln(stderr, "perflab bisect:", err)
-			return exitError
-		}
-		return printBisect(stdout, stderr, rec, *asJSON)
+		return showBisect(*show, *asJSON, stdout, stderr)
 	}
 	var exp *lab.Experiment
 	var cands []bisect.Candidate
@@ -270,4 +267,15 @@ func printBisect(stdout, stderr io.Writer, rec *bisect.Record, asJSON bool) int 
 	}
 	fmt.Fprintf(stdout, "trials: %d in %d comparisons\n", rec.TrialsTotal, len(rec.Comparisons))
 	return code
+}
+
+// showBisect prints the bisect file at path (bisect --show, report and
+// replay of a bisect file).
+func showBisect(path string, asJSON bool, stdout, stderr io.Writer) int {
+	rec, err := bisect.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab:", err)
+		return exitError
+	}
+	return printBisect(stdout, stderr, rec, asJSON)
 }

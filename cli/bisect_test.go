@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/lab/bisect"
 )
 
 // writeRange writes a sim range file of n builds with a step of pct% at
@@ -65,6 +67,22 @@ func TestBisectCommandSim(t *testing.T) {
 	line, _, _ := studyCmd(t, "bisect", "--show", out, "--json")
 	if strings.TrimSpace(line) != strings.TrimSpace(stdout) {
 		t.Errorf("--show --json\n%s\nwant\n%s", line, stdout)
+	}
+	// report and replay read it too; report --json gives the same line.
+	if rep, _, code := studyCmd(t, "report", out, "--json"); code != exitOK || strings.TrimSpace(rep) != strings.TrimSpace(stdout) {
+		t.Errorf("report --json of the bisect: exit %d\n%s", code, rep)
+	}
+	if rep, _, code := studyCmd(t, "replay", out, "--headless"); code != exitOK || rep != shown {
+		t.Errorf("replay of the bisect: exit %d\n%s", code, rep)
+	}
+	// Each comparison's session is a regular session.
+	rec, err := bisect.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := rec.Comparisons[len(rec.Comparisons)-1].Sessions[0]
+	if rep, errOut, code := studyCmd(t, "report", sess); code == exitError || !strings.Contains(rep, "startup_ms") {
+		t.Errorf("report of a comparison's session: exit %d\n%s\n%s", code, rep, errOut)
 	}
 }
 

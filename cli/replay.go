@@ -12,6 +12,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
@@ -42,6 +43,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "perflab replay: want exactly one session file (perflab replay --help)")
 		return exitUsage
+	}
+	if bisect.IsRecord(pos[0]) { // a bisect file: print it as perflab bisect --show does
+		return showBisect(pos[0], false, stdout, stderr)
 	}
 	if err := lab.CheckRange("--speed", *speed, 0, lab.MaxReplaySpeed); err != nil && *speed >= 0 {
 		fmt.Fprintln(stderr, "perflab replay:", err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
@@ -63,6 +64,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "perflab report: want exactly one session file (perflab report --help)")
 		return exitUsage
+	}
+	if bisect.IsRecord(pos[0]) { // a bisect file: print it as perflab bisect --show does
+		return showBisect(pos[0], *asJSON, stdout, stderr)
 	}
 	n := 0
 	for _, b := range []bool{*asJSON, *asCSV, *asBench, *dump} {

@@ -20,8 +20,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -549,4 +551,19 @@ func (r *Record) Summary() Summary {
 		s.Comparisons = append(s.Comparisons, ComparisonLine{A: c.A, B: c.B, Verdict: c.Verdict, Trials: c.Trials})
 	}
 	return s
+}
+
+// IsRecord reports whether the file at path looks like a bisect record
+// (its first field names the format), so report and replay can tell one
+// from a session.
+func IsRecord(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	head := strings.Join(strings.Fields(string(buf[:n])), "")
+	return strings.HasPrefix(head, `{"format":"`+Format+`"`)
 }
