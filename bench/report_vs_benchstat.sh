@@ -5,7 +5,8 @@
 # The session is synthetic (bench/gensession, +1% effect); perflab exports
 # it with `report --benchstat`, and benchstat (pinned below, fetched from the
 # Go module proxy into a temporary GOBIN, not added to go.mod) compares the
-# arms with -col arm. Both are timed RUNS times; the best of each is shown.
+# arms with -col arm. Both are timed RUNS times; the best wall time and the
+# best CPU time (user + sys) of each are shown.
 # Target: perflab report no slower than benchstat. With BASE=<git revision>
 # the perflab of that revision is built too and timed in the same rounds,
 # so a change (e.g. the reader's integrity checks) is measured against its
@@ -34,21 +35,33 @@ echo "session: $trials trials, $(du -h "$work/s.jsonl" | cut -f1) JSONL; benchst
 
 now() { date +%s.%N; }
 best() { sort -g | head -1; }
-: > "$work/pl"; : > "$work/bs"; : > "$work/base.t"
+# timed NAME CMD...: appends CMD's wall time to $work/NAME.wall and its CPU
+# time (user + sys, from GNU time) to $work/NAME.cpu. CPU time is what a
+# loaded host disturbs least; both are shown.
+timed() {
+	local name=$1 t0 t1 rc=0
+	shift
+	t0=$(now)
+	/usr/bin/time -f '%U %S' -o "$work/$name.time" "$@" || rc=$?
+	t1=$(now)
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || return "$rc"
+	echo "$t1 - $t0" | bc -l >> "$work/$name.wall"
+	tail -1 "$work/$name.time" | awk '{print $1 + $2}' >> "$work/$name.cpu"
+}
 for r in $(seq "$runs"); do
-	t0=$(now); "$work/perflab" report "$work/s.jsonl" > "$work/pl.out" || [ $? -eq 3 ]; t1=$(now)
-	"$work/benchstat" -col arm "$work/s.txt" > "$work/bs.out"; t2=$(now)
-	echo "$t1 - $t0" | bc -l >> "$work/pl"; echo "$t2 - $t1" | bc -l >> "$work/bs"
+	timed pl "$work/perflab" report "$work/s.jsonl" > "$work/pl.out"
+	timed bs "$work/benchstat" -col arm "$work/s.txt" > "$work/bs.out"
 	if [ -n "${BASE:-}" ]; then
-		t0=$(now); "$work/perflab-base" report "$work/s.jsonl" > /dev/null || [ $? -eq 3 ]; t1=$(now)
-		echo "$t1 - $t0" | bc -l >> "$work/base.t"
+		timed base "$work/perflab-base" report "$work/s.jsonl" > /dev/null
 	fi
 done
-pl=$(best < "$work/pl"); bs=$(best < "$work/bs")
 echo "--- perflab report"; cat "$work/pl.out"
 echo "--- benchstat -col arm"; cat "$work/bs.out"
-printf 'best of %d: perflab report %.3f s, benchstat %.3f s, ratio %.2f (target ≤ 1.00)\n' "$runs" "$pl" "$bs" "$(echo "$pl / $bs" | bc -l)"
-if [ -n "${BASE:-}" ]; then
-	base=$(best < "$work/base.t")
-	printf 'best of %d: perflab at %s %.3f s, ratio to benchstat %.2f; this perflab / that one %.2f\n' "$runs" "$BASE" "$base" "$(echo "$base / $bs" | bc -l)" "$(echo "$pl / $base" | bc -l)"
-fi
+for kind in wall cpu; do
+	pl=$(best < "$work/pl.$kind"); bs=$(best < "$work/bs.$kind")
+	printf 'best of %d, %s time: perflab report %.3f s, benchstat %.3f s, ratio %.2f (target ≤ 1.00)\n' "$runs" "$kind" "$pl" "$bs" "$(echo "$pl / $bs" | bc -l)"
+	if [ -n "${BASE:-}" ]; then
+		base=$(best < "$work/base.$kind")
+		printf 'best of %d, %s time: perflab at %s %.3f s, ratio to benchstat %.2f; this perflab / that one %.2f\n' "$runs" "$kind" "$BASE" "$base" "$(echo "$base / $bs" | bc -l)" "$(echo "$pl / $base" | bc -l)"
+	fi
+done
