@@ -59,8 +59,10 @@ the repository DIR. Each commit the search needs is checked out into its own
 worktree (under --cache, reused across runs) and built there once with
 --build, run by sh with $PERFLAB_REV (the commit) and $PERFLAB_OUT (a
 directory for its output) set, from the worktree; --run is the trial
-command, with {out} replaced by $PERFLAB_OUT. --experiment gives the
-device, controls and order (default: local, random order, 1 warm-up).
+command, with {out} replaced by $PERFLAB_OUT; for a phone, --apk
+'{out}/app.apk' names the APK the build yields instead (installed as an adb
+build). --experiment gives the device, controls and order (default: local,
+random order, 1 warm-up).
 
 Every comparison is a regular session (perflab report / replay SESSION);
 the bisect is one JSON file linking them (--out; default next to the

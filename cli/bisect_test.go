@@ -106,6 +106,7 @@ func TestBisectCommandUsage(t *testing.T) {
 		{"bisect", "--good", "HEAD"},
 		{"bisect", "--git", ".", "--good", "HEAD~1"},
 		{"bisect", "--git", ".", "--good", "HEAD~1", "--bad", "HEAD"},
+		{"bisect", "--git", ".", "--good", "HEAD~1", "--bad", "HEAD", "--run", "x", "--apk", "{out}/a.apk"},
 		{"bisect", "--show", "x.json", r},
 		{"bisect", r, "--max-trials", "1", "--dir", t.TempDir()},
 		{"bisect", "--bogus"},

@@ -2,12 +2,15 @@ package bisect
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -125,5 +128,50 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := Run(context.Background(), SimLab(), cfg, nil); err == nil {
 			t.Errorf("config %+v: no error", cfg)
 		}
+	}
+}
+
+func TestEventsAndCancel(t *testing.T) {
+	cfg := Config{Candidates: SimRange("feed", 8, map[int]float64{3: 3}), Template: SimTemplate(2), Dir: t.TempDir()}
+	kinds := map[string]int{}
+	left := -1
+	rec, err := Run(context.Background(), SimLab(), cfg, func(ev Event) {
+		kinds[ev.Kind]++
+		if ev.Kind == KindDone {
+			left = ev.Left
+		}
+	})
+	if err != nil || rec.FirstBad == nil || rec.FirstBad.Index != 3 {
+		t.Fatalf("%v %+v", err, rec.FirstBad)
+	}
+	if kinds[KindStart] < len(rec.Comparisons) || kinds[KindDone] != len(rec.Comparisons) || kinds[KindStep] != 1 || kinds[KindSession] == 0 {
+		t.Errorf("events %v for %d comparisons", kinds, len(rec.Comparisons))
+	}
+	if left != 0 {
+		t.Errorf("builds in doubt at the end: %d, want 0", left)
+	}
+	// Cancelled during the second comparison: the record keeps the first.
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Dir = t.TempDir()
+	rec, err = Run(ctx, SimLab(), cfg, func(ev Event) {
+		if ev.Kind == KindDone {
+			cancel()
+		}
+	})
+	if err == nil || rec.Outcome != OutcomeCancelled || len(rec.Comparisons) < 1 || rec.Comparisons[0].Verdict != analysis.VerdictRegression {
+		t.Errorf("cancelled: err %v, outcome %q, comparisons %+v", err, rec.Outcome, rec.Comparisons)
+	}
+}
+
+func TestResolveError(t *testing.T) {
+	cands := SimRange("feed", 4, map[int]float64{2: 3})
+	cands[3].Build = lab.Build{}
+	cfg := Config{Candidates: cands, Template: SimTemplate(2), Dir: t.TempDir(),
+		Resolve: func(ctx context.Context, c Candidate) (lab.Build, error) {
+			return lab.Build{}, errors.New("compiler on fire")
+		}}
+	rec, err := Run(context.Background(), SimLab(), cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "compiler on fire") || rec.Outcome != OutcomeFailed {
+		t.Errorf("err %v, outcome %q", err, rec.Outcome)
 	}
 }

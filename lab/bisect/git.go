@@ -21,10 +21,12 @@ import (
 // checked out into its own worktree under Cache and built there once by
 // Build (sh -c, with $PERFLAB_REV and $PERFLAB_OUT); builds are cached by
 // commit across runs. Run is the trial command (sh -c) with {out} replaced
-// by the commit's output directory.
+// by the commit's output directory; for phones, APK instead names the APK
+// the build yields ({out} replaced likewise).
 type GitRange struct {
 	Dir, Good, Bad string
 	Build, Run     string
+	APK            string
 	// Cache holds the worktrees and outputs; default
 	// $XDG_CACHE_HOME/perflab/bisect/<repo hash> (~/.cache when unset).
 	Cache string
@@ -104,6 +106,9 @@ func (g *GitRange) Resolve(ctx context.Context, c Candidate) (lab.Build, error) 
 	env := map[string]string{"PERFLAB_REV": rev, "PERFLAB_OUT": out}
 	b := lab.Build{Name: c.Name, Command: []string{"sh", "-c", strings.ReplaceAll(g.Run, "{out}", shquote.Quote(out))},
 		Dir: wt, Env: env}
+	if g.APK != "" {
+		b = lab.Build{Name: c.Name, APK: strings.ReplaceAll(g.APK, "{out}", out)}
+	}
 	if _, err := os.Stat(marker); err == nil {
 		return b, nil
 	}
