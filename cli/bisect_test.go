@@ -3,13 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/internal/gittest"
 	"github.com/perflab/perflab/lab/bisect"
 )
 
@@ -130,18 +130,8 @@ func TestBisectCommandUsage(t *testing.T) {
 // (deterministic, with a little variation by trial), so no verdict rests
 // on this host's clock.
 func TestBisectCommandGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
+	r := gittest.New(t)
+	repo := r.Dir
 	const culprit = 4
 	for i := range 7 {
 		work := 1000
@@ -152,10 +142,7 @@ func TestBisectCommandGit(t *testing.T) {
 		// the trial number.
 		script := "n=0; i=0; while [ $i -lt " + itoa(work) + " ]; do i=$((i+1)); n=$((n+1)); done\n" +
 			"echo \"PERFLAB_METRIC work=$((n * 100 + PERFLAB_TRIAL % 7))\"\n"
-		os.WriteFile(filepath.Join(repo, "work.sh"), []byte(script), 0o644)
-		os.WriteFile(filepath.Join(repo, "n.txt"), []byte(itoa(i)), 0o644)
-		git("add", ".")
-		git("commit", "-q", "-m", "commit "+itoa(i))
+		r.Commit("commit "+itoa(i), map[string]string{"work.sh": script, "n.txt": itoa(i)})
 	}
 	dir := t.TempDir()
 	cache := t.TempDir()

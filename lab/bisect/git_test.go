@@ -3,30 +3,18 @@ package bisect
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/gittest"
 )
 
 func TestGitRange(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
+	r := gittest.New(t)
 	for _, msg := range []string{"one", "two", "three"} {
-		os.WriteFile(filepath.Join(repo, "f"), []byte(msg), 0o644)
-		git("add", ".")
-		git("commit", "-q", "-m", msg)
+		r.Commit(msg, map[string]string{"f": msg})
 	}
+	repo := r.Dir
 	ctx := context.Background()
 	g := &GitRange{Dir: repo, Good: "HEAD~2", Bad: "HEAD", Build: `cp f "$PERFLAB_OUT/app.apk"`, APK: "{out}/app.apk", Cache: t.TempDir()}
 	cands, err := g.Candidates(ctx)
