@@ -42,6 +42,12 @@ func (g *GitRange) Candidates(ctx context.Context) ([]Candidate, error) {
 		}
 		g.Cache = c
 	}
+	// git runs with -C DIR: a relative cache would land inside the repository.
+	abs, err := filepath.Abs(g.Cache)
+	if err != nil {
+		return nil, err
+	}
+	g.Cache = abs
 	good, err := g.git(ctx, "rev-parse", "--verify", "--end-of-options", g.Good+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("--good %s: %w", g.Good, err)
@@ -96,7 +102,7 @@ func defaultCache(repo string) (string, error) {
 }
 
 // Resolve builds candidate c's commit (once: a built commit is reused)
-// and returns the local build that runs it.
+// and returns the local build that runs it. Call Candidates first.
 func (g *GitRange) Resolve(ctx context.Context, c Candidate) (lab.Build, error) {
 	rev := c.Rev
 	wt := filepath.Join(g.Cache, rev, "src")
