@@ -3,20 +3,27 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
+
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/tui"
 )
 
 const bisectUsage = `Usage: perflab bisect RANGE.json [flags]
@@ -73,6 +80,12 @@ line:
    "ci_high_pct":..,"comparisons":[{"a":..,"b":..,"verdict":..,"trials":..}],
    "other_steps":[..],"trials_total":..,"outcome":..}
 
+--tui shows the bisect in the terminal instead of progress lines: the
+builds on an axis (g ruled good, ? in doubt, b ruled bad, ▲ a step, A/B
+the two compared now), each comparison's verdict, Δ% and CI, the running
+comparison's trials, the builds left and an ETA; x aborts (y/N) keeping
+what is done, q quits once it is over.
+
 Exit status: 0 a first bad build was found, 3 the ends do not differ,
 1 error or cancelled (the file keeps what was done), 2 usage.
 
@@ -94,6 +107,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	useTUI := fs.Bool("tui", false, "watch the bisect in the terminal (builds axis, comparisons, progress, ETA; x aborts keeping what is done)")
 	out := fs.String("out", "", "bisect `FILE` to write (default: bisect-TIME.json beside the sessions)")
 	dir := fs.String("dir", "", "folder for the sessions (default: $XDG_DATA_HOME/perflab/sessions)")
 	show := fs.String("show", "", "print the bisect `FILE` written earlier, run nothing")
@@ -169,11 +183,16 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !*quiet {
 		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), exp.Device, exp.Order, exp.Seed)
 	}
-	rec, err := bisect.Run(ctx, l, cfg, func(ev bisect.Event) {
-		if !*quiet {
-			bisectProgress(stderr, cands, ev)
-		}
-	})
+	var rec *bisect.Record
+	if *useTUI {
+		rec, err = runBisectTUI(ctx, l, cfg, stdout, stderr)
+	} else {
+		rec, err = bisect.Run(ctx, l, cfg, func(ev bisect.Event) {
+			if !*quiet {
+				bisectProgress(stderr, cands, ev)
+			}
+		})
+	}
 	if rec == nil {
 		fmt.Fprintln(stderr, "perflab bisect:", err)
 		return exitUsage // the configuration was refused before anything ran
@@ -280,4 +299,45 @@ func showBisect(path string, asJSON bool, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return printBisect(stdout, stderr, rec, asJSON)
+}
+
+// runBisectTUI runs the bisect with the bisect screen in front.
+func runBisectTUI(ctx context.Context, l engine.Lab, cfg bisect.Config, stdout, stderr io.Writer) (*bisect.Record, error) {
+	if f, ok := stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		return nil, errors.New("--tui needs a terminal and the output is not one")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan bisect.Event, 256)
+	type result struct {
+		rec *bisect.Record
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer close(events)
+		rec, err := bisect.Run(ctx, l, cfg, func(ev bisect.Event) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		})
+		done <- result{rec, err}
+	}()
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	noColor := os.Getenv("NO_COLOR") != ""
+	if noColor {
+		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	v := tui.NewBisectView(tui.NewStyles(true, noColor), cfg.Candidates, events, cancel)
+	if _, err := tea.NewProgram(v, opts...).Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+		fmt.Fprintln(stderr, "perflab bisect:", err)
+	}
+	cancel() // quitting the screen ends the bisect; what is done is kept
+	go func() {
+		for range events { // let the bisect finish its last sends
+		}
+	}()
+	r := <-done
+	return r.rec, r.err
 }
