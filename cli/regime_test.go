@@ -89,3 +89,29 @@ func TestReportRegimes(t *testing.T) {
 		t.Errorf("--regime 3: exit %d %s", code, errs)
 	}
 }
+
+// TestReplayHeadlessRegimes: replay --headless of the toggled session on
+// the simulated phone shows the toggle and the note, lists the regimes,
+// analyses the latest with enough trials (10/10, not the pooled 20/20),
+// says so and warns that the regimes differ; --regime all pools them.
+func TestReplayHeadlessRegimes(t *testing.T) {
+	session := regimeSession(t)
+	out, errs, code := runPerflab(t, "replay", session, "--headless", "--speed", "0")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"toggle tmpfs on → off from round 11", "note tmpfs off to see its effect",
+		"2 regimes", "regime 2 (rounds 11–): tmpfs on → off; 10+10 trials", "    note: tmpfs off to see its effect",
+		"analysed: regime 2 of 2 (the latest with at least 5 trials per arm", "the toggle changed the answer", "10/10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "20/20") {
+		t.Errorf("replay pooled the regimes:\n%s", out)
+	}
+	out, _, _ = runPerflab(t, "replay", session, "--headless", "--speed", "0", "--regime", "all")
+	if !strings.Contains(out, "all 2 regimes pooled") || !strings.Contains(out, "20/20") {
+		t.Errorf("--regime all:\n%s", out)
+	}
+}

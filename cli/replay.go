@@ -17,11 +17,14 @@ import (
 	"github.com/perflab/perflab/sessions"
 )
 
-const replayUsage = `Usage: perflab replay SESSION.jsonl [--headless] [--speed X]
+const replayUsage = `Usage: perflab replay SESSION.jsonl [--headless] [--speed X] [--regime N|all]
 
 Replays a saved session: its events come back at the original pace times
 --speed (0 = as fast as possible), in the workbench or, with --headless,
 as lines on stdout ending with the comparison table. Nothing is executed.
+When toggles of the controls or the order split the session into regimes,
+the regimes are listed with their toggles and notes and the latest with
+enough trials is analysed, as perflab report does.
 
 Examples:
   perflab replay s.jsonl                      # in the workbench
@@ -36,6 +39,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	headless := fs.Bool("headless", false, "print events on stdout instead of opening the workbench")
 	speed := fs.Float64("speed", 1, "pace multiplier; 0 replays as fast as possible")
+	regime := fs.String("regime", "", "with --headless and toggles of controls or order: N analyses regime N, all pools them (default: the latest with enough trials)")
 	pos, code, ok := parseCommandFlags(fs, args, replayUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -76,8 +80,26 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab replay: interrupted")
 		return exitError
 	}
+	opt := engine.Options(&s.Header.Plan)
+	events, rr, err := regimeEvents(s.Events, *regime, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab replay:", err)
+		return exitUsage
+	}
+	if len(rr.list) > 0 {
+		// Toggles split the session: analyse the chosen regime's trials only.
+		fold = engine.NewFold(&s.Header.Plan)
+		for _, e := range events {
+			fold.Add(e)
+		}
+	}
+	rep := analysis.Compare(fold.Inputs(), opt)
+	rep.Warnings = append(rep.Warnings, rr.warnings...)
 	fmt.Fprintln(stdout)
-	fmt.Fprint(stdout, analysis.Table(analysis.Compare(fold.Inputs(), engine.Options(&s.Header.Plan))))
+	for _, l := range rr.list {
+		fmt.Fprintln(stdout, l)
+	}
+	fmt.Fprint(stdout, analysis.Table(rep))
 	return exitOK
 }
 

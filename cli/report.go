@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/perflab/perflab/lab"
 	"io"
 	"os"
 	"runtime/debug"
-	"strconv"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
@@ -174,82 +174,27 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return verdictCode(rep)
 }
 
-// minRegimeTrials is the fewest counted trials per arm for a regime to be
-// the primary one by default.
-const minRegimeTrials = 5
-
-// regimeReport is what report says about regimes: the list (with notes)
-// and the warnings that go into the report.
+// regimeReport is what report and replay say about regimes: the list
+// (with notes) and the warnings that go into the report.
 type regimeReport struct {
 	list, warnings []string
 }
 
-// regimeEvents picks the events to analyse when toggles split the session
-// into regimes: regime N (which "N"), all of them pooled ("all"), or by
-// default the latest regime with at least minRegimeTrials per arm. It
-// warns when a regime's Δ interval does not overlap the chosen one's on a
-// metric, which means the setting changed the answer.
+// regimeEvents picks the events to analyse with sessions.ChooseRegime
+// (which: --regime) and words its choice for the command line.
 func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab.Event, regimeReport, error) {
-	var rr regimeReport
-	rs := sessions.Regimes(events)
-	if len(rs) < 2 {
-		if which != "" && which != "all" && which != "1" {
-			return nil, rr, fmt.Errorf("--regime %s: the session has one regime (nothing was toggled)", which)
-		}
-		return events, rr, nil
+	rc, err := sessions.ChooseRegime(events, which, opt)
+	if err != nil {
+		return nil, regimeReport{}, err
 	}
-	rr.list = append(rr.list, fmt.Sprintf("%d regimes (each toggle of controls or order starts one):", len(rs)))
-	for _, r := range rs {
-		rr.list = append(rr.list, "  "+r.Describe())
-		for _, n := range r.Notes {
-			rr.list = append(rr.list, "    note: "+n)
+	rr := regimeReport{list: rc.List()}
+	if rc.Analysed != "" {
+		a := rc.Analysed
+		if which == "" {
+			a = strings.TrimSuffix(a, ")") + "; --regime N picks another, --regime all pools them)"
 		}
+		rr.warnings = append(rr.warnings, a)
 	}
-	if which == "all" {
-		rr.warnings = append(rr.warnings, fmt.Sprintf("all %d regimes pooled (--regime all): settings changed during the run", len(rs)))
-		return events, rr, nil
-	}
-	pick := -1
-	if which != "" {
-		n, err := strconv.Atoi(which)
-		if err != nil || n < 1 || n > len(rs) {
-			return nil, rr, fmt.Errorf("--regime %q: want all or a number from 1 to %d", which, len(rs))
-		}
-		pick = n - 1
-	} else {
-		for k := len(rs) - 1; k >= 0 && pick < 0; k-- {
-			if rs[k].Counted[0] >= minRegimeTrials && rs[k].Counted[1] >= minRegimeTrials {
-				pick = k
-			}
-		}
-		if pick < 0 {
-			pick = len(rs) - 1
-		}
-	}
-	how := "chosen with --regime"
-	if which == "" {
-		how = fmt.Sprintf("the latest with at least %d trials per arm; --regime N picks another, --regime all pools them", minRegimeTrials)
-	}
-	rr.warnings = append(rr.warnings, fmt.Sprintf("analysed: regime %d of %d (%s)", pick+1, len(rs), how))
-	chosen := analysis.Compare(sessions.MetricInputs(sessions.RegimeEvents(events, rs[pick])), opt)
-	for k, r := range rs {
-		if k == pick || r.Counted[0] < 2 || r.Counted[1] < 2 {
-			continue
-		}
-		other := analysis.Compare(sessions.MetricInputs(sessions.RegimeEvents(events, r)), opt)
-		for _, m := range other.Metrics {
-			for _, c := range chosen.Metrics {
-				if c.Name != m.Name {
-					continue
-				}
-				a, b := m.Decision, c.Decision
-				if a.CILowPct.Defined() && b.CILowPct.Defined() && (a.CILowPct > b.CIHighPct || a.CIHighPct < b.CILowPct) {
-					rr.warnings = append(rr.warnings, fmt.Sprintf("%s differs between regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]) and regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]): the toggle changed the answer",
-						m.Name, k+1, float64(a.DeltaPct), float64(a.CILowPct), float64(a.CIHighPct),
-						pick+1, float64(b.DeltaPct), float64(b.CILowPct), float64(b.CIHighPct)))
-				}
-			}
-		}
-	}
-	return sessions.RegimeEvents(events, rs[pick]), rr, nil
+	rr.warnings = append(rr.warnings, rc.Differ...)
+	return rc.Events, rr, nil
 }

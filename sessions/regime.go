@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"fmt"
+	"strconv"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -76,4 +78,109 @@ func RegimeEvents(events []lab.Event, r Regime) []lab.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// MinRegimeTrials is the fewest counted trials per arm for a regime to be
+// the primary one by default.
+const MinRegimeTrials = 5
+
+// RegimeChoice is which regime a view analyses and what it says about the
+// others. report, replay and the workbench's panels all make it with
+// ChooseRegime.
+type RegimeChoice struct {
+	Regimes []Regime
+	// Pick is the index in Regimes of the analysed regime; -1 when all are
+	// pooled (which "all", or a session with one regime).
+	Pick int
+	// Events are the events to analyse: the picked regime's (RegimeEvents)
+	// or all of them.
+	Events []lab.Event
+	// Analysed says which regime is analysed and why, e.g. "analysed:
+	// regime 2 of 2 (the latest with at least 5 trials per arm)"; empty
+	// with one regime.
+	Analysed string
+	// Differ warns, per metric, when another regime's Δ interval does not
+	// overlap the analysed one's: the toggle changed the answer.
+	Differ []string
+}
+
+// List is the regimes one per line with their notes, headed by a count;
+// nil with one regime.
+func (c RegimeChoice) List() []string {
+	if len(c.Regimes) < 2 {
+		return nil
+	}
+	out := []string{fmt.Sprintf("%d regimes (each toggle of controls or order starts one):", len(c.Regimes))}
+	for _, r := range c.Regimes {
+		out = append(out, "  "+r.Describe())
+		for _, n := range r.Notes {
+			out = append(out, "    note: "+n)
+		}
+	}
+	return out
+}
+
+// ChooseRegime picks the events to analyse when toggles split the session
+// into regimes: regime N (which "N"), all of them pooled ("all"), or by
+// default ("") the latest regime with at least MinRegimeTrials counted
+// trials per arm (the latest regime when none has). It compares every
+// other regime with at least 2 trials per arm with the picked one under
+// opt and warns when a metric's Δ intervals do not overlap.
+func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (RegimeChoice, error) {
+	rc := RegimeChoice{Regimes: Regimes(events), Pick: -1, Events: events}
+	rs := rc.Regimes
+	if len(rs) < 2 {
+		if which != "" && which != "all" && which != "1" {
+			return rc, fmt.Errorf("--regime %s: the session has one regime (nothing was toggled)", which)
+		}
+		return rc, nil
+	}
+	if which == "all" {
+		rc.Analysed = fmt.Sprintf("all %d regimes pooled (--regime all): settings changed during the run", len(rs))
+		return rc, nil
+	}
+	pick := -1
+	how := "chosen with --regime"
+	if which != "" {
+		n, err := strconv.Atoi(which)
+		if err != nil || n < 1 || n > len(rs) {
+			return rc, fmt.Errorf("--regime %q: want all or a number from 1 to %d", which, len(rs))
+		}
+		pick = n - 1
+	} else {
+		for k := len(rs) - 1; k >= 0 && pick < 0; k-- {
+			if rs[k].Counted[0] >= MinRegimeTrials && rs[k].Counted[1] >= MinRegimeTrials {
+				pick = k
+			}
+		}
+		how = fmt.Sprintf("the latest with at least %d trials per arm", MinRegimeTrials)
+		if pick < 0 {
+			pick = len(rs) - 1
+			how = fmt.Sprintf("the latest; none has %d trials per arm yet", MinRegimeTrials)
+		}
+	}
+	rc.Pick = pick
+	rc.Events = RegimeEvents(events, rs[pick])
+	rc.Analysed = fmt.Sprintf("analysed: regime %d of %d (%s)", pick+1, len(rs), how)
+	chosen := analysis.Compare(MetricInputs(rc.Events), opt)
+	for k, r := range rs {
+		if k == pick || r.Counted[0] < 2 || r.Counted[1] < 2 {
+			continue
+		}
+		other := analysis.Compare(MetricInputs(RegimeEvents(events, r)), opt)
+		for _, m := range other.Metrics {
+			for _, c := range chosen.Metrics {
+				if c.Name != m.Name {
+					continue
+				}
+				a, b := m.Decision, c.Decision
+				if a.CILowPct.Defined() && b.CILowPct.Defined() && (a.CILowPct > b.CIHighPct || a.CIHighPct < b.CILowPct) {
+					rc.Differ = append(rc.Differ, fmt.Sprintf("%s differs between regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]) and regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]): the toggle changed the answer",
+						m.Name, k+1, float64(a.DeltaPct), float64(a.CILowPct), float64(a.CIHighPct),
+						pick+1, float64(b.DeltaPct), float64(b.CILowPct), float64(b.CIHighPct)))
+				}
+			}
+		}
+	}
+	return rc, nil
 }
