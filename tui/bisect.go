@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
@@ -181,6 +182,9 @@ func (v *BisectView) render() string {
 		}
 		fmt.Fprintf(&b, "  %2d → %-2d %-7s running%s: %d counted trials\n", c.A, c.B, c.Purpose, att, v.trials)
 	}
+	if med := v.medians(); med != "" {
+		fmt.Fprintln(&b, med)
+	}
 	fmt.Fprintln(&b)
 	for i, s := range v.steps {
 		label := "first bad"
@@ -207,4 +211,24 @@ func (v *BisectView) render() string {
 		fmt.Fprintln(&b, v.status)
 	}
 	return b.String()
+}
+
+// medians lists each measured build's median of the decisive metric, by
+// build, from the last comparison that ran it.
+func (v *BisectView) medians() string {
+	med := map[int]analysis.Float{}
+	unit := ""
+	for _, c := range v.comps {
+		med[c.A], med[c.B], unit = c.MedianA, c.MedianB, c.Unit
+	}
+	var parts []string
+	for i := range v.cands {
+		if m, ok := med[i]; ok && m.Defined() {
+			parts = append(parts, fmt.Sprintf("%d: %s", i, format.Num(m)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  medians (%s): %s", unit, strings.Join(parts, " · "))
 }

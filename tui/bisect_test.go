@@ -28,7 +28,7 @@ func TestBisectView(t *testing.T) {
 	f := func(x float64) analysis.Float { return analysis.Float(x) }
 	comp := func(a, b int, purpose, verdict string, d float64, trials int) *bisect.Comparison {
 		return &bisect.Comparison{A: a, B: b, Purpose: purpose, Verdict: verdict, DeltaPct: f(d), CILowPct: f(d - 0.8),
-			CIHighPct: f(d + 0.8), Trials: trials}
+			CIHighPct: f(d + 0.8), Trials: trials, MedianA: f(400), MedianB: f(400 * (1 + d/100)), Unit: "ms"}
 	}
 	trial := engine.Item{Event: lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{Arm: lab.ArmControl, Status: lab.StatusOK}}}
 	send := func(ev bisect.Event) { v.Update(bisectEventMsg{ev, true}) }
@@ -48,7 +48,7 @@ func TestBisectView(t *testing.T) {
 	} else if want, err := os.ReadFile(path); err != nil || got != string(want) {
 		t.Errorf("bisect screen differs from %s (go test ./tui -run TestBisectView -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
-	for _, want := range []string{"gggA?B?b", "3 → 5  search  running: 2 counted trials", "in doubt: 3 builds", "ETA 40.0s"} {
+	for _, want := range []string{"gggA?B?b", "3 → 5  search  running: 2 counted trials", "in doubt: 3 builds", "ETA 40.0s", "medians (ms): 0: 400 · 3: 400.4 · 7: 408.4"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("screen lacks %q:\n%s", want, got)
 		}

@@ -104,6 +104,11 @@ type Comparison struct {
 	CILowPct  analysis.Float `json:"ci_low_pct"`
 	CIHighPct analysis.Float `json:"ci_high_pct"`
 	Sessions  []string       `json:"sessions"` // session files, one per attempt
+	// MedianA and MedianB are the builds' medians of the decisive metric
+	// in the last attempt, in Unit.
+	MedianA analysis.Float `json:"median_a"`
+	MedianB analysis.Float `json:"median_b"`
+	Unit    string         `json:"unit"`
 }
 
 // Step is a regression found between a build and its predecessor.
@@ -364,9 +369,9 @@ func (b *bisector) compare(ctx context.Context, a, bi int, purpose string) (*Com
 	if err != nil {
 		return nil, err
 	}
+	nan := analysis.Float(math.NaN())
 	b.rec.Comparisons = append(b.rec.Comparisons, Comparison{A: a, B: bi, Purpose: purpose, Verdict: VerdictUnknown,
-		DeltaPct: analysis.Float(math.NaN()), CILowPct: analysis.Float(math.NaN()), CIHighPct: analysis.Float(math.NaN()),
-		Sessions: []string{}})
+		DeltaPct: nan, CILowPct: nan, CIHighPct: nan, MedianA: nan, MedianB: nan, Sessions: []string{}})
 	idx := len(b.rec.Comparisons) - 1
 	c := &b.rec.Comparisons[idx]
 	cap := b.cfg.MaxTrials
@@ -391,6 +396,7 @@ func (b *bisector) compare(ctx context.Context, a, bi int, purpose string) (*Com
 		}
 		if m != nil {
 			c.DeltaPct, c.CILowPct, c.CIHighPct = m.Decision.DeltaPct, m.Decision.CILowPct, m.Decision.CIHighPct
+			c.MedianA, c.MedianB, c.Unit = m.A.Median, m.B.Median, m.Unit
 		}
 		if verdict != analysis.VerdictInconclusive {
 			c.Verdict = verdict
