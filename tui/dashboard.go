@@ -28,14 +28,16 @@ type feed struct {
 	finalDone  bool
 	stability  string // one-line summary of the probe so far
 	stabLines  []string
-	analyzeFor func(in []metricInput) panelData
+	analyzeFor func(in []metricInput, evs []lab.Event) panelData
 	stabFor    func([]lab.ProbeSample) (string, []string)
 	ciScale    float64 // the CI axis' half-width (%), see nextCIScale
 }
 
-// analyzer is what a dashboard computes its panels with.
+// analyzer is what a dashboard computes its panels with: analyze takes
+// the counted samples and the trials, toggles and notes so far (for the
+// regimes).
 type analyzer struct {
-	analyze   func(in []metricInput) panelData
+	analyze   func(in []metricInput, evs []lab.Event) panelData
 	stability func([]lab.ProbeSample) (string, []string)
 }
 
@@ -73,11 +75,12 @@ func (f *feed) maybeAnalyze(final bool) tea.Cmd {
 	}
 	f.computing = true
 	in := f.state.inputs()
+	evs := f.state.eventsSoFar()
 	ver := f.state.Version()
 	fn := f.analyzeFor
 	return func() tea.Msg {
 		t0 := time.Now()
-		pd := fn(in)
+		pd := fn(in, evs)
 		return reportComputedMsg{version: ver, final: final, panel: pd, took: time.Since(t0)}
 	}
 }

@@ -89,6 +89,8 @@ func (d *feed) body(w, h int) string {
 		lines = append(lines, ciPanel(st, d.panel, w, maxRows)...)
 		lines = append(lines, seqPanelLines(st, d.panel, w, maxRows)...)
 		lines = append(lines, pPanel(st, d.panel, w, maxRows)...)
+		// Regimes: the analysed one only on short screens.
+		lines = append(lines, regimeLines(st, d.panel, w, map[bool]int{true: 1, false: 3}[h < 30])...)
 		if stabLine != "" {
 			lines = append(lines, stabLine)
 		}
@@ -131,6 +133,10 @@ func (d *feed) body(w, h int) string {
 	}
 	right = append(right, "")
 	right = append(right, pPanel(st, d.panel, rw, 12)...)
+	if rl := regimeLines(st, d.panel, rw, 6); len(rl) > 0 {
+		right = append(right, "")
+		right = append(right, rl...)
+	}
 	if stabLine != "" {
 		right = append(right, "", truncate(stabLine, rw))
 	}

@@ -200,8 +200,10 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 
 // analyzer computes a dashboard's panels with the experiment's options.
 func (m *Model) analyzer() analyzer {
-	opt := engine.Options(&m.exp)
-	return analyzer{analyze: func(in []metricInput) panelData { return analyze(in, opt) }, stability: stabilitySummary}
+	plan := m.exp
+	opt := engine.Options(&plan)
+	return analyzer{analyze: func(in []metricInput, evs []lab.Event) panelData { return analyzeSession(in, evs, &plan, opt) },
+		stability: stabilitySummary}
 }
 
 // newRunDash opens the dashboard of a run of m.exp on m.device.

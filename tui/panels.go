@@ -10,6 +10,7 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
 )
 
 // panelData is the analysis as the dashboard draws it, computed off the
@@ -25,6 +26,11 @@ type panelData struct {
 	warnings          []string
 	paired            bool // some metric is analysed as paired rounds
 	sequential        bool // the verdicts come from the anytime-valid analysis (stop auto)
+	// With toggles of controls or order: the regimes, the index of the
+	// analysed one and why it was chosen (sessions.ChooseRegime).
+	regimes    []sessions.Regime
+	regimePick int
+	regimeWhy  string
 }
 
 // seqPanel is a metric's anytime-valid analysis: valid at any look.
@@ -491,4 +497,62 @@ func progressBar(st *Styles, f float64, w int) string {
 	}
 	full := format.Filled(f, w)
 	return st.ProgressFull.Render(strings.Repeat("█", full)) + st.ProgressEmpty.Render(strings.Repeat("░", w-full))
+}
+
+// regimeLines is the regimes panel when toggles split the session: a
+// title saying which regime the panels analyse and why, then up to
+// maxRows regimes (the analysed one, ▸, and the latest others) with their
+// toggles, counted trials and notes. Nil with one regime.
+func regimeLines(st *Styles, pd panelData, w, maxRows int) []string {
+	if len(pd.regimes) < 2 {
+		return nil
+	}
+	out := []string{st.PanelTitle.Render(truncate(pd.regimeWhy, w))}
+	show := make([]bool, len(pd.regimes))
+	n := 0
+	if pd.regimePick >= 0 && pd.regimePick < len(show) {
+		show[pd.regimePick] = true
+		n++
+	}
+	for k := len(show) - 1; k >= 0 && n < max(1, maxRows); k-- {
+		if !show[k] {
+			show[k] = true
+			n++
+		}
+	}
+	for k, r := range pd.regimes {
+		if show[k] {
+			out = append(out, truncate(regimeLine(r, k == pd.regimePick), w))
+		}
+	}
+	return out
+}
+
+// regimeLine is one regime, compactly: "▸ 2 r11–  tmpfs on→off  10+10
+// · note: …".
+func regimeLine(r sessions.Regime, picked bool) string {
+	mark := " "
+	if picked {
+		mark = "▸"
+	}
+	rounds := fmt.Sprintf("r%d–%d", r.FromRound, r.ToRound)
+	if r.ToRound < 0 {
+		rounds = fmt.Sprintf("r%d–", r.FromRound)
+	}
+	var tg []string
+	for _, t := range r.Toggles {
+		if t.From != "" {
+			tg = append(tg, fmt.Sprintf("%s %s→%s", t.What, unquote(t.From), unquote(t.To)))
+		} else {
+			tg = append(tg, fmt.Sprintf("%s %s", t.What, unquote(t.To)))
+		}
+	}
+	if len(tg) == 0 {
+		tg = append(tg, "start")
+	}
+	s := fmt.Sprintf("%s %d %s  %s  %d+%d", mark, r.Index, rounds, strings.Join(tg, ", "), r.Counted[0], r.Counted[1])
+	for _, n := range r.Notes {
+		s += " · note: " + n
+	}
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions"
 )
 
 // analyze compares the counted samples with opt, the plan's options
@@ -63,6 +64,28 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 	for _, w := range r.Warnings {
 		pd.warnings = append(pd.warnings, w)
 	}
+	return pd
+}
+
+// analyzeSession is analyze of the regime the panels should show: when
+// toggles of the controls or the order split evs into regimes, the one
+// sessions.ChooseRegime picks (the latest with enough trials per arm, as
+// perflab report does), its samples folded again from its trials; the
+// panel lists the regimes and warns when they differ.
+func analyzeSession(in []metricInput, evs []lab.Event, plan *lab.Experiment, opt analysis.Options) panelData {
+	rc, err := sessions.ChooseRegime(evs, "", opt)
+	if err != nil || rc.Pick < 0 {
+		return analyze(in, opt)
+	}
+	f := engine.NewFold(plan)
+	for _, e := range rc.Events {
+		f.Add(e)
+	}
+	pd := analyze(foldInputs(f), opt)
+	pd.regimes = rc.Regimes
+	pd.regimePick = rc.Pick
+	pd.regimeWhy = rc.Analysed
+	pd.warnings = append(pd.warnings, rc.Differ...)
 	return pd
 }
 

@@ -30,6 +30,9 @@ type runState struct {
 	end        *lab.End
 	lastT      float64
 	mismatches []string
+	// events are the trials, toggles and notes, in order: what the
+	// regimes (sessions.Regimes) are drawn from.
+	events []lab.Event
 }
 
 func newRunState(dev lab.DeviceInfo, plan lab.Experiment) *runState {
@@ -42,6 +45,10 @@ func newRunState(dev lab.DeviceInfo, plan lab.Experiment) *runState {
 // apply adds one event to the state.
 func (s *runState) apply(ev lab.Event) {
 	s.Fold.Add(ev)
+	switch ev.Type {
+	case lab.EventTrial, lab.EventToggle, lab.EventNote:
+		s.events = append(s.events, ev)
+	}
 	if ev.T > s.lastT {
 		s.lastT = ev.T
 	}
@@ -139,13 +146,20 @@ func unquote(v string) string {
 // inputs snapshots the counted samples for the analysis. The fold's
 // slices are capacity-clipped, so trials arriving while the analysis runs
 // on another goroutine never change them.
-func (s *runState) inputs() []metricInput {
-	ins := s.Fold.Inputs()
+func (s *runState) inputs() []metricInput { return foldInputs(s.Fold) }
+
+// eventsSoFar snapshots the trials, toggles and notes, capacity-clipped
+// like inputs.
+func (s *runState) eventsSoFar() []lab.Event { return s.events[:len(s.events):len(s.events)] }
+
+// foldInputs is the fold's counted samples as the analysis takes them.
+func foldInputs(f *engine.Fold) []metricInput {
+	ins := f.Inputs()
 	out := make([]metricInput, 0, len(ins))
 	for i, in := range ins {
 		m := metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
 			pairs: in.Pairs, dropped: in.DroppedRounds}
-		if modes, a, b := s.Fold.OrderModes(i); len(modes) > 1 {
+		if modes, a, b := f.OrderModes(i); len(modes) > 1 {
 			m.ordA, m.ordB, m.orders = a, b, len(modes)
 		}
 		out = append(out, m)
