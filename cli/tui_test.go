@@ -165,9 +165,12 @@ func TestWorkbenchInTmux(t *testing.T) {
 	p.keys("o") // randomization off: random → alternate from the next round
 	p.waitText("order: random → alternate", screenWait)
 	p.waitText("· order alternate ·", screenWait)
-	later := p.waitFor("p-values for 4 trials per arm", runWait, func(s string) bool {
+	// The toggle starts regime 2: the panels list it and, once its trials
+	// are counted, analyse a regime and say which.
+	later := p.waitFor("the regimes line", runWait, func(s string) bool {
 		m := pRow.FindStringSubmatch(s)
-		return m != nil && atoi(m[1]) >= 4 && atoi(m[2]) >= 4
+		return m != nil && strings.Contains(s, "analysed: regime") &&
+			regexp.MustCompile(`2 r\d+–\s+order random→alternate\s+[1-9]\d*\+[1-9]`).MatchString(s)
 	})
 	if pRow.FindStringSubmatch(first)[0] == pRow.FindStringSubmatch(later)[0] {
 		t.Errorf("p-value row did not change:\n%s", later)
