@@ -39,6 +39,22 @@ type BisectView struct {
 	confirm     bool
 	status      string
 	width       int
+
+	// live is the current (else the last) comparison's session folded as
+	// the run dashboard folds it, with the same panels; gen tells its
+	// analyses from an earlier comparison's.
+	live    *feed
+	liveFor string
+	gen     int
+	metric  string
+	unit    string
+	samples map[int][]float64 // counted values of the decisive metric by build, all comparisons
+}
+
+// bisectPanelMsg is an analysis of the live comparison number gen.
+type bisectPanelMsg struct {
+	gen int
+	msg reportComputedMsg
 }
 
 // bisectEventMsg carries one bisect event; ok false when the stream ended.
@@ -59,7 +75,7 @@ func waitForBisect(ch <-chan bisect.Event) tea.Cmd {
 // (closed at the end); cancel stops it.
 func NewBisectView(st Styles, cands []bisect.Candidate, events <-chan bisect.Event, cancel func()) *BisectView {
 	return &BisectView{st: st, cands: cands, events: events, cancel: cancel, now: time.Now,
-		started: time.Now(), hi: len(cands) - 1, left: max(0, len(cands)-2), width: 80}
+		started: time.Now(), hi: len(cands) - 1, left: max(0, len(cands)-2), width: 80, samples: map[int][]float64{}}
 }
 
 // Init starts reading the bisect's events.
@@ -76,7 +92,13 @@ func (v *BisectView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return v, nil
 		}
 		v.apply(msg.ev)
-		return v, waitForBisect(v.events)
+		return v, tea.Batch(waitForBisect(v.events), v.analyze(msg.ev.Kind == bisect.KindDone))
+	case bisectPanelMsg:
+		if msg.gen != v.gen || v.live == nil {
+			return v, nil
+		}
+		v.live.reported(msg.msg)
+		return v, v.analyze(v.current == nil)
 	case tea.KeyPressMsg:
 		k := msg.String()
 		switch {
@@ -106,9 +128,22 @@ func (v *BisectView) apply(ev bisect.Event) {
 	case bisect.KindStart:
 		c := *ev.Comparison
 		v.current, v.attempt, v.trials = &c, ev.Attempt, 0
+		if ev.Plan != nil {
+			f := newFeed(&v.st, ev.Device, *ev.Plan, planAnalyzer(*ev.Plan))
+			v.live, v.liveFor = &f, fmt.Sprintf("%d → %d", c.A, c.B)
+			v.gen++
+		}
 	case bisect.KindSession:
-		if e := ev.Item.Event; e.Type == lab.EventTrial && e.Trial != nil && e.Trial.Counted() {
+		e := ev.Item.Event
+		if e.Type == "" {
+			return
+		}
+		if v.live != nil {
+			v.live.apply([]lab.Event{e})
+		}
+		if e.Type == lab.EventTrial && e.Trial != nil && e.Trial.Counted() {
 			v.trials++
+			v.record(ev.Metric, e.Trial)
 		}
 	case bisect.KindDone:
 		v.comps = append(v.comps, *ev.Comparison)
@@ -116,6 +151,45 @@ func (v *BisectView) apply(ev bisect.Event) {
 		v.current = nil
 	case bisect.KindStep:
 		v.steps = append(v.steps, *ev.Step)
+	}
+}
+
+// record keeps a counted trial's value of the decisive metric under its
+// build's index.
+func (v *BisectView) record(metric string, t *lab.Trial) {
+	if v.current == nil {
+		return
+	}
+	idx := v.current.A
+	if t.Arm == lab.ArmTreatment {
+		idx = v.current.B
+	}
+	for _, m := range t.Metrics {
+		if m.Name == metric || (metric == "" && v.metric == "") {
+			v.metric = m.Name
+			if m.Unit != "" {
+				v.unit = m.Unit
+			}
+			v.samples[idx] = append(v.samples[idx], m.Value)
+			return
+		}
+	}
+}
+
+// analyze starts the live panels' analysis when trials came since the
+// last one (final: the comparison ended).
+func (v *BisectView) analyze(final bool) tea.Cmd {
+	if v.live == nil {
+		return nil
+	}
+	cmd := v.live.maybeAnalyze(final)
+	if cmd == nil {
+		return nil
+	}
+	gen := v.gen
+	return func() tea.Msg {
+		r, _ := cmd().(reportComputedMsg)
+		return bisectPanelMsg{gen, r}
 	}
 }
 
@@ -167,13 +241,18 @@ func (v *BisectView) View() tea.View {
 }
 
 func (v *BisectView) render() string {
+	w := max(40, v.width)
 	var b strings.Builder
-	fmt.Fprintf(&b, "bisect of %d builds: %s\n", len(v.cands), v.axis())
-	fmt.Fprintln(&b, v.st.Muted.Render("  g ruled good · ? in doubt · b ruled bad · ▲ step · A/B compared now"))
-	fmt.Fprintln(&b)
-	for _, c := range v.comps {
-		fmt.Fprintf(&b, "  %2d → %-2d %-7s %s  Δ %s [%s, %s]  %d trials\n", c.A, c.B, c.Purpose, v.st.Verdict(c.Verdict).Render(fmt.Sprintf("%-11s", c.Verdict)),
-			format.SignedPct(c.DeltaPct), format.SignedPct(c.CILowPct), format.SignedPct(c.CIHighPct), c.Trials)
+	fmt.Fprintln(&b, truncate(fmt.Sprintf("bisect of %d builds: %s", len(v.cands), v.axis()), w))
+	fmt.Fprintln(&b, v.st.Muted.Render(truncate("  g ruled good · ? in doubt · b ruled bad · ▲ step · A/B compared now", w)))
+	comps := v.comps
+	if n := len(comps) - bisectCompRows; n > 0 {
+		fmt.Fprintln(&b, v.st.Muted.Render(fmt.Sprintf("  … %d earlier comparisons", n)))
+		comps = comps[n:]
+	}
+	for _, c := range comps {
+		fmt.Fprintln(&b, truncate(fmt.Sprintf("  %2d → %-2d %-7s %s  Δ %s [%s, %s]  %d trials", c.A, c.B, c.Purpose, v.st.Verdict(c.Verdict).Render(fmt.Sprintf("%-11s", c.Verdict)),
+			format.SignedPct(c.DeltaPct), format.SignedPct(c.CILowPct), format.SignedPct(c.CIHighPct), c.Trials), w))
 	}
 	if c := v.current; c != nil {
 		att := ""
@@ -182,23 +261,35 @@ func (v *BisectView) render() string {
 		}
 		fmt.Fprintf(&b, "  %2d → %-2d %-7s running%s: %d counted trials\n", c.A, c.B, c.Purpose, att, v.trials)
 	}
-	if med := v.medians(); med != "" {
-		fmt.Fprintln(&b, med)
+	if v.live != nil {
+		word := "last comparison"
+		if v.current != nil {
+			word = "live"
+		}
+		fmt.Fprintln(&b, v.st.Header.Render("comparison "+v.liveFor+" · "+word))
+		for _, l := range ciPanel(&v.st, v.live.panel, w, 1) {
+			fmt.Fprintln(&b, l)
+		}
+		for _, l := range pPanel(&v.st, v.live.panel, w, 1) {
+			fmt.Fprintln(&b, l)
+		}
 	}
-	fmt.Fprintln(&b)
+	for _, l := range v.medianChart(w, bisectChartRows) {
+		fmt.Fprintln(&b, l)
+	}
 	for i, s := range v.steps {
 		label := "first bad"
 		if i > 0 {
 			label = "other step"
 		}
-		fmt.Fprintf(&b, "%s: build %d %s  Δ %s [%s, %s]\n", label, s.Index, v.cands[s.Index].Name,
-			format.SignedPct(s.DeltaPct), format.SignedPct(s.CILowPct), format.SignedPct(s.CIHighPct))
+		fmt.Fprintln(&b, truncate(fmt.Sprintf("%s: build %d %s  Δ %s [%s, %s]", label, s.Index, v.cands[s.Index].Name,
+			format.SignedPct(s.DeltaPct), format.SignedPct(s.CILowPct), format.SignedPct(s.CIHighPct)), w))
 	}
 	prog := fmt.Sprintf("in doubt: %d builds · %d trials · %d comparisons", v.left, v.trialsTotal, len(v.comps))
 	if eta, ok := v.eta(); ok {
 		prog += " · ETA " + format.Elapsed(eta)
 	}
-	fmt.Fprintln(&b, prog)
+	fmt.Fprintln(&b, truncate(prog, w))
 	switch {
 	case v.confirm:
 		fmt.Fprintln(&b, "abort the bisect, keeping the comparisons done? y/N")
@@ -208,27 +299,86 @@ func (v *BisectView) render() string {
 		fmt.Fprintln(&b, v.st.Muted.Render("x abort"))
 	}
 	if v.status != "" {
-		fmt.Fprintln(&b, v.status)
+		fmt.Fprintln(&b, truncate(v.status, w))
 	}
 	return b.String()
 }
 
-// medians lists each measured build's median of the decisive metric, by
-// build, from the last comparison that ran it.
-func (v *BisectView) medians() string {
-	med := map[int]analysis.Float{}
-	unit := ""
-	for _, c := range v.comps {
-		med[c.A], med[c.B], unit = c.MedianA, c.MedianB, c.Unit
-	}
-	var parts []string
+// Rows of the bisect screen's lists, so that it fits 80×24.
+const (
+	bisectCompRows  = 4
+	bisectChartRows = 6
+)
+
+// medianChart draws each measured build's median of the decisive metric
+// with its 95% distribution-free CI (analysis.MedianCI: order statistics
+// of the binomial, the same interval perflab report gives), from every
+// counted trial of that build in the bisect's comparisons, one row per
+// build on a shared axis.
+func (v *BisectView) medianChart(w, maxRows int) []string {
+	var idx []int
 	for i := range v.cands {
-		if m, ok := med[i]; ok && m.Defined() {
-			parts = append(parts, fmt.Sprintf("%d: %s", i, format.Num(m)))
+		if len(v.samples[i]) > 0 {
+			idx = append(idx, i)
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	if len(idx) == 0 {
+		return nil
 	}
-	return fmt.Sprintf("  medians (%s): %s", unit, strings.Join(parts, " · "))
+	ivs := make([]analysis.Interval, len(idx))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, i := range idx {
+		ivs[k], _ = analysis.MedianCI(v.samples[i], 0.95)
+		for _, x := range []analysis.Float{ivs[k].Low, ivs[k].High, ivs[k].Point} {
+			if x.Defined() {
+				lo, hi = min(lo, float64(x)), max(hi, float64(x))
+			}
+		}
+	}
+	metric := v.metric
+	if v.unit != "" {
+		metric += " (" + v.unit + ")"
+	}
+	lines := []string{v.st.PanelTitle.Render(truncate("median of "+metric+" by build, 95% CI (all its trials)", w))}
+	if n := len(idx) - maxRows; n > 0 {
+		lines = append(lines, v.st.Muted.Render(fmt.Sprintf("  … %d lower builds not shown", n)))
+		idx, ivs = idx[n:], ivs[n:]
+	}
+	const nameW, numW, rangeW = 10, 8, 20
+	barW := min(36, w-4-nameW-numW-rangeW-6-4)
+	for k, i := range idx {
+		iv := ivs[k]
+		rng := "[n too small]"
+		if iv.Low.Defined() {
+			rng = fmt.Sprintf("[%s, %s]", format.Num(iv.Low), format.Num(iv.High))
+		}
+		line := fmt.Sprintf("  %2d %s %s %s %4dn ", i, pad(v.cands[i].Name, nameW), pad(format.Num(iv.Point), numW), pad(rng, rangeW), len(v.samples[i]))
+		if barW >= 7 {
+			line += medianBar(iv, lo, hi, barW)
+		}
+		lines = append(lines, truncate(line, w))
+	}
+	return lines
+}
+
+// medianBar places an interval (├─┤) and its point (●) on [lo, hi] in w cells.
+func medianBar(iv analysis.Interval, lo, hi float64, w int) string {
+	cells := []rune(strings.Repeat("·", w))
+	at := func(x float64) int {
+		if hi <= lo {
+			return w / 2
+		}
+		return min(w-1, max(0, int(math.Round((x-lo)/(hi-lo)*float64(w-1)))))
+	}
+	if iv.Low.Defined() && iv.High.Defined() {
+		a, z := at(float64(iv.Low)), at(float64(iv.High))
+		for c := a; c <= z; c++ {
+			cells[c] = '─'
+		}
+		cells[a], cells[z] = '├', '┤'
+	}
+	if iv.Point.Defined() {
+		cells[at(float64(iv.Point))] = '●'
+	}
+	return string(cells)
 }

@@ -199,8 +199,11 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 }
 
 // analyzer computes a dashboard's panels with the experiment's options.
-func (m *Model) analyzer() analyzer {
-	plan := m.exp
+func (m *Model) analyzer() analyzer { return planAnalyzer(m.exp) }
+
+// planAnalyzer computes the panels of a session of plan with its options
+// (engine.Options), as perflab report does.
+func planAnalyzer(plan lab.Experiment) analyzer {
 	opt := engine.Options(&plan)
 	return analyzer{analyze: func(in []metricInput, evs []lab.Event) panelData { return analyzeSession(in, evs, &plan, opt) },
 		stability: stabilitySummary}

@@ -170,6 +170,12 @@ type Event struct {
 	// not yet ruled out (Hi−Lo−1). TrialsTotal counts trials so far.
 	Lo, Hi, Left int
 	TrialsTotal  int
+	// Metric is the decisive metric's name (every event).
+	Metric string
+	// Plan and Device are the session's plan and device ("start" only),
+	// for live views that fold the session's events.
+	Plan   *lab.Experiment
+	Device lab.DeviceInfo
 }
 
 // Kinds of events.
@@ -451,15 +457,16 @@ func (b *bisector) session(ctx context.Context, exp *lab.Experiment, c *Comparis
 		return "", nil, 0, "", err
 	}
 	cc := *c
+	plan := s.Header.Plan
 	b.emit(Event{Kind: KindStart, Comparison: &cc, Attempt: attempt, Session: s.Path, Lo: b.lo, Hi: b.hi,
-		Left: max(0, b.hi-b.lo-1), TrialsTotal: b.rec.TrialsTotal})
+		Left: max(0, b.hi-b.lo-1), TrialsTotal: b.rec.TrialsTotal, Metric: b.rec.Metric, Plan: &plan, Device: s.Device})
 	fold := engine.NewFold(&s.Header.Plan)
 	for it := range s.Events {
 		if it.Event.Type != "" {
 			fold.Add(it.Event)
 		}
 		b.emit(Event{Kind: KindSession, Comparison: &cc, Attempt: attempt, Session: s.Path, Item: it,
-			Lo: b.lo, Hi: b.hi, Left: max(0, b.hi-b.lo-1), TrialsTotal: b.rec.TrialsTotal + fold.Counts().Total})
+			Lo: b.lo, Hi: b.hi, Left: max(0, b.hi-b.lo-1), TrialsTotal: b.rec.TrialsTotal + fold.Counts().Total, Metric: b.rec.Metric})
 	}
 	res := s.Wait()
 	trials = res.Written.Total
