@@ -80,17 +80,20 @@ line:
    "ci_high_pct":..,"comparisons":[{"a":..,"b":..,"verdict":..,"trials":..}],
    "other_steps":[..],"trials_total":..,"outcome":..}
 
---tui shows the bisect in the terminal instead of progress lines: the
-builds on an axis (g ruled good, ? in doubt, b ruled bad, ▲ a step, A/B
-the two compared now), each comparison's verdict, Δ% and CI, the running
-comparison's trials, the builds left and an ETA; x aborts (y/N) keeping
-what is done, q quits once it is over.
+On a terminal (stdout), without --headless, --json or --quiet, the bisect
+screen shows instead of progress lines (--tui asks for it): the builds on
+an axis (g ruled good, ? in doubt, b ruled bad, ▲ a step, A/B the two
+compared now), each comparison's verdict, Δ% and CI, each measured build's
+median with its 95% CI, the running comparison's live Δ% CI and p-value
+panels, the builds left and an ETA; x aborts (y/N) keeping what is done,
+q quits once it is over; the result table follows on stdout.
 
 Exit status: 0 a first bad build was found, 3 the ends do not differ,
 1 error or cancelled (the file keeps what was done), 2 usage.
 
 Examples:
   perflab bisect examples/sim-bisect.json
+  perflab bisect examples/sim-bisect.json --headless
   perflab bisect examples/sim-bisect.json --json --max-trials 60 --threshold 0.5%
   perflab bisect --git ~/src/app --good v1.0 --bad main --build 'make && cp app "$PERFLAB_OUT"/' \
       --run '{out}/app --bench'
@@ -107,7 +110,8 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	useTUI := fs.Bool("tui", false, "watch the bisect in the terminal (builds axis, comparisons, progress, ETA; x aborts keeping what is done)")
+	useTUI := fs.Bool("tui", false, "watch the bisect on the bisect screen (the default when stdout is a terminal; fails when it is not)")
+	headless := fs.Bool("headless", false, "no bisect screen: progress lines on stderr, the result on stdout")
 	out := fs.String("out", "", "bisect `FILE` to write (default: bisect-TIME.json beside the sessions)")
 	dir := fs.String("dir", "", "folder for the sessions (default: $XDG_DATA_HOME/perflab/sessions)")
 	show := fs.String("show", "", "print the bisect `FILE` written earlier, run nothing")
@@ -183,8 +187,12 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !*quiet {
 		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), exp.Device, exp.Order, exp.Seed)
 	}
+	screen, msg := bisectScreen(*useTUI, *headless, *asJSON, *quiet, isTerminal(stdout))
+	if msg != "" {
+		return usage(msg)
+	}
 	var rec *bisect.Record
-	if *useTUI {
+	if screen {
 		rec, err = runBisectTUI(ctx, l, cfg, stdout, stderr)
 	} else {
 		rec, err = bisect.Run(ctx, l, cfg, func(ev bisect.Event) {
@@ -301,9 +309,28 @@ func showBisect(path string, asJSON bool, stdout, stderr io.Writer) int {
 	return printBisect(stdout, stderr, rec, asJSON)
 }
 
+// bisectScreen says whether the bisect screen shows: asked with --tui, or
+// by default when stdout is a terminal and none of --headless, --json,
+// --quiet is given; msg refuses contradictory flags.
+func bisectScreen(tuiFlag, headless, asJSON, quiet, terminal bool) (screen bool, msg string) {
+	switch {
+	case tuiFlag && headless:
+		return false, "--tui and --headless contradict each other"
+	case tuiFlag:
+		return true, ""
+	}
+	return terminal && !headless && !asJSON && !quiet, ""
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
 // runBisectTUI runs the bisect with the bisect screen in front.
 func runBisectTUI(ctx context.Context, l engine.Lab, cfg bisect.Config, stdout, stderr io.Writer) (*bisect.Record, error) {
-	if f, ok := stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+	if !isTerminal(stdout) {
 		return nil, errors.New("--tui needs a terminal and the output is not one")
 	}
 	ctx, cancel := context.WithCancel(ctx)

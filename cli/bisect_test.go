@@ -177,3 +177,30 @@ func TestBisectCommandGit(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestBisectScreen checks when perflab bisect shows its screen.
+func TestBisectScreen(t *testing.T) {
+	tests := []struct {
+		name                             string
+		tuiFlag, headless, asJSON, quiet bool
+		terminal                         bool
+		want                             bool
+		refused                          bool
+	}{
+		{name: "terminal by default", terminal: true, want: true},
+		{name: "pipe by default", terminal: false, want: false},
+		{name: "headless on a terminal", headless: true, terminal: true, want: false},
+		{name: "json on a terminal", asJSON: true, terminal: true, want: false},
+		{name: "quiet on a terminal", quiet: true, terminal: true, want: false},
+		{name: "tui asked", tuiFlag: true, terminal: false, want: true},
+		{name: "tui and headless", tuiFlag: true, headless: true, terminal: true, refused: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, msg := bisectScreen(tt.tuiFlag, tt.headless, tt.asJSON, tt.quiet, tt.terminal)
+			if (msg != "") != tt.refused || (!tt.refused && got != tt.want) {
+				t.Errorf("bisectScreen = %v, %q; want %v, refused %v", got, msg, tt.want, tt.refused)
+			}
+		})
+	}
+}
