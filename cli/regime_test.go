@@ -114,4 +114,9 @@ func TestReplayHeadlessRegimes(t *testing.T) {
 	if !strings.Contains(out, "all 2 regimes pooled") || !strings.Contains(out, "20/20") {
 		t.Errorf("--regime all:\n%s", out)
 	}
+	// A bad --regime fails before anything is replayed.
+	out, errs, code = runPerflab(t, "replay", session, "--headless", "--regime", "3")
+	if code != exitUsage || !strings.Contains(errs, "from 1 to 2") || strings.Contains(out, "trial") {
+		t.Errorf("--regime 3: exit %d\n%s\n%s", code, out, errs)
+	}
 }

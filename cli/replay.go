@@ -70,6 +70,14 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, p := range s.Problems {
 		fmt.Fprintf(stderr, "%s:%d: %s\n", pos[0], p.Line, p.Err)
 	}
+	// The regimes come from the whole session: a bad --regime is said
+	// before the replay, not after it.
+	opt := engine.Options(&s.Header.Plan)
+	events, rr, err := regimeEvents(s.Events, *regime, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab replay:", err)
+		return exitUsage
+	}
 	fmt.Fprintf(stdout, "replaying session %s (%s, %d events) at %s\n", s.Header.ID, s.Header.Device.ID, len(s.Events), speedLabel(*speed))
 	fold := engine.NewFold(&s.Header.Plan)
 	for e := range sessions.Replay(ctx, s.Events, *speed) {
@@ -79,12 +87,6 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "perflab replay: interrupted")
 		return exitError
-	}
-	opt := engine.Options(&s.Header.Plan)
-	events, rr, err := regimeEvents(s.Events, *regime, opt)
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab replay:", err)
-		return exitUsage
 	}
 	if len(rr.list) > 0 {
 		// Toggles split the session: analyse the chosen regime's trials only.

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -33,9 +34,19 @@ func (r Regime) Describe() string {
 		if i == 0 {
 			sep = ": "
 		}
-		s += sep + fmt.Sprintf("%s %s → %s", t.What, t.From, t.To)
+		s += sep + fmt.Sprintf("%s %s → %s", t.What, jsonText(t.From), jsonText(t.To))
 	}
 	return s + fmt.Sprintf("; %d+%d trials", r.Counted[0], r.Counted[1])
+}
+
+// jsonText shows a control toggle's JSON string value without its quotes
+// ("\"record\"" → record); anything else as it is.
+func jsonText(v string) string {
+	var s string
+	if json.Unmarshal([]byte(v), &s) == nil {
+		return s
+	}
+	return v
 }
 
 // Regimes splits a session's events into regimes (one when nothing was
