@@ -181,7 +181,9 @@ func TestWorkbenchInTmux(t *testing.T) {
 		return strings.Contains(s, "p-values") && strings.Contains(s, "trials") && len(strings.Split(strings.TrimRight(s, "\n"), "\n")) <= 24
 	})
 	p.tmux("resize-window", "-t", p.name, "-x", "120", "-y", "40")
-	end := p.waitText("ended: completed", runWait)
+	end := p.waitFor("the final analysis", runWait, func(s string) bool {
+		return strings.Contains(s, "ended: completed") && strings.Contains(s, "· final")
+	})
 	if !regexp.MustCompile(`startup_ms\s+[+-]\d+\.\d+%\s+\[[^]]+\].*(regression|no change|improvement|inconclusive)`).MatchString(end) {
 		t.Errorf("no final CI row with a verdict for startup_ms:\n%s", end)
 	}

@@ -68,8 +68,14 @@ func Regimes(events []lab.Event) []Regime {
 		case e.Type == lab.EventNote && e.Note != nil:
 			cur.Notes = append(cur.Notes, e.Note.Text)
 		default:
+			// A trial counts in the regime of its round: the rest of the
+			// round in which a toggle came belongs to the regime before.
 			if arm, ok := countedArm(e); ok {
-				cur.Counted[arm]++
+				k := len(rs) - 1
+				for k > 0 && e.Trial.Round < rs[k].FromRound {
+					k--
+				}
+				rs[k].Counted[arm]++
 			}
 		}
 	}
@@ -134,7 +140,8 @@ func (c RegimeChoice) List() []string {
 // ChooseRegime picks the events to analyse when toggles split the session
 // into regimes: regime N (which "N"), all of them pooled ("all"), or by
 // default ("") the latest regime with at least MinRegimeTrials counted
-// trials per arm (the latest regime when none has). It compares every
+// trials per arm (when none has, the one with the most trials in its
+// smaller arm). It compares every
 // other regime with at least 2 trials per arm with the picked one under
 // opt and warns when a metric's Δ intervals do not overlap.
 func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (RegimeChoice, error) {
@@ -166,8 +173,15 @@ func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (Regim
 		}
 		how = fmt.Sprintf("the latest with at least %d trials per arm", MinRegimeTrials)
 		if pick < 0 {
+			// None has enough: the one with the most trials in its
+			// smaller arm, the latest of those.
 			pick = len(rs) - 1
-			how = fmt.Sprintf("the latest; none has %d trials per arm yet", MinRegimeTrials)
+			for k := len(rs) - 2; k >= 0; k-- {
+				if min(rs[k].Counted[0], rs[k].Counted[1]) > min(rs[pick].Counted[0], rs[pick].Counted[1]) {
+					pick = k
+				}
+			}
+			how = fmt.Sprintf("none has %d trials per arm yet: the one with the most", MinRegimeTrials)
 		}
 	}
 	rc.Pick = pick

@@ -3,6 +3,7 @@ package sessions
 import (
 	"testing"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -24,5 +25,32 @@ func TestRegimeDescribe(t *testing.T) {
 		if got := tc.r.Describe(); got != tc.want {
 			t.Errorf("Describe() = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// TestRegimesCountByRound: trials of the round in which a toggle came
+// count in the regime before; with no regime of MinRegimeTrials per arm,
+// the one with the most trials is analysed.
+func TestRegimesCountByRound(t *testing.T) {
+	trial := func(round int, arm string) lab.Event {
+		return lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{Round: round, Arm: arm, Status: lab.StatusOK,
+			Metrics: []lab.Metric{{Name: "ms", Value: float64(100 + round)}}}}
+	}
+	var evs []lab.Event
+	for r := 0; r < 4; r++ {
+		evs = append(evs, trial(r, lab.ArmControl))
+		if r == 3 { // the toggle comes mid-round 3, effective from round 4
+			evs = append(evs, lab.Event{Type: lab.EventToggle, Toggle: &lab.Toggle{What: "order", From: "random", To: "alternate", Round: 4}})
+		}
+		evs = append(evs, trial(r, lab.ArmTreatment))
+	}
+	evs = append(evs, trial(4, lab.ArmControl), trial(4, lab.ArmTreatment))
+	rs := Regimes(evs)
+	if len(rs) != 2 || rs[0].Counted != [2]int{4, 4} || rs[1].Counted != [2]int{1, 1} {
+		t.Fatalf("regimes %+v, want 4+4 then 1+1", rs)
+	}
+	rc, err := ChooseRegime(evs, "", analysis.DefaultOptions())
+	if err != nil || rc.Pick != 0 || len(MetricInputs(rc.Events)[0].Samples[0]) != 4 {
+		t.Errorf("pick %d (%q, %v), want regime 1 with 4 trials per arm", rc.Pick, rc.Analysed, err)
 	}
 }
