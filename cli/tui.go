@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
@@ -158,11 +159,43 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	opt.Source = expPath
 	m := tui.NewRun(opt, info, *exp)
 	code := runProgram(ctx, m, stdout, stderr)
-	if code == exitOK && m.Regressed() {
-		// As with --headless: a regression found is exit status 3.
+	if code != exitOK {
+		return code
+	}
+	// As with --headless: a regression found is exit status 3. The verdict
+	// is report's, read from the file on disk, so quitting before the
+	// dashboard's final analysis came in cannot change the exit status.
+	if path := m.Session(); path != "" {
+		if regressed, err := completedRunRegressed(path); err == nil {
+			if regressed {
+				return exitRegression
+			}
+			return exitOK
+		}
+	}
+	if m.Regressed() {
 		return exitRegression
 	}
 	return code
+}
+
+// completedRunRegressed analyses a saved session as perflab report does
+// (its plan's options, the regime report would choose) and reports whether
+// the run completed with a regression in some metric.
+func completedRunRegressed(path string) (bool, error) {
+	s, err := sessions.Load(path)
+	if err != nil {
+		return false, err
+	}
+	if end := s.Summary().End; end == nil || end.Reason != "completed" {
+		return false, nil
+	}
+	opt := engine.Options(&s.Header.Plan)
+	events, _, err := regimeEvents(s.Events, "", opt)
+	if err != nil {
+		return false, err
+	}
+	return verdictCode(analysis.Compare(sessions.MetricInputs(events), opt)) == exitRegression, nil
 }
 
 // openReplayTUI opens a saved session in the workbench (perflab replay
