@@ -128,6 +128,10 @@ func decisionNote(m MetricResult, thr float64) string {
 	if m.Paired != nil {
 		unit = "rounds"
 	}
+	if d.MoreTrials.Defined() && float64(d.MoreTrials) < 1.5 {
+		unit = strings.Replace(unit, "trials", "trial", 1)
+		unit = strings.TrimSuffix(unit, "s")
+	}
 	if d.MoreTrials.Defined() {
 		s += fmt.Sprintf("; about %.0f more %s would decide at this variance", float64(d.MoreTrials), unit)
 	}

@@ -298,6 +298,9 @@ func (p controlsPane) value(r controlRow) string {
 	case "trials":
 		return fmt.Sprintf("%d per arm", p.trials)
 	case "warmup":
+		if p.warmup == 1 {
+			return "1 round"
+		}
 		return fmt.Sprintf("%d rounds", p.warmup)
 	case "probe":
 		if p.probeS <= 0 {
