@@ -40,9 +40,7 @@ func newCheckDash(st *Styles, dev lab.DeviceInfo, an analyzer) *checkDash {
 }
 
 // running reports whether the check is still producing samples.
-func (d *checkDash) running() bool {
-	return d.starting || (d.run != nil && !d.finished && d.state.end == nil)
-}
+func (d *checkDash) running() bool { return d.live(d.state.end != nil) }
 
 // Typing reports whether the dashboard wants raw keys (y/N).
 func (d *checkDash) Typing() bool { return d.confirmAbort }
@@ -86,37 +84,13 @@ func (d *checkDash) Update(msg tea.Msg) (*checkDash, tea.Cmd) {
 }
 
 // abort stops the probe.
-func (d *checkDash) abort(thenQuit bool) {
-	d.quitting = thenQuit
-	if d.run != nil {
-		d.run.cancel()
-	}
-	d.status = "stopping the check…"
-}
+func (d *checkDash) abort(thenQuit bool) { d.liveStream.abort(thenQuit, "stopping the check…") }
 
 // AskQuit handles q: a running check asks y/N first.
-func (d *checkDash) AskQuit() tea.Cmd {
-	if !d.running() {
-		if d.run != nil {
-			d.run.cancel()
-		}
-		return tea.Quit
-	}
-	d.confirmAbort, d.abortThenQ = true, true
-	return nil
-}
+func (d *checkDash) AskQuit() tea.Cmd { return d.askQuit(d.running()) }
 
 // Interrupt handles ctrl+c: the first asks, a second stops and quits.
-func (d *checkDash) Interrupt() tea.Cmd {
-	if d.confirmAbort || d.quitting {
-		d.abort(true)
-		if !d.running() {
-			return tea.Quit
-		}
-		return nil
-	}
-	return d.AskQuit()
-}
+func (d *checkDash) Interrupt() tea.Cmd { return d.interrupt(d.running(), "stopping the check…") }
 
 // ShortHelp lists the keys that do something now.
 func (d *checkDash) ShortHelp() []key.Binding { return d.keyMap().short }

@@ -111,6 +111,47 @@ type liveStream struct {
 	err          error
 }
 
+// live reports whether the stream is starting or still delivering; ended
+// says whether the dashboard's fold has seen the end event.
+func (l *liveStream) live(ended bool) bool {
+	return l.starting || (l.run != nil && !l.finished && !ended)
+}
+
+// abort cancels the runner (which then records its end event) and shows
+// status until the stream closes; thenQuit quits once it has.
+func (l *liveStream) abort(thenQuit bool, status string) {
+	l.quitting = thenQuit
+	if l.run != nil {
+		l.run.cancel()
+	}
+	l.status = status
+}
+
+// askQuit handles q: while running it asks y/N first, else it quits.
+func (l *liveStream) askQuit(running bool) tea.Cmd {
+	if !running {
+		if l.run != nil {
+			l.run.cancel()
+		}
+		return tea.Quit
+	}
+	l.confirmAbort, l.abortThenQ = true, true
+	return nil
+}
+
+// interrupt handles ctrl+c: the first asks like q, a second aborts (with
+// abortStatus) and quits once the stream is closed.
+func (l *liveStream) interrupt(running bool, abortStatus string) tea.Cmd {
+	if l.confirmAbort || l.quitting {
+		l.abort(true, abortStatus)
+		if !running {
+			return tea.Quit
+		}
+		return nil
+	}
+	return l.askQuit(running)
+}
+
 // started takes the runner (or the error) and arms the first wait.
 func (l *liveStream) started(msg runStartedMsg) tea.Cmd {
 	l.starting = false

@@ -72,9 +72,7 @@ func newRunDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer
 // running reports whether the run is still producing events. Once the end
 // event is in, the session is complete: quitting needs no confirmation
 // (runProgram still waits for the file to close).
-func (d *runDash) running() bool {
-	return d.starting || (d.run != nil && !d.finished && d.state.end == nil)
-}
+func (d *runDash) running() bool { return d.live(d.state.end != nil) }
 
 // steerable reports whether live actions still reach a running run.
 func (d *runDash) steerable() bool {
@@ -220,38 +218,17 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // abort cancels the run; the runner then records an end event and the
 // relay closes the session file.
-func (d *runDash) abort(thenQuit bool) {
-	d.quitting = thenQuit
-	if d.run != nil {
-		d.run.cancel()
-	}
-	d.status = "aborting: finishing the session file…"
-}
+func (d *runDash) abort(thenQuit bool) { d.liveStream.abort(thenQuit, runAbortStatus) }
+
+// runAbortStatus is the status line while an aborted run closes its file.
+const runAbortStatus = "aborting: finishing the session file…"
 
 // AskQuit handles q: a running run asks y/N first.
-func (d *runDash) AskQuit() tea.Cmd {
-	if !d.running() {
-		if d.run != nil {
-			d.run.cancel()
-		}
-		return tea.Quit
-	}
-	d.confirmAbort, d.abortThenQ = true, true
-	return nil
-}
+func (d *runDash) AskQuit() tea.Cmd { return d.askQuit(d.running()) }
 
 // Interrupt handles ctrl+c: the first asks like q, a second aborts and
 // quits once the session is closed.
-func (d *runDash) Interrupt() tea.Cmd {
-	if d.confirmAbort || d.quitting {
-		d.abort(true)
-		if !d.running() {
-			return tea.Quit
-		}
-		return nil
-	}
-	return d.AskQuit()
-}
+func (d *runDash) Interrupt() tea.Cmd { return d.interrupt(d.running(), runAbortStatus) }
 
 // ShortHelp lists the keys that do something now.
 func (d *runDash) ShortHelp() []key.Binding { return d.keyMap().short }
