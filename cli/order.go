@@ -84,25 +84,12 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab order:", err)
 		return exitError
 	}
-	if sf.json {
-		if err := writeOrderJSON(stdout, o); err != nil {
-			fmt.Fprintln(stderr, "perflab order:", err)
-			return exitError
-		}
-	} else {
-		writeOrder(stdout, o)
-	}
-	if !savePlot(sf.plot, plot.Order(o), "order", stderr) {
-		return exitError
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab order: interrupted; the result covers the repetitions that finished:", err)
-		return exitError
-	}
-	if o.OrderMatters {
-		return exitRegression
-	}
-	return exitOK
+	return sf.finish(studyOutput{
+		cmd: "order", what: "repetitions", err: err, failed: o.OrderMatters,
+		json: func(w io.Writer) error { return writeOrderJSON(w, o) },
+		text: func(w io.Writer) { writeOrder(w, o) },
+		plot: func() *plot.Figure { return plot.Order(o) },
+	}, stdout, stderr)
 }
 
 // orderLine is the JSON contract of `perflab order --json`.

@@ -19,6 +19,7 @@ type runOverrides struct {
 	trials, warmup int
 	order          string
 	threshold      float64
+	thresholdSet   bool
 	stop           string
 	maxTrials      int
 }
@@ -27,14 +28,20 @@ func (o *runOverrides) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.trials, "trials", 0, "counted trials per arm (overrides the file; default 20)")
 	fs.IntVar(&o.warmup, "warmup", -1, "warm-up rounds (overrides the file; default 1)")
 	fs.StringVar(&o.order, "order", "", "fixed, alternate or random (overrides the file; default random)")
-	fs.Float64Var(&o.threshold, "threshold", -1, "practical threshold in %: a change whose CI lies within ±threshold is no change (overrides the file; default 0)")
+	fs.Func("threshold", "practical threshold, e.g. 2% or 0.5: a change whose CI lies within ±threshold is no change (overrides the file; default 0)", func(s string) error {
+		if err := (percentFlag{&o.threshold}).Set(s); err != nil {
+			return err
+		}
+		o.thresholdSet = true
+		return nil
+	})
 	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the anytime-valid paired analysis decides; overrides the file; default fixed)")
 	fs.IntVar(&o.maxTrials, "max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 }
 
 // set reports whether any override was given.
 func (o *runOverrides) set() bool {
-	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.threshold != -1 || o.stop != "" || o.maxTrials != 0
+	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.thresholdSet || o.stop != "" || o.maxTrials != 0
 }
 
 // apply writes the given overrides into exp and validates the result, so
@@ -49,7 +56,7 @@ func (o *runOverrides) apply(exp *lab.Experiment) error {
 	if o.order != "" {
 		exp.Order = o.order
 	}
-	if o.threshold != -1 {
+	if o.thresholdSet {
 		exp.Threshold = o.threshold
 	}
 	if o.stop != "" {

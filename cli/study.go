@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/plot"
 )
 
 // studyFlags are the flags validate and order share.
@@ -143,4 +144,40 @@ func (s *studyProgress) done() {
 		fmt.Fprintln(s.w)
 		s.drawn = false
 	}
+}
+
+// studyOutput is a finished (or interrupted) study as its command prints
+// it: cmd names the command, what the units that finished.
+type studyOutput struct {
+	cmd, what string
+	err       error // the study was interrupted
+	failed    bool  // exit status 3
+	json      func(io.Writer) error
+	text      func(io.Writer)
+	plot      func() *plot.Figure
+}
+
+// finish prints a study's result (JSON or text), writes its plot when
+// asked, and returns the exit status: 1 when interrupted (the result
+// covers what finished), 3 when it failed, else 0.
+func (sf *studyFlags) finish(o studyOutput, stdout, stderr io.Writer) int {
+	if sf.json {
+		if err := o.json(stdout); err != nil {
+			fmt.Fprintf(stderr, "perflab %s: %v\n", o.cmd, err)
+			return exitError
+		}
+	} else {
+		o.text(stdout)
+	}
+	if sf.plot != "" && !savePlot(sf.plot, o.plot(), o.cmd, stderr) {
+		return exitError
+	}
+	if o.err != nil {
+		fmt.Fprintf(stderr, "perflab %s: interrupted; the result covers the %s that finished: %v\n", o.cmd, o.what, o.err)
+		return exitError
+	}
+	if o.failed {
+		return exitRegression
+	}
+	return exitOK
 }

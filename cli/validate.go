@@ -143,25 +143,12 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitError
 	}
-	if sf.json {
-		if err := writeValidationJSON(stdout, v); err != nil {
-			fmt.Fprintln(stderr, "perflab validate:", err)
-			return exitError
-		}
-	} else {
-		writeValidation(stdout, v)
-	}
-	if !savePlot(sf.plot, plot.Validation(v), "validate", stderr) {
-		return exitError
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab validate: interrupted; the result covers the experiments that finished:", err)
-		return exitError
-	}
-	if v.Failed() {
-		return exitRegression
-	}
-	return exitOK
+	return sf.finish(studyOutput{
+		cmd: "validate", what: "experiments", err: err, failed: v.Failed(),
+		json: func(w io.Writer) error { return writeValidationJSON(w, v) },
+		text: func(w io.Writer) { writeValidation(w, v) },
+		plot: func() *plot.Figure { return plot.Validation(v) },
+	}, stdout, stderr)
 }
 
 // validationLine is the JSON contract of `perflab validate --json`.
