@@ -51,12 +51,12 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if bisect.IsRecord(pos[0]) { // a bisect file: print it as perflab bisect --show does
 		return showBisect(pos[0], false, stdout, stderr)
 	}
-	if err := lab.CheckRange("--speed", *speed, 0, lab.MaxReplaySpeed); err != nil && *speed >= 0 {
-		fmt.Fprintln(stderr, "perflab replay:", err)
-		return exitUsage
-	}
 	if *speed < 0 {
 		fmt.Fprintln(stderr, "perflab replay: --speed must be 0 (as fast as possible) or more")
+		return exitUsage
+	}
+	if err := lab.CheckRange("--speed", *speed, 0, lab.MaxReplaySpeed); err != nil {
+		fmt.Fprintln(stderr, "perflab replay:", err)
 		return exitUsage
 	}
 	if !*headless {
