@@ -78,7 +78,7 @@ func TestRunFlagErrors(t *testing.T) {
 		// Bad values are refused before the first trial: no session.
 		{[]string{"run", exp, "--headless", "--out", out, "--order", "sideways"}, exitError, `order: "sideways", want fixed, alternate or random (after the command-line flags)`},
 		{[]string{"run", "--headless", "--out", out, "--trials", "-2", "--", "true", "true"}, exitError, "trials: -2"},
-		{[]string{"run", "--headless", "--out", out, "--threshold", "-5", "--", "true", "true"}, exitError, "threshold: -5"},
+		{[]string{"run", "--headless", "--out", out, "--threshold", "-5", "--", "true", "true"}, exitUsage, `flag -threshold: want a percentage of at least 0 such as 2% or 0.5, got "-5"`},
 		{[]string{"run", "--headless", "--out", out, "--", " ", "true"}, exitError, "command 1 (control) is empty"},
 	}
 	for _, c := range cases {
