@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -385,5 +388,85 @@ func TestKilledRunLeavesNoTmpfsOrLock(t *testing.T) {
 	}
 	if m := sh("mount"); strings.Contains(m, "type tmpfs") {
 		t.Errorf("tmpfs left after the repair: %q", m)
+	}
+}
+
+// TestSimdeviceCount serves a lab of three phones through a real adb
+// server: consecutive free ports (past one taken), each with its own
+// serial and slowdown, all connected with --connect and all forgotten on
+// exit.
+func TestSimdeviceCount(t *testing.T) {
+	srv := adbtest.StartServer(t)
+	first := adbtest.FreePort(t)
+	if blocker, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", first+1)); err == nil {
+		defer blocker.Close()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	w := &syncBuffer{}
+	go func() {
+		done <- cmdSimdevice(ctx, []string{"--listen", fmt.Sprintf("127.0.0.1:%d", first), "--count", "3", "--spread", "0.1",
+			"--serial", "LAB", "--seed", "5", "--connect", srv.Addr}, w, w)
+	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("simdevice exited %d:\n%s", code, w.String())
+			}
+		}
+	}
+	defer stop()
+	listening := regexp.MustCompile(`listening on (127\.0\.0\.1:(\d+))`)
+	deadline := time.Now().Add(time.Minute)
+	for len(listening.FindAllString(w.String(), -1)) < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	ms := listening.FindAllStringSubmatch(w.String(), -1)
+	if len(ms) != 3 {
+		t.Fatalf("want 3 phones listening:\n%s", w.String())
+	}
+	var addrs []string
+	var ports []int
+	for _, m := range ms {
+		p, _ := strconv.Atoi(m[2])
+		addrs, ports = append(addrs, m[1]), append(ports, p)
+	}
+	if ports[0] <= first || ports[1] != ports[0]+1 || ports[2] != ports[0]+2 {
+		t.Errorf("ports %v from %d: want 3 consecutive above %d (taken)", ports, first, first+1)
+	}
+	wantSlow := []string{"1", "1.05", "1.1"}
+	for i, a := range addrs {
+		adbtest.WaitState(t, srv, a, "device", time.Minute)
+		got, err := srv.Run(context.Background(), a, "getprop ro.serialno; getprop perflab.sim.slowdown")
+		if want := fmt.Sprintf("LAB-%d\n%s\n", i+1, wantSlow[i]); err != nil || got != want {
+			t.Errorf("phone %d at %s: %q %v, want %q", i+1, a, got, err, want)
+		}
+	}
+	for _, want := range []string{"serial LAB-2, seed 6, slowdown 1.0500", "adb server " + srv.Addr + ": connected to " + addrs[2]} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, w.String())
+		}
+	}
+	stop()
+	for _, a := range addrs {
+		adbtest.WaitState(t, srv, a, "", time.Minute)
+	}
+}
+
+func TestSimdeviceCountBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--count", "0"}, "--count 0: want 1 to 256"},
+		{[]string{"--count", "2", "--spread", "-1"}, "--spread: spread -1"},
+	} {
+		var out, errb bytes.Buffer
+		if code := cmdSimdevice(context.Background(), tt.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %d and %q", tt.args, code, errb.String(), exitUsage, tt.want)
+		}
 	}
 }

@@ -20,8 +20,9 @@ import (
 // sim.PropExtras property. The adb backend knows nothing of them.
 type simPhone struct {
 	*adb.Device
-	extras map[string]bool
-	preset string // sim.PropPreset
+	extras   map[string]bool
+	preset   string // sim.PropPreset
+	slowdown string // sim.PropSlowdown ("" from a phone that does not say)
 
 	mu    sync.Mutex
 	proxy string // the perflab.proxy switch as last set; "" after setup
@@ -40,6 +41,9 @@ func WithSimExtras(ctx context.Context, d *adb.Device) (lab.Device, error) {
 	p := &simPhone{Device: d, extras: map[string]bool{}}
 	for _, e := range strings.Split(v, ",") {
 		p.extras[strings.TrimSpace(e)] = true
+	}
+	if p.slowdown, err = d.Prop(ctx, sim.PropSlowdown); err != nil {
+		return nil, fmt.Errorf("device %s: %w", d.Serial(), err)
 	}
 	if p.extras[sim.ExtraProfiles] {
 		if p.preset, err = d.Prop(ctx, sim.PropPreset); err != nil {
@@ -62,6 +66,9 @@ func (p *simPhone) Info() lab.DeviceInfo {
 	info.Props[sim.PropExtras] = strings.Join(slices.Sorted(maps.Keys(p.extras)), ",")
 	if p.preset != "" {
 		info.Props[sim.PropPreset] = p.preset
+	}
+	if p.slowdown != "" {
+		info.Props[sim.PropSlowdown] = p.slowdown
 	}
 	return info
 }

@@ -376,7 +376,7 @@ func (ph *Phone) Launch(pkg string) (Launch, error) {
 	bd.EffectFactor = 1 + a.effect/100
 	other := bd.Read + bd.Write + bd.Network + bd.State + bd.Linger
 	ph.run(other/1000, 0.01, w)
-	total := (bd.CPU + other) * bd.DialogFactor * bd.EffectFactor
+	total := (bd.CPU + other) * bd.DialogFactor * bd.EffectFactor * ph.slowdown
 
 	// The test interaction after first frame: the app writes its database,
 	// refreshes the cache stamp, and now and then crashes.

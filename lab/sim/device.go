@@ -20,6 +20,9 @@ type Options struct {
 	Seed int64
 	// Realtime paces trials and probes at wall-clock speed.
 	Realtime bool
+	// Slowdown makes this unit slower (>1) or faster (<1) than its model
+	// (Phone.SetSlowdown); 0 means 1.
+	Slowdown float64
 }
 
 // SnapshotDir holds the app-state snapshots the reset procedure restores.
@@ -53,7 +56,13 @@ func Open(preset string, opt Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{ph: NewPhone(p, opt.Seed), opt: opt, preset: p,
+	ph := NewPhone(p, opt.Seed)
+	if opt.Slowdown != 0 {
+		if err := ph.SetSlowdown(opt.Slowdown); err != nil {
+			return nil, err
+		}
+	}
+	return &Device{ph: ph, opt: opt, preset: p,
 		snapshots: map[string]bool{}, tmpfs: map[string]bool{}}, nil
 }
 

@@ -8,6 +8,9 @@ const (
 	PropExtras = "perflab.sim.extras" // comma-separated Extra* names
 	PropPreset = "perflab.sim.preset" // the preset's name ("pixel", ...)
 	PropProxy  = "perflab.proxy"      // off|record|replay: the network model's proxy switch (setprop, as root)
+	// PropSlowdown is the unit's slowdown against its model (Phone.SetSlowdown),
+	// the truth a device pool's per-device analysis can be checked against.
+	PropSlowdown = "perflab.sim.slowdown"
 )
 
 // The extras a simulated phone advertises in PropExtras.

@@ -51,6 +51,7 @@ type Phone struct {
 	netDrift   float64 // ms, random walk of the live network's latency
 	proxy      string  // off | record | replay
 	recordings map[string]bool
+	slowdown   float64 // this unit's launch times relative to the model's (1: nominal)
 }
 
 type clusterState struct {
@@ -102,7 +103,7 @@ func NewPhone(p Preset, seed int64) *Phone {
 		apps:      map[string]*appState{},
 		proxy:     "off", recordings: map[string]bool{},
 		thermalCore: true, inputBoost: p.InputBoostKHz, boostMS: 40,
-		dropCaches: "0",
+		dropCaches: "0", slowdown: 1,
 	}
 	for _, c := range p.Clusters {
 		cs := &clusterState{spec: c, governor: c.StockGovernor, minKHz: c.FreqsKHz[0], maxKHz: c.MaxKHz(),
@@ -127,6 +128,28 @@ func (ph *Phone) Preset() Preset { return ph.preset }
 
 // Seed returns the seed the phone was made with.
 func (ph *Phone) Seed() int64 { return ph.seed }
+
+// SetSlowdown makes this unit f times as slow as its model: every launch
+// takes f times as long and the probe counts 1/f the MFLOPS. Phones of one
+// model differ like this (binning, battery age, flash wear), which is what
+// a device pool's analysis blocks on. f must be positive; 1 is nominal.
+func (ph *Phone) SetSlowdown(f float64) error {
+	if !(f > 0) || math.IsInf(f, 0) {
+		return fmt.Errorf("slowdown %v: want a positive factor (1 is nominal)", f)
+	}
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	ph.slowdown = f
+	ph.props[PropSlowdown] = strconv.FormatFloat(f, 'g', -1, 64)
+	return nil
+}
+
+// Slowdown returns the factor SetSlowdown set (1 by default).
+func (ph *Phone) Slowdown() float64 {
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	return ph.slowdown
+}
 
 // Reseed restarts the noise generator; the phone's state is kept.
 func (ph *Phone) Reseed(seed int64) {
@@ -154,6 +177,7 @@ func (ph *Phone) initProps() {
 		PropProxy:                  "off",
 		PropExtras:                 Extras,
 		PropPreset:                 p.Name,
+		PropSlowdown:               "1",
 	} {
 		ph.props[k] = v
 	}

@@ -48,7 +48,7 @@ func (pr *ProbeRun) Next(interval time.Duration) lab.ProbeSample {
 		}
 		elapsed += s
 	}
-	m := flops / elapsed * (1 + 0.003*ph.rng.NormFloat64())
+	m := flops / elapsed / ph.slowdown * (1 + 0.003*ph.rng.NormFloat64())
 	if ph.rng.Float64() < 0.02 {
 		m *= 1 - 0.01 - 0.03*ph.rng.Float64() // a background task took a slice
 	}

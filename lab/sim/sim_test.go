@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -228,6 +229,41 @@ func TestKnownEffect(t *testing.T) {
 	for i := range a {
 		if r := b[i] / a[i]; r < 1.0499 || r > 1.0501 {
 			t.Errorf("launch %d: ratio %.5f, want 1.05", i, r)
+		}
+	}
+}
+
+func TestSlowdown(t *testing.T) {
+	// Same seed, same noise: a unit 7% slower than its model launches 7%
+	// slower launch for launch, and its probe counts 1/1.07 the MFLOPS.
+	run := func(f float64) (launch []float64, mflops float64) {
+		d, err := Open("pixel", Options{Seed: 9, Slowdown: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ph := d.Phone()
+		for i := 0; i < 5; i++ {
+			l, err := ph.Launch(PackageName("feed", 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			launch = append(launch, float64(l.Total)/float64(time.Millisecond))
+		}
+		return launch, ph.StartProbe().Next(time.Second).MFLOPS
+	}
+	a, pa := run(0)
+	b, pb := run(1.07)
+	for i := range a {
+		if r := b[i] / a[i]; r < 1.0699 || r > 1.0701 {
+			t.Errorf("launch %d: ratio %.5f, want 1.07", i, r)
+		}
+	}
+	if r := pa / pb; r < 1.069 || r > 1.071 {
+		t.Errorf("probe: %.1f vs %.1f MFLOPS, ratio %.4f, want 1.07", pa, pb, r)
+	}
+	for _, bad := range []float64{-1, math.Inf(1), math.NaN()} {
+		if _, err := Open("pixel", Options{Slowdown: bad}); err == nil || !strings.Contains(err.Error(), "slowdown") {
+			t.Errorf("Slowdown %v: err %v, want one naming the slowdown", bad, err)
 		}
 	}
 }

@@ -99,6 +99,15 @@ func (s *Server) Listen(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
+// UseListener makes the server accept on ln, which it then owns, instead
+// of binding an address with Listen. Serve must be called afterwards.
+func (s *Server) UseListener(ln net.Listener) net.Addr {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	return ln.Addr()
+}
+
 // Serve accepts adb servers' connections until ctx is cancelled or Close is
 // called. It returns nil after Close.
 func (s *Server) Serve(ctx context.Context) error {

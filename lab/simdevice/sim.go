@@ -40,7 +40,13 @@ type Options struct {
 	// Unauthorized: the device never accepts the host's key (adb lists it
 	// as "unauthorized").
 	Unauthorized bool
-	Logf         func(format string, args ...any)
+	// Serial is the phone's ro.serialno ("": the preset's); adb itself
+	// names a TCP device HOST:PORT.
+	Serial string
+	// Slowdown makes this unit slower (>1) or faster (<1) than its
+	// preset (sim.Phone.SetSlowdown); 0 means 1.
+	Slowdown float64
+	Logf     func(format string, args ...any)
 }
 
 // Sim is a simulated phone served over the adb protocol.
@@ -62,11 +68,19 @@ func New(opt Options) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Slowdown != 0 {
+		if err := ph.SetSlowdown(opt.Slowdown); err != nil {
+			return nil, err
+		}
+	}
 	s := &Sim{Phone: ph, opt: opt}
 	a := &adapter{Phone: ph, s: s}
 	s.adapter = a
 	s.Shell = shell.New(a)
 	s.Shell.Root = opt.Root
+	if opt.Serial != "" {
+		s.Shell.SetPropOverride("ro.serialno", opt.Serial)
+	}
 	s.Server = NewServer(device{s}, Config{
 		Product:      ph.Prop("ro.product.name"),
 		Model:        strings.ReplaceAll(ph.Prop("ro.product.model"), " ", "_"),
