@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // minTrendWarnN is the smallest sample for which a significant Spearman
@@ -538,7 +537,7 @@ func mwuMinPFor(m, n int, exact bool) float64 {
 	}
 	fm, fn := float64(m), float64(n)
 	z := (fm*fn/2 - 0.5) / math.Sqrt(fm*fn*(fm+fn+1)/12)
-	return math.Min(1, 2*distuv.UnitNormal.Survival(z))
+	return math.Min(1, 2*normalSF(z))
 }
 
 // relDiff returns (b − a)/|a|·100, undefined when a is 0 or either is undefined.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Pair is one round's value of a metric for each arm.
@@ -148,7 +147,7 @@ func signedRankSorted(sorted []float64) (t, p Float, exact bool, zeros int, warn
 		return t, p, false, zeros, []string{"signed-rank test undefined: no variance"}
 	}
 	z := (float64(t) - mean) / se
-	return t, defined(math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(z)))), false, zeros, nil
+	return t, defined(normalTwoSided(z)), false, zeros, nil
 }
 
 // signedRankCounts returns the number of sign assignments of ranks 1..n

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Welch is the result of Welch's unequal-variances t-test.
@@ -61,10 +60,9 @@ func welchFrom(p welchParts, confidence float64) (Welch, []string) {
 	t := (p.ma - p.mb) / se
 	df := p.df
 	ma, mb, scale := p.ma, p.mb, p.scale
-	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
 	w.T = defined(t)
 	w.DF = defined(df)
-	w.P = defined(math.Min(1, 2*dist.Survival(math.Abs(t))))
+	w.P = defined(studentTTwoSided(t, df))
 	q := studentTQuantile(1-(1-confidence)/2, df)
 	d := mb - ma
 	w.CILow = defined((d - q*se) * scale)
@@ -129,7 +127,7 @@ func mannWhitneyRanks(la, lb int, r pooledRanks) (MannWhitney, []string) {
 	var warn []string
 	if sigma > 0 && !math.IsNaN(sigma) {
 		z := (big - na*nb/2 - 0.5) / sigma
-		m.PAsymptotic = defined(math.Min(1, 2*distuv.UnitNormal.Survival(z)))
+		m.PAsymptotic = defined(math.Min(1, 2*normalSF(z)))
 	} else {
 		warn = append(warn, "Mann–Whitney p undefined: all values are equal")
 	}
@@ -233,7 +231,7 @@ func kruskalWallisRanks(sizes []int, r pooledRanks) (KruskalWallis, []string) {
 		h = 0 // rounding
 	}
 	k.H = defined(h)
-	k.P = defined(distuv.ChiSquared{K: float64(len(sizes) - 1)}.Survival(h))
+	k.P = defined(chiSquaredSF(h, float64(len(sizes)-1)))
 	return k, nil
 }
 
@@ -277,6 +275,6 @@ func spearmanRanks(ranks []float64) (Correlation, []string) {
 		return c, nil
 	}
 	t := rho * math.Sqrt(df/((1+rho)*(1-rho)))
-	c.P = defined(math.Min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))))
+	c.P = defined(studentTTwoSided(t, df))
 	return c, nil
 }
