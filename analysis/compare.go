@@ -13,7 +13,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-
 )
 
 // minTrendWarnN is the smallest sample for which a significant Spearman

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
 )
 
 // Pair is one round's value of a metric for each arm.

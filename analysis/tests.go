@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-
 )
 
 // Welch is the result of Welch's unequal-variances t-test.
