@@ -13,14 +13,12 @@ import (
 func tenThousand(b *testing.B, w, h int) *Model {
 	m, _, _, _ := liveModel(b, w, h)
 	evs := synthEvents(4999, 120, false)
-	for _, ev := range evs {
-		m.dash.state.apply(ev)
-	}
+	m.dash.apply(evs)
 	if n := len(m.dash.state.Trials()); n != 10000 {
 		b.Fatalf("%d trials", n)
 	}
-	m.dash.panel = analyze(m.dash.state.inputs(), engine.Options(&m.exp))
-	m.dash.panelVer = m.dash.state.Version()
+	m.dash.reported(reportComputedMsg{stream: m.dash.Stream(), version: m.dash.state.Version(),
+		panel: analyze(m.dash.state.inputs(), engine.Options(&m.exp))})
 	return m
 }
 

@@ -129,7 +129,7 @@ func (v *BisectView) apply(ev bisect.Event) {
 		c := *ev.Comparison
 		v.current, v.attempt, v.trials = &c, ev.Attempt, 0
 		if ev.Plan != nil {
-			f := newFeed(&v.st, ev.Device, *ev.Plan, planAnalyzer(*ev.Plan))
+			f := newFeed(&v.st, ev.Device, *ev.Plan, planAnalyzer(*ev.Plan), 0)
 			v.live, v.liveFor = &f, fmt.Sprintf("%d → %d", c.A, c.B)
 			v.gen++
 		}
@@ -267,12 +267,10 @@ func (v *BisectView) render() string {
 			word = "live"
 		}
 		fmt.Fprintln(&b, v.st.Header.Render("comparison "+v.liveFor+" · "+word))
-		for _, l := range ciPanel(&v.st, v.live.panel, w, 1) {
-			fmt.Fprintln(&b, l)
-		}
-		for _, l := range pPanel(&v.st, v.live.panel, w, 1) {
-			fmt.Fprintln(&b, l)
-		}
+		v.live.ci.SetSize(w, 1)
+		v.live.p.SetSize(w, 1)
+		fmt.Fprintln(&b, v.live.ci.View())
+		fmt.Fprintln(&b, v.live.p.View())
 	}
 	for _, l := range v.medianChart(w, bisectChartRows) {
 		fmt.Fprintln(&b, l)

@@ -32,8 +32,8 @@ func (k checkKeys) ShortHelp() []key.Binding { return []key.Binding{k.Stop} }
 func (k checkKeys) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Stop}} }
 
 // newCheckDash watches a check about to start (runStartedMsg follows).
-func newCheckDash(st *Styles, dev lab.DeviceInfo, an analyzer) *checkDash {
-	d := &checkDash{feed: newFeed(st, dev, lab.Experiment{}, an)}
+func newCheckDash(st *Styles, dev lab.DeviceInfo, an analyzer, stream int) *checkDash {
+	d := &checkDash{feed: newFeed(st, dev, lab.Experiment{}, an, stream)}
 	d.keys.Stop = key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop check"))
 	d.starting = true
 	return d
@@ -110,6 +110,9 @@ func (d *checkDash) keyMap() keyHelp {
 // SetSize sets the dashboard's area.
 func (d *checkDash) SetSize(w, h int) { d.width, d.height = w, h }
 
+// Stream is the id of the check's stream.
+func (d *checkDash) Stream() int { return d.stream }
+
 func (d *checkDash) stateWord() string {
 	switch {
 	case d.starting:
@@ -120,7 +123,7 @@ func (d *checkDash) stateWord() string {
 		return "stopped"
 	case d.quitting:
 		return "aborting"
-	case len(d.state.probe) > 0:
+	case d.chart.Samples() > 0:
 		return "stability check"
 	}
 	return "running"
@@ -133,16 +136,16 @@ func (d *checkDash) View() string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	st := d.st
 	top := d.headLine(d.stateWord(), false, w)
 	bodyH := h - 1
 	// The reasons are wrapped, not cut: they are the verdict's why.
+	_, reasons := d.chart.Verdict()
 	var why []string
-	for _, l := range d.stabLines {
+	for _, l := range reasons {
 		why = append(why, wrapWords(l, w, 3)...)
 	}
-	lines := chartLines(st, d.state, d.stability, w, max(4, bodyH-len(why)-1))
-	body := strings.Join(append(lines, why...), "\n")
+	d.chart.SetSize(w, max(4, bodyH-len(why)-1))
+	body := strings.Join(append(viewLines(d.chart.View()), why...), "\n")
 	return top + "\n" + block(body, w, bodyH)
 }
 
@@ -163,16 +166,16 @@ func (d *checkDash) StatusLine() string {
 func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64, realtime bool, stream int) tea.Cmd {
 	return func() tea.Msg {
 		if b.Lab.Open == nil {
-			return runStartedMsg{err: fmt.Errorf("no device backend")}
+			return runStartedMsg{stream: stream, err: fmt.Errorf("no device backend")}
 		}
 		d, err := b.Lab.Open(ctx, dev.ID, realtime)
 		if err != nil {
-			return runStartedMsg{err: fmt.Errorf("open device %s: %w", dev.ID, err)}
+			return runStartedMsg{stream: stream, err: fmt.Errorf("open device %s: %w", dev.ID, err)}
 		}
 		pr, ok := d.(lab.Prober)
 		if !ok {
 			d.Close()
-			return runStartedMsg{err: fmt.Errorf("%s cannot run the MFLOPS probe", dev.ID)}
+			return runStartedMsg{stream: stream, err: fmt.Errorf("%s cannot run the MFLOPS probe", dev.ID)}
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		out := make(chan relayItem, maxBatch)
@@ -193,6 +196,6 @@ func startCheck(ctx context.Context, b Backend, dev lab.DeviceInfo, durS float64
 				out <- relayItem{Err: err}
 			}
 		}()
-		return runStartedMsg{run: &liveRun{stream: stream, cancel: cancel, events: out, device: d.Info()}}
+		return runStartedMsg{stream: stream, run: &liveRun{stream: stream, cancel: cancel, events: out, device: d.Info()}}
 	}
 }

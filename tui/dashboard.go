@@ -11,26 +11,32 @@ import (
 
 // The three dashboards (runDash: a run in progress, checkDash: a stability
 // check, replayDash: a saved session) are separate components. They share
-// a feed (the events folded into a runState and the latest analysis of it)
-// and the panels drawn from it (panels.go, dashview.go); the run and the
-// check also share a liveStream (the relay from the runner and the y/N
-// abort).
+// a feed (the events folded into a runState, the latest analysis of it
+// and the pane components drawing them: analysispanes.go, streampanes.go,
+// laid out by dashview.go); the run and the check also share a liveStream
+// (the relay from the runner and the y/N abort).
 
-// feed folds a session's events into a runState and keeps the latest
-// analysis of it, computed off the Update path, at most one at a time.
+// feed folds a session's events into a runState, keeps the latest
+// analysis of it (computed off the Update path, at most one at a time)
+// and owns the panes that draw them: each pane is handed the events or
+// the analysis it draws, and the dashboard lays them out.
 type feed struct {
-	st    *Styles
-	state *runState
+	st     *Styles
+	state  *runState
+	stream int // the stream this feed's analyses are routed back by
 
-	panel      panelData
+	panel      panelData // the analysis shown
 	computing  bool
 	panelVer   int
 	finalDone  bool
-	stability  string // one-line summary of the probe so far
-	stabLines  []string
 	analyzeFor func(in []metricInput, evs []lab.Event) panelData
-	stabFor    func([]lab.ProbeSample) (string, []string)
-	ciScale    float64 // the CI axis' half-width (%), see nextCIScale
+
+	ci      ciPane
+	seq     seqPane
+	p       pPane
+	regimes regimePane
+	trials  trialsPane
+	chart   chartPane
 }
 
 // analyzer is what a dashboard computes its panels with: analyze takes
@@ -41,23 +47,26 @@ type analyzer struct {
 	stability func([]lab.ProbeSample) (string, []string)
 }
 
-func newFeed(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer) feed {
-	return feed{st: st, state: newRunState(dev, plan), panel: emptyPanel(plan), analyzeFor: an.analyze, stabFor: an.stability}
+// newFeed folds a session of plan on dev; its analyses carry stream.
+func newFeed(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, stream int) feed {
+	pd := emptyPanel(plan)
+	return feed{st: st, state: newRunState(dev, plan), stream: stream, panel: pd, analyzeFor: an.analyze,
+		ci: newCIPane(st, pd), seq: newSeqPane(st, pd), p: newPPane(st, pd), regimes: newRegimePane(st, pd),
+		trials: newTrialsPane(st), chart: newChartPane(st, an.stability)}
 }
 
-// apply feeds events to the state and refreshes the stability summary
-// when probe samples came.
+// apply folds events into the state and hands them to the panes that
+// draw them (the trials, the probe's chart).
 func (f *feed) apply(evs []lab.Event) {
-	probe := false
+	if len(evs) == 0 {
+		return
+	}
 	for _, ev := range evs {
 		f.state.apply(ev)
-		if ev.Type == lab.EventProbe {
-			probe = true
-		}
 	}
-	if probe && f.stabFor != nil && len(f.state.probe) >= 2 {
-		f.stability, f.stabLines = f.stabFor(f.state.probe)
-	}
+	msg := eventsAppliedMsg{events: evs}
+	f.trials, _ = f.trials.Update(msg)
+	f.chart, _ = f.chart.Update(msg)
 }
 
 // maybeAnalyze starts an analysis when trials arrived since the last one
@@ -78,24 +87,28 @@ func (f *feed) maybeAnalyze(final bool) tea.Cmd {
 	evs := f.state.eventsSoFar()
 	ver := f.state.Version()
 	fn := f.analyzeFor
+	stream := f.stream
 	return func() tea.Msg {
 		t0 := time.Now()
 		pd := fn(in, evs)
-		return reportComputedMsg{version: ver, final: final, panel: pd, took: time.Since(t0)}
+		return reportComputedMsg{stream: stream, version: ver, final: final, panel: pd, took: time.Since(t0)}
 	}
 }
 
-// reported takes a computed analysis into the panels.
+// reported takes a computed analysis and hands it to the analysis panes.
 func (f *feed) reported(msg reportComputedMsg) {
 	f.computing = false
-	f.ciScale = nextCIScale(f.ciScale, msg.panel.metrics)
 	f.panel = msg.panel
-	f.panel.ciScale = f.ciScale
 	f.panel.final = msg.final && msg.version == f.state.Version()
 	f.panelVer = msg.version
 	if msg.final && msg.version == f.state.Version() {
 		f.finalDone = true
 	}
+	shown := analysisShownMsg{panel: f.panel}
+	f.ci, _ = f.ci.Update(shown)
+	f.seq, _ = f.seq.Update(shown)
+	f.p, _ = f.p.Update(shown)
+	f.regimes, _ = f.regimes.Update(shown)
 }
 
 // liveStream is the part of a run or a check that talks to the relay: the

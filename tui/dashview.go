@@ -63,34 +63,41 @@ func progressLine(st *Styles, f float64, info string, w int) string {
 	return truncate(progressBar(st, f, barW)+info, w)
 }
 
-// body lays the panels out: one column below 110 cells, two above.
-// It is shared by the run's and the replay's dashboards.
+// body lays the panes out: one column below 110 cells, two above. It is
+// shared by the run's and the replay's dashboards. Sizing is part of the
+// layout: how many rows the trials get depends on what the panes above
+// them draw, so each pane is sized here, just before it is drawn.
 func (d *feed) body(w, h int) string {
 	st := d.st
 	s := d.state
-	showChart := len(s.probe) > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
-	warn := append(warningLines(s, d.panel), d.stabLines...)
+	samples := d.chart.Samples()
+	summary, reasons := d.chart.Verdict()
+	showChart := samples > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
+	warn := append(warningLines(s, d.panel), reasons...)
 	// With the chart hidden, its verdict stays in view: a warning when
 	// unstable, a plain line when stable.
 	stabLine := ""
-	if len(s.probe) > 0 && !showChart && d.stability != "" {
-		if strings.HasPrefix(d.stability, "stable") {
-			stabLine = st.Muted.Render(truncate("✓ stability check: "+d.stability, w))
+	if samples > 0 && !showChart && summary != "" {
+		if strings.HasPrefix(summary, "stable") {
+			stabLine = st.Muted.Render(truncate("✓ stability check: "+summary, w))
 		} else {
-			warn = append([]string{"stability check: " + d.stability}, warn...)
+			warn = append([]string{"stability check: " + summary}, warn...)
 		}
 	}
 	logs := s.log
 	if w < 110 {
-		rows := len(d.panel.metrics)
 		// Keep room for the trial stream: shrink the panels on small screens.
-		maxRows := max(1, min(rows, (h-8)/2))
-		var lines []string
-		lines = append(lines, ciPanel(st, d.panel, w, maxRows)...)
-		lines = append(lines, seqPanelLines(st, d.panel, w, maxRows)...)
-		lines = append(lines, pPanel(st, d.panel, w, maxRows)...)
+		maxRows := max(1, (h-8)/2)
+		d.ci.SetSize(w, maxRows)
+		d.seq.SetSize(w, maxRows)
+		d.p.SetSize(w, maxRows)
 		// Regimes: the analysed one only on short screens.
-		lines = append(lines, regimeLines(st, d.panel, w, map[bool]int{true: 1, false: 3}[h < 30])...)
+		d.regimes.SetSize(w, map[bool]int{true: 1, false: 3}[h < 30])
+		var lines []string
+		lines = append(lines, viewLines(d.ci.View())...)
+		lines = append(lines, viewLines(d.seq.View())...)
+		lines = append(lines, viewLines(d.p.View())...)
+		lines = append(lines, viewLines(d.regimes.View())...)
 		if stabLine != "" {
 			lines = append(lines, stabLine)
 		}
@@ -106,9 +113,11 @@ func (d *feed) body(w, h int) string {
 		}
 		rest := h - len(lines)
 		if showChart {
-			lines = append(chartLines(st, s, d.stability, w, rest), lines...)
+			d.chart.SetSize(w, rest)
+			lines = append(viewLines(d.chart.View()), lines...)
 		} else {
-			lines = append(lines, streamLines(st, s, w, rest)...)
+			d.trials.SetSize(w, rest)
+			lines = append(lines, viewLines(d.trials.View())...)
 		}
 		return strings.Join(lines, "\n")
 	}
@@ -122,18 +131,24 @@ func (d *feed) body(w, h int) string {
 		if len(s.Trials()) == 0 {
 			ch = h
 		}
-		left = append(left, chartLines(st, s, d.stability, lw, ch)...)
+		d.chart.SetSize(lw, ch)
+		left = append(left, viewLines(d.chart.View())...)
 	}
-	left = append(left, streamLines(st, s, lw, h-len(left))...)
+	d.trials.SetSize(lw, h-len(left))
+	left = append(left, viewLines(d.trials.View())...)
+	d.ci.SetSize(rw, 12)
+	d.seq.SetSize(rw, 12)
+	d.p.SetSize(rw, 12)
+	d.regimes.SetSize(rw, 6)
 	var right []string
-	right = append(right, ciPanel(st, d.panel, rw, 12)...)
-	if seq := seqPanelLines(st, d.panel, rw, 12); len(seq) > 0 {
+	right = append(right, viewLines(d.ci.View())...)
+	if seq := viewLines(d.seq.View()); len(seq) > 0 {
 		right = append(right, "")
 		right = append(right, seq...)
 	}
 	right = append(right, "")
-	right = append(right, pPanel(st, d.panel, rw, 12)...)
-	if rl := regimeLines(st, d.panel, rw, 6); len(rl) > 0 {
+	right = append(right, viewLines(d.p.View())...)
+	if rl := viewLines(d.regimes.View()); len(rl) > 0 {
 		right = append(right, "")
 		right = append(right, rl...)
 	}

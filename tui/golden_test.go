@@ -65,7 +65,7 @@ var scenes = []struct {
 	}},
 	{"stability", func(t *testing.T, w, h int) *Model {
 		m, _, _, _ := liveModel(t, w, h)
-		m.dash.stabFor = func(s []lab.ProbeSample) (string, []string) {
+		m.dash.chart.stabFor = func(s []lab.ProbeSample) (string, []string) {
 			return fmt.Sprintf("stable over %d samples", len(s)), []string{"verdict stable: CV 1.8%, drift +0.1%/min, no steps"}
 		}
 		m.Update(eventsArrivedMsg{stream: 1, events: synthEvents(0, 60, false)[:60]})

@@ -15,8 +15,9 @@ type devicesListedMsg struct {
 // runStartedMsg says the device is open, the session file created and the
 // runner started (or why not).
 type runStartedMsg struct {
-	run *liveRun
-	err error
+	stream int
+	run    *liveRun
+	err    error
 }
 
 // eventsArrivedMsg carries the events read from a stream since the last
@@ -30,6 +31,7 @@ type eventsArrivedMsg struct {
 
 // reportComputedMsg carries the analysis of the trials counted up to version.
 type reportComputedMsg struct {
+	stream  int // the stream of the dashboard that asked
 	version int
 	final   bool
 	panel   panelData
@@ -38,9 +40,22 @@ type reportComputedMsg struct {
 
 // replayTickedMsg advances a replay.
 type replayTickedMsg struct {
-	gen int
-	at  time.Time
+	stream int
+	gen    int
+	at     time.Time
 }
 
 // recentSavedMsg reports a failure to save the recent-builds list.
 type recentSavedMsg struct{ err error }
+
+// streamMsg is a message of one stream (a run, a check, a replay, a
+// study): the root routes it to the pane that owns the stream, in front
+// or not.
+type streamMsg interface{ streamID() int }
+
+func (m runStartedMsg) streamID() int     { return m.stream }
+func (m eventsArrivedMsg) streamID() int  { return m.stream }
+func (m reportComputedMsg) streamID() int { return m.stream }
+func (m replayTickedMsg) streamID() int   { return m.stream }
+func (m studyStartedMsg) streamID() int   { return m.stream }
+func (m studyUpdatedMsg) streamID() int   { return m.stream }

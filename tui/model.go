@@ -176,7 +176,8 @@ func NewRun(opt Options, dev lab.DeviceInfo, exp lab.Experiment) *Model {
 func NewReplay(opt Options, dev lab.DeviceInfo, plan lab.Experiment, events []lab.Event, speed float64, problems []string) *Model {
 	m := newModel(opt)
 	m.device, m.exp = dev, plan
-	m.replay = newReplayDash(m.st, dev, plan, m.analyzer(), events, speed, problems)
+	m.stream++
+	m.replay = newReplayDash(m.st, dev, plan, m.analyzer(), events, speed, problems, m.stream)
 	m.replay.SetSize(m.width, m.height-2)
 	m.screen = screenReplay
 	return m
@@ -211,14 +212,14 @@ func planAnalyzer(plan lab.Experiment) analyzer {
 
 // newRunDash opens the dashboard of a run of m.exp on m.device.
 func (m *Model) newRunDash() *runDash {
-	d := newRunDash(m.st, m.device, m.exp, m.analyzer(), m.profiles(m.device))
+	d := newRunDash(m.st, m.device, m.exp, m.analyzer(), m.profiles(m.device), m.stream)
 	d.SetSize(m.width, m.height-2)
 	return d
 }
 
 // newCheckDash opens the dashboard of a stability check of m.device.
 func (m *Model) newCheckDash() *checkDash {
-	d := newCheckDash(m.st, m.device, m.analyzer())
+	d := newCheckDash(m.st, m.device, m.analyzer(), m.stream)
 	d.SetSize(m.width, m.height-2)
 	return d
 }
@@ -291,15 +292,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.devices, cmd = m.devices.Update(msg)
 		return m, cmd
-	case studyUpdatedMsg, studyStartedMsg:
-		var cmd tea.Cmd
-		if m.study != nil {
-			m.study, cmd = m.study.Update(msg)
-		}
-		return m, cmd
+	case streamMsg:
+		return m, m.routeStream(msg)
 	}
-	// Keys, and the stream, analysis and replay messages of the dashboard
-	// in front (a dashboard left behind has stopped reading its stream).
+	// Keys and the rest go to the pane in front.
 	var cmd tea.Cmd
 	switch m.screen {
 	case screenDevices:
@@ -318,6 +314,26 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.study, cmd = m.study.Update(msg)
 	}
 	return m, cmd
+}
+
+// routeStream hands a stream's message (its start, events, analyses,
+// replay ticks) to the dashboard that owns the stream, in front or not:
+// a check left with esc still reads its stream until it closes. A
+// message of a stream nobody owns any more is dropped.
+func (m *Model) routeStream(msg streamMsg) tea.Cmd {
+	id := msg.streamID()
+	var cmd tea.Cmd
+	switch {
+	case m.dash != nil && m.dash.Stream() == id:
+		m.dash, cmd = m.dash.Update(msg)
+	case m.check != nil && m.check.Stream() == id:
+		m.check, cmd = m.check.Update(msg)
+	case m.replay != nil && m.replay.Stream() == id:
+		m.replay, cmd = m.replay.Update(msg)
+	case m.study != nil && m.study.Stream() == id:
+		m.study, cmd = m.study.Update(msg)
+	}
+	return cmd
 }
 
 // globalKey handles help, quit and back; done means the key was consumed.

@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/guptarohit/asciigraph"
-
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
@@ -20,9 +18,8 @@ type panelData struct {
 	correction, test  string
 	resamples         int
 	metrics           []metricPanel
-	n                 int     // counted trials the analysis covers
-	final             bool    // computed after the last event: the run's conclusion
-	ciScale           float64 // half-width of the CI axis (%), kept steady by the dashboard; 0: from the metrics
+	n                 int  // counted trials the analysis covers
+	final             bool // computed after the last event: the run's conclusion
 	warnings          []string
 	paired            bool // some metric is analysed as paired rounds
 	sequential        bool // the verdicts come from the anytime-valid analysis (stop auto)
@@ -178,151 +175,6 @@ func fmtPctShort(x float64) string {
 	return fmt.Sprintf("%+.2f%%", x)
 }
 
-// ciPanel renders the Δ% and bootstrap CI per metric.
-func ciPanel(st *Styles, pd panelData, w int, maxRows int) []string {
-	conf := pd.confidence
-	if conf == 0 {
-		conf = 0.95
-	}
-	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
-	switch {
-	case pd.sequential:
-		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
-	case pd.paired:
-		title = fmt.Sprintf("Δ%% B vs A, paired rounds, %g%% CI: valid at the planned end only", conf*100)
-	}
-	if pd.final {
-		title += " · final"
-	}
-	lines := []string{st.PanelTitle.Render(truncate(title, w))}
-	if len(pd.metrics) == 0 {
-		return append(lines, st.Muted.Render("  waiting for counted trials of both builds"))
-	}
-	scale := pd.ciScale
-	if scale <= 0 {
-		scale = ciScale(pd.metrics)
-	}
-	nameW := 14
-	numW := 8
-	rangeW := 19
-	verdW := 12
-	barW := w - nameW - numW - rangeW - verdW - 4
-	if barW > 40 {
-		barW = 40
-	}
-	for i, m := range pd.metrics {
-		if i >= maxRows {
-			lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more metrics", len(pd.metrics)-i)))
-			break
-		}
-		vs := st.Verdict(m.verdict)
-		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.ciLow), fmtPctShort(m.ciHigh))
-		line := pad(m.name, nameW) + " " + pad(fmtPctShort(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
-		if barW >= 7 {
-			line += vs.Render(ciBar(m.ciLow, m.deltaPct, m.ciHigh, scale, barW)) + " "
-		}
-		line += vs.Render(verdictWord(m.verdict))
-		lines = append(lines, truncate(line, w))
-	}
-	if barW >= 7 {
-		axis := []rune(strings.Repeat(" ", barW))
-		put := func(at int, txt string) {
-			for i, r := range []rune(txt) {
-				if at+i >= 0 && at+i < len(axis) {
-					axis[at+i] = r
-				}
-			}
-		}
-		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
-		put(0, lo)
-		put((barW-1)/2, "0")
-		put(barW-len(hi), hi)
-		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+string(axis), w)))
-	}
-	return lines
-}
-
-// seqPanelLines renders the anytime-valid analysis of paired metrics, the
-// numbers that stay valid however often they are looked at; none without
-// pairs, or when the CI panel already shows them (stop auto).
-func seqPanelLines(st *Styles, pd panelData, w int, maxRows int) []string {
-	if pd.sequential {
-		return nil
-	}
-	var rows []string
-	for i, m := range pd.metrics {
-		if !m.seq.ok || i >= maxRows {
-			continue
-		}
-		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.seq.low), fmtPctShort(m.seq.high))
-		dec := m.seq.decision
-		if dec == analysis.DecisionContinue {
-			dec = "undecided"
-		}
-		rows = append(rows, truncate(pad(m.name, 14)+" "+pad(fmtPctShort(m.seq.delta), 8)+" "+pad(rng, 19)+" "+
-			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p), dec), w))
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	return append([]string{st.PanelTitle.Render(truncate("anytime-valid (mean ratio, valid at any look)", w))}, rows...)
-}
-
-// pPanel renders the p-values per metric and the test settings.
-func pPanel(st *Styles, pd panelData, w int, maxRows int) []string {
-	test := pd.test
-	if test == "" {
-		test = "mann-whitney"
-	}
-	if pd.paired {
-		test = "paired signed-rank"
-	}
-	if pd.sequential {
-		test = "anytime-valid (any look)"
-	}
-	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
-	if len(pd.metrics) == 0 {
-		return lines
-	}
-	showKW := false
-	for _, m := range pd.metrics {
-		if !math.IsNaN(m.kwP) {
-			showKW = true
-		}
-	}
-	nameW := 14
-	if w >= 110 {
-		nameW = 18
-	}
-	head := pad("metric", nameW) + fmt.Sprintf(" %8s %8s %8s", "p", "p adj", "Welch p")
-	if showKW {
-		head += fmt.Sprintf(" %8s", "order p")
-	}
-	head += fmt.Sprintf(" %7s %9s", "MDE", "n A/B")
-	lines = append(lines, st.Muted.Render(truncate(head, w)))
-	for i, m := range pd.metrics {
-		if i >= maxRows {
-			break
-		}
-		pstyle := st.NoChange
-		if !math.IsNaN(m.pAdj) && m.pAdj < pd.alpha {
-			pstyle = st.Verdict(m.verdict)
-		}
-		line := pad(m.name, nameW) + " " + pstyle.Render(fmt.Sprintf("%8s", fmtP(m.p))) + " " +
-			pstyle.Render(fmt.Sprintf("%8s", fmtP(m.pAdj))) + fmt.Sprintf(" %8s", fmtP(m.welchP))
-		if showKW {
-			line += fmt.Sprintf(" %8s", fmtP(m.kwP))
-		}
-		mde := "—"
-		if !math.IsNaN(m.mde) && !math.IsInf(m.mde, 0) {
-			mde = fmt.Sprintf("%.2f%%", m.mde)
-		}
-		line += fmt.Sprintf(" %7s %9s", mde, fmt.Sprintf("%d/%d", m.nA, m.nB))
-		lines = append(lines, truncate(line, w))
-	}
-	return lines
-}
-
 // warningLines gathers the analysis warnings and the run's own (failed
 // trials, throttling, read-back mismatches).
 func warningLines(s *runState, pd panelData) []string {
@@ -350,119 +202,6 @@ func warningLines(s *runState, pd panelData) []string {
 		out = append(out, fmt.Sprintf("governor read-back differs: %s", strings.Join(s.mismatches, ", ")))
 	}
 	return out
-}
-
-// streamLines renders the latest trials, newest last.
-func streamLines(st *Styles, s *runState, w, h int) []string {
-	if h <= 0 {
-		return nil
-	}
-	lines := []string{st.PanelTitle.Render("trials")}
-	h--
-	start := max(0, len(s.Trials())-h)
-	for _, t := range s.Trials()[start:] {
-		arm := "A"
-		if t.Arm == lab.ArmTreatment {
-			arm = "B"
-		}
-		// "ok" goes without saying: the room is the metrics'.
-		line := fmt.Sprintf("#%-4d r%-3d %s", t.Index, t.Round, arm)
-		switch {
-		case t.Status != lab.StatusOK:
-			line += " " + t.Status
-		case t.Warmup:
-			line += " warm-up"
-		}
-		var ms []string
-		for _, mt := range t.Metrics {
-			ms = append(ms, mt.Name+"="+fmtNum(mt.Value))
-		}
-		rest := strings.Join(ms, " ")
-		if t.Status != lab.StatusOK {
-			rest = t.Reason
-		}
-		line = truncate(line+" "+rest, w)
-		switch {
-		case t.Status != lab.StatusOK:
-			line = st.Error.Render(line)
-		case t.Warmup:
-			line = st.Muted.Render(line)
-		}
-		lines = append(lines, line)
-	}
-	if len(s.Trials()) == 0 {
-		lines = append(lines, st.Muted.Render("  no trials yet"))
-	}
-	return lines
-}
-
-// chartLines draws the MFLOPS of the stability probe with asciigraph. The
-// y axis is a fixed band around the mean of the samples shown (±5%,
-// widened in steps only when a sample falls outside), so a fraction of a
-// percent of noise looks small and a real drop looks big; the band is
-// labelled under the chart. The summary goes on the title line when it
-// fits, else on a line of its own, wrapped rather than cut.
-func chartLines(st *Styles, s *runState, summary string, w, h int) []string {
-	title := "MFLOPS stability check"
-	var lines []string
-	switch {
-	case summary == "":
-		lines = []string{st.PanelTitle.Render(truncate(title, w))}
-	case len([]rune(title+" · "+summary)) <= w:
-		lines = []string{st.PanelTitle.Render(title + " · " + summary)}
-	default:
-		lines = []string{st.PanelTitle.Render(truncate(title, w))}
-		for _, l := range wrapWords(summary, w, 2) {
-			lines = append(lines, st.PanelTitle.Render(l))
-		}
-	}
-	h -= len(lines) - 1
-	if h < 4 || w < 20 {
-		return lines
-	}
-	n := len(s.probe)
-	if n == 0 {
-		return append(lines, st.Muted.Render("  waiting for samples"))
-	}
-	width := w - 12 // room for the y-axis labels
-	from := max(0, n-width)
-	series := make([]float64, 0, n-from)
-	for _, p := range s.probe[from:] {
-		series = append(series, p.MFLOPS)
-	}
-	if len(series) == 1 {
-		series = append(series, series[0])
-	}
-	mean, band := mflopsBand(series)
-	opts := []asciigraph.Option{asciigraph.Height(h - 2), asciigraph.Precision(0)}
-	if mean > 0 {
-		opts = append(opts, asciigraph.LowerBound(mean*(1-band/100)), asciigraph.UpperBound(mean*(1+band/100)))
-	}
-	if len(series) > width {
-		opts = append(opts, asciigraph.Width(width))
-	}
-	// Fewer samples than columns are drawn one per column: stretching them
-	// would show a short check as if it filled the window.
-	graph := asciigraph.Plot(series, opts...)
-	for _, l := range strings.Split(graph, "\n") {
-		lines = append(lines, truncate(l, w))
-	}
-	last := s.probe[n-1]
-	info := fmt.Sprintf("  t=%.0fs  %.0f MFLOPS", last.T, last.MFLOPS)
-	if mean > 0 {
-		info += fmt.Sprintf("  scale: mean %.0f ±%g%%", mean, band)
-	}
-	if last.TempC > 0 {
-		info += fmt.Sprintf("  %.1f°C", last.TempC)
-	}
-	if len(last.FreqKHz) > 0 {
-		var fs []string
-		for _, f := range last.FreqKHz {
-			fs = append(fs, fmt.Sprintf("%d", f/1000))
-		}
-		info += "  MHz " + strings.Join(fs, "/")
-	}
-	return append(lines, st.Muted.Render(truncate(info, w)))
 }
 
 // mflopsBands are the half-widths (% of the mean) the MFLOPS axis can take.
@@ -497,35 +236,6 @@ func progressBar(st *Styles, f float64, w int) string {
 	}
 	full := format.Filled(f, w)
 	return st.ProgressFull.Render(strings.Repeat("█", full)) + st.ProgressEmpty.Render(strings.Repeat("░", w-full))
-}
-
-// regimeLines is the regimes panel when toggles split the session: a
-// title saying which regime the panels analyse and why, then up to
-// maxRows regimes (the analysed one, ▸, and the latest others) with their
-// toggles, counted trials and notes. Nil with one regime.
-func regimeLines(st *Styles, pd panelData, w, maxRows int) []string {
-	if len(pd.regimes) < 2 {
-		return nil
-	}
-	out := []string{st.PanelTitle.Render(truncate(pd.regimeWhy, w))}
-	show := make([]bool, len(pd.regimes))
-	n := 0
-	if pd.regimePick >= 0 && pd.regimePick < len(show) {
-		show[pd.regimePick] = true
-		n++
-	}
-	for k := len(show) - 1; k >= 0 && n < max(1, maxRows); k-- {
-		if !show[k] {
-			show[k] = true
-			n++
-		}
-	}
-	for k, r := range pd.regimes {
-		if show[k] {
-			out = append(out, truncate(regimeLine(r, k == pd.regimePick), w))
-		}
-	}
-	return out
 }
 
 // regimeLine is one regime, compactly: "▸ 2 r11–  tmpfs on→off  10+10

@@ -25,6 +25,7 @@ var replaySpeeds = []float64{1, 10, 0}
 // replayer feeds a saved session's events to the dashboard at the original
 // pace times a speed, or as fast as possible. It never runs anything.
 type replayer struct {
+	stream  int // the replay's ticks are routed by it
 	events  []lab.Event
 	pos     int     // events applied
 	clock   float64 // session time reached, seconds
@@ -34,8 +35,8 @@ type replayer struct {
 	last    time.Time
 }
 
-func newReplayer(events []lab.Event, speed float64) *replayer {
-	return &replayer{events: events, speed: speed}
+func newReplayer(events []lab.Event, speed float64, stream int) *replayer {
+	return &replayer{events: events, speed: speed, stream: stream}
 }
 
 func (r *replayer) done() bool { return r.pos >= len(r.events) }
@@ -52,8 +53,8 @@ func (r *replayer) play() tea.Cmd {
 }
 
 func (r *replayer) nextTick() tea.Cmd {
-	gen := r.gen
-	return tea.Tick(replayFrame, func(t time.Time) tea.Msg { return replayTickedMsg{gen: gen, at: t} })
+	gen, stream := r.gen, r.stream
+	return tea.Tick(replayFrame, func(t time.Time) tea.Msg { return replayTickedMsg{stream: stream, gen: gen, at: t} })
 }
 
 // tick advances the clock by the elapsed time × speed and returns the events
@@ -190,8 +191,8 @@ func (k replayKeys) FullHelp() [][]key.Binding {
 
 // newReplayDash replays events at speed; problems lists lines of the file
 // that could not be read.
-func newReplayDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, events []lab.Event, speed float64, problems []string) *replayDash {
-	d := &replayDash{feed: newFeed(st, dev, plan, an), rp: newReplayer(events, speed), keys: newReplayKeys()}
+func newReplayDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, events []lab.Event, speed float64, problems []string, stream int) *replayDash {
+	d := &replayDash{feed: newFeed(st, dev, plan, an, stream), rp: newReplayer(events, speed, stream), keys: newReplayKeys()}
 	if len(problems) > 0 {
 		d.err = fmt.Errorf("%d unreadable lines skipped: %s", len(problems), strings.Join(problems, "; "))
 	}
@@ -243,6 +244,9 @@ func (d *replayDash) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
 
 // SetSize sets the dashboard's area.
 func (d *replayDash) SetSize(w, h int) { d.width, d.height = w, h }
+
+// Stream is the id of the replay's ticks and analyses.
+func (d *replayDash) Stream() int { return d.stream }
 
 func (d *replayDash) stateWord() string {
 	switch {

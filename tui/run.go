@@ -62,9 +62,9 @@ func startRun(ctx context.Context, b Backend, p runPlan, sessionPath string, str
 			Path: sessionPath, FreeName: p.pickName, ProbeS: p.probeS, Realtime: p.realtime,
 		})
 		if err != nil {
-			return runStartedMsg{err: err}
+			return runStartedMsg{stream: stream, err: err}
 		}
-		return runStartedMsg{run: &liveRun{
+		return runStartedMsg{stream: stream, run: &liveRun{
 			stream: stream, runner: s.Runner, cancel: s.Cancel, events: s.Events,
 			sessionPath: s.Path, device: s.Device, saved: s.Done(),
 		}}

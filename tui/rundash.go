@@ -59,8 +59,8 @@ func (k runKeys) FullHelp() [][]key.Binding {
 }
 
 // newRunDash watches a run about to start (runStartedMsg follows).
-func newRunDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, profiles []string) *runDash {
-	d := &runDash{feed: newFeed(st, dev, plan, an), keys: newRunKeys(), profiles: profiles}
+func newRunDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, profiles []string, stream int) *runDash {
+	d := &runDash{feed: newFeed(st, dev, plan, an, stream), keys: newRunKeys(), profiles: profiles}
 	d.starting = true
 	d.note = newTextInput()
 	d.note.Prompt = "note> "
@@ -272,6 +272,9 @@ func (d *runDash) SetSize(w, h int) {
 	}
 }
 
+// Stream is the id of the run's stream.
+func (d *runDash) Stream() int { return d.stream }
+
 // Regressed reports whether the run completed and its final analysis found
 // a regression in some metric.
 func (d *runDash) Regressed() bool {
@@ -323,7 +326,7 @@ func (d *runDash) stateWord() string {
 		return "aborting"
 	case s.paused:
 		return "paused"
-	case len(s.Trials()) == 0 && len(s.probe) > 0:
+	case len(s.Trials()) == 0 && d.chart.Samples() > 0:
 		return "stability check"
 	default:
 		return "running"

@@ -114,12 +114,16 @@ func TestCIRangeFitsEightyColumns(t *testing.T) {
 	}
 	st := NewStyles(true, true)
 	pd := panelData{confidence: 0.95, metrics: []metricPanel{{name: "startup_ms", deltaPct: 265.1, ciLow: 255.09, ciHigh: 275.08, verdict: "regression"}}}
-	for _, l := range ciPanel(&st, pd, 80, 3) {
+	p := newCIPane(&st, panelData{})
+	p.SetSize(80, 3)
+	p, _ = p.Update(analysisShownMsg{panel: pd})
+	lines := viewLines(p.View())
+	for _, l := range lines {
 		if strings.Contains(l, "…") {
 			t.Errorf("cut at 80 columns: %q", l)
 		}
 	}
-	if l := ciPanel(&st, pd, 80, 3)[1]; !strings.Contains(l, "[+255%, +275%]") || !strings.Contains(l, "regression") {
+	if l := lines[1]; !strings.Contains(l, "[+255%, +275%]") || !strings.Contains(l, "regression") {
 		t.Errorf("CI line %q", l)
 	}
 }

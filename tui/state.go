@@ -12,17 +12,16 @@ import (
 	"github.com/perflab/perflab/lab/engine"
 )
 
-// runState accumulates a session's events: what the dashboard shows and what
-// the analysis is computed from. Both a live run and a replay feed it. The
+// runState accumulates a session's events: what the analysis is computed
+// from and the run's settings. Both a live run and a replay feed it. The
 // trials, metric inputs, counts and progress come from the engine's Fold,
 // the one fold every view uses; runState adds what only the dashboard
-// shows (probe samples, the log, live settings).
+// shows (the log, live settings). The probe samples are the chart pane's.
 type runState struct {
 	*engine.Fold
 	device lab.DeviceInfo
 	plan   lab.Experiment
 
-	probe      []lab.ProbeSample
 	log        []string // toggles, notes, settings, in order
 	order      string
 	controls   lab.Controls
@@ -53,11 +52,6 @@ func (s *runState) apply(ev lab.Event) {
 		s.lastT = ev.T
 	}
 	switch ev.Type {
-	case lab.EventProbe:
-		if ev.Probe == nil {
-			return
-		}
-		s.probe = append(s.probe, *ev.Probe)
 	case lab.EventSettings:
 		if ev.Settings == nil {
 			return

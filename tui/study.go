@@ -340,6 +340,10 @@ func (d *studyDash) keyMap() keyHelp {
 }
 
 // SetSize sets the dashboard's area.
+// Stream is the id of the study's stream (0 before it starts).
+func (d *studyDash) Stream() int { return d.stream }
+
+// SetSize sets the dashboard's area.
 func (d *studyDash) SetSize(w, h int) {
 	d.width, d.height = w, h
 	if d.result != nil {

@@ -210,8 +210,8 @@ func TestStabilityCheckFromThePicker(t *testing.T) {
 	if m.screen != screenCheck {
 		t.Fatalf("screen %d", m.screen)
 	}
-	if !m.check.finished || len(m.check.state.probe) < 25 {
-		t.Fatalf("check: finished %v, %d samples", m.check.finished, len(m.check.state.probe))
+	if !m.check.finished || m.check.chart.Samples() < 25 {
+		t.Fatalf("check: finished %v, %d samples", m.check.finished, m.check.chart.Samples())
 	}
 	s := screenText(m)
 	if !regexp.MustCompile(`MFLOPS stability check(?: · |\s+)(stable|unstable) · mean \d+ MFLOPS`).MatchString(s) || !strings.Contains(s, "┤") {

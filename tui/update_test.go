@@ -174,9 +174,9 @@ func liveModel(t testing.TB, w, h int) (*Model, *fakeRunner, chan relayItem, *bo
 	fr := newFakeRunner()
 	ch := make(chan relayItem, 4096)
 	cancelled := new(bool)
-	m.dash, m.screen = m.newRunDash(), screenDashboard
 	m.stream = 1
-	_, cmd := m.Update(runStartedMsg{run: &liveRun{stream: 1, runner: fr, cancel: func() { *cancelled = true }, events: ch, sessionPath: "/tmp/s.jsonl", device: simInfo()}})
+	m.dash, m.screen = m.newRunDash(), screenDashboard
+	_, cmd := m.Update(runStartedMsg{stream: 1, run: &liveRun{stream: 1, runner: fr, cancel: func() { *cancelled = true }, events: ch, sessionPath: "/tmp/s.jsonl", device: simInfo()}})
 	if cmd == nil {
 		t.Fatal("no wait command after the run started")
 	}
@@ -304,8 +304,8 @@ func TestReplayStepsJumpsAndConcludes(t *testing.T) {
 	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
 	press(t, m, "space") // pause the replay Init would start
 	press(t, m, ".")
-	if m.replay.rp.pos != 1 || len(m.replay.state.probe) != 1 {
-		t.Fatalf("after one step: pos %d probes %d", m.replay.rp.pos, len(m.replay.state.probe))
+	if m.replay.rp.pos != 1 || m.replay.chart.Samples() != 1 {
+		t.Fatalf("after one step: pos %d probes %d", m.replay.rp.pos, m.replay.chart.Samples())
 	}
 	press(t, m, "3")
 	if m.replay.rp.speed != 0 {
@@ -341,7 +341,7 @@ func TestReplayStepsJumpsAndConcludes(t *testing.T) {
 
 func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 	evs := synthEvents(5, 0, true)
-	r := newReplayer(evs, 10)
+	r := newReplayer(evs, 10, 1)
 	r.play()
 	t0 := fixedNow()
 	var got int
@@ -362,7 +362,7 @@ func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 		t.Errorf("applied %d of %d events", got, len(evs))
 	}
 	// A stale tick from an earlier play does nothing.
-	r2 := newReplayer(evs, 1)
+	r2 := newReplayer(evs, 1, 1)
 	r2.play()
 	old := r2.gen
 	r2.play()
@@ -451,7 +451,7 @@ func TestNoColorStylesUseNoColours(t *testing.T) {
 	*m.st = st
 	m.help.Styles = st.Help
 	m.Update(eventsArrivedMsg{stream: 1, events: synthEvents(10, 10, false)})
-	m.dash.panel = analyze(m.dash.state.inputs(), engine.Options(&m.exp))
+	m.dash.reported(reportComputedMsg{stream: 1, version: m.dash.state.Version(), panel: analyze(m.dash.state.inputs(), engine.Options(&m.exp))})
 	if out := m.render(); colour.MatchString(out) {
 		t.Errorf("NO_COLOR styles emit colours: %q", colour.FindString(out))
 	}
@@ -471,8 +471,8 @@ func TestReplayJumpAppliesEventsBeforeTheNextFrame(t *testing.T) {
 	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPlan(30), evs, 1, nil), 80, 24)
 	press(t, m, "space")    // pause the replay Init would start
 	m.Update(keyPress(".")) // commands deliberately not run
-	if len(m.replay.state.probe) != 1 {
-		t.Fatalf("after a step, before any command: %d probe samples shown, want 1", len(m.replay.state.probe))
+	if m.replay.chart.Samples() != 1 {
+		t.Fatalf("after a step, before any command: %d probe samples shown, want 1", m.replay.chart.Samples())
 	}
 	m.Update(keyPress("G"))
 	if !m.replay.rp.done() || m.replay.state.end == nil {

@@ -1,0 +1,284 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// The analysis panes draw the analysis a dashboard shows: the Δ% and its
+// CI (ciPane), the anytime-valid numbers (seqPane), the p-values (pPane)
+// and the regimes (regimePane). Each is a component: it keeps the last
+// analysis handed to it by an analysisShownMsg, is given its area with
+// SetSize (a width and the metric rows it may use) and draws itself with
+// View. None has keys.
+
+// analysisShownMsg hands the analysis panes the analysis their dashboard
+// now shows. A dashboard sends it to its own panes; it never goes through
+// the program.
+type analysisShownMsg struct{ panel panelData }
+
+// viewLines splits a pane's View into lines; an empty view has none.
+func viewLines(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, "\n")
+}
+
+// analysisView is what every analysis pane keeps: the analysis shown and
+// the area it is given.
+type analysisView struct {
+	st    *Styles
+	data  panelData
+	width int
+	rows  int // metric (or regime) rows drawn
+}
+
+// SetSize sets the width and the number of rows.
+func (v *analysisView) SetSize(w, rows int) { v.width, v.rows = w, rows }
+
+// take keeps the analysis an analysisShownMsg carries.
+func (v *analysisView) take(msg tea.Msg) {
+	if msg, ok := msg.(analysisShownMsg); ok {
+		v.data = msg.panel
+	}
+}
+
+// ciPane is the Δ% of each metric with its confidence interval on a
+// shared axis. It owns the axis' scale, kept steady from one analysis to
+// the next (nextCIScale).
+type ciPane struct {
+	analysisView
+	scale float64 // the axis' half-width (%); 0: from the metrics
+}
+
+func newCIPane(st *Styles, pd panelData) ciPane {
+	return ciPane{analysisView: analysisView{st: st, data: pd}}
+}
+
+// Update takes a new analysis and rescales the axis if it needs to.
+func (p ciPane) Update(msg tea.Msg) (ciPane, tea.Cmd) {
+	if msg, ok := msg.(analysisShownMsg); ok {
+		p.scale = nextCIScale(p.scale, msg.panel.metrics)
+	}
+	p.take(msg)
+	return p, nil
+}
+
+// View draws the title, a row per metric and the axis.
+func (p ciPane) View() string {
+	st, pd, w := p.st, p.data, p.width
+	conf := pd.confidence
+	if conf == 0 {
+		conf = 0.95
+	}
+	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
+	switch {
+	case pd.sequential:
+		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
+	case pd.paired:
+		title = fmt.Sprintf("Δ%% B vs A, paired rounds, %g%% CI: valid at the planned end only", conf*100)
+	}
+	if pd.final {
+		title += " · final"
+	}
+	lines := []string{st.PanelTitle.Render(truncate(title, w))}
+	if len(pd.metrics) == 0 {
+		return strings.Join(append(lines, st.Muted.Render("  waiting for counted trials of both builds")), "\n")
+	}
+	scale := p.scale
+	if scale <= 0 {
+		scale = ciScale(pd.metrics)
+	}
+	nameW := 14
+	numW := 8
+	rangeW := 19
+	verdW := 12
+	barW := w - nameW - numW - rangeW - verdW - 4
+	if barW > 40 {
+		barW = 40
+	}
+	for i, m := range pd.metrics {
+		if i >= p.rows {
+			lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more metrics", len(pd.metrics)-i)))
+			break
+		}
+		vs := st.Verdict(m.verdict)
+		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.ciLow), fmtPctShort(m.ciHigh))
+		line := pad(m.name, nameW) + " " + pad(fmtPctShort(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
+		if barW >= 7 {
+			line += vs.Render(ciBar(m.ciLow, m.deltaPct, m.ciHigh, scale, barW)) + " "
+		}
+		line += vs.Render(verdictWord(m.verdict))
+		lines = append(lines, truncate(line, w))
+	}
+	if barW >= 7 {
+		axis := []rune(strings.Repeat(" ", barW))
+		put := func(at int, txt string) {
+			for i, r := range []rune(txt) {
+				if at+i >= 0 && at+i < len(axis) {
+					axis[at+i] = r
+				}
+			}
+		}
+		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
+		put(0, lo)
+		put((barW-1)/2, "0")
+		put(barW-len(hi), hi)
+		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+string(axis), w)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// seqPane is the anytime-valid analysis of paired metrics, the numbers
+// that stay valid however often they are looked at. It draws nothing
+// without pairs, or when the CI pane already shows them (stop auto).
+type seqPane struct{ analysisView }
+
+func newSeqPane(st *Styles, pd panelData) seqPane { return seqPane{analysisView{st: st, data: pd}} }
+
+// Update takes a new analysis.
+func (p seqPane) Update(msg tea.Msg) (seqPane, tea.Cmd) {
+	p.take(msg)
+	return p, nil
+}
+
+// View draws the title and a row per paired metric.
+func (p seqPane) View() string {
+	st, pd, w := p.st, p.data, p.width
+	if pd.sequential {
+		return ""
+	}
+	var rows []string
+	for i, m := range pd.metrics {
+		if !m.seq.ok || i >= p.rows {
+			continue
+		}
+		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.seq.low), fmtPctShort(m.seq.high))
+		dec := m.seq.decision
+		if dec == analysis.DecisionContinue {
+			dec = "undecided"
+		}
+		rows = append(rows, truncate(pad(m.name, 14)+" "+pad(fmtPctShort(m.seq.delta), 8)+" "+pad(rng, 19)+" "+
+			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p), dec), w))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return strings.Join(append([]string{st.PanelTitle.Render(truncate("anytime-valid (mean ratio, valid at any look)", w))}, rows...), "\n")
+}
+
+// pPane is the p-values of each metric and the test settings.
+type pPane struct{ analysisView }
+
+func newPPane(st *Styles, pd panelData) pPane { return pPane{analysisView{st: st, data: pd}} }
+
+// Update takes a new analysis.
+func (p pPane) Update(msg tea.Msg) (pPane, tea.Cmd) {
+	p.take(msg)
+	return p, nil
+}
+
+// View draws the settings line, the column heads and a row per metric.
+func (p pPane) View() string {
+	st, pd, w := p.st, p.data, p.width
+	test := pd.test
+	if test == "" {
+		test = "mann-whitney"
+	}
+	if pd.paired {
+		test = "paired signed-rank"
+	}
+	if pd.sequential {
+		test = "anytime-valid (any look)"
+	}
+	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
+	if len(pd.metrics) == 0 {
+		return lines[0]
+	}
+	showKW := false
+	for _, m := range pd.metrics {
+		if !math.IsNaN(m.kwP) {
+			showKW = true
+		}
+	}
+	nameW := 14
+	if w >= 110 {
+		nameW = 18
+	}
+	head := pad("metric", nameW) + fmt.Sprintf(" %8s %8s %8s", "p", "p adj", "Welch p")
+	if showKW {
+		head += fmt.Sprintf(" %8s", "order p")
+	}
+	head += fmt.Sprintf(" %7s %9s", "MDE", "n A/B")
+	lines = append(lines, st.Muted.Render(truncate(head, w)))
+	for i, m := range pd.metrics {
+		if i >= p.rows {
+			break
+		}
+		pstyle := st.NoChange
+		if !math.IsNaN(m.pAdj) && m.pAdj < pd.alpha {
+			pstyle = st.Verdict(m.verdict)
+		}
+		line := pad(m.name, nameW) + " " + pstyle.Render(fmt.Sprintf("%8s", fmtP(m.p))) + " " +
+			pstyle.Render(fmt.Sprintf("%8s", fmtP(m.pAdj))) + fmt.Sprintf(" %8s", fmtP(m.welchP))
+		if showKW {
+			line += fmt.Sprintf(" %8s", fmtP(m.kwP))
+		}
+		mde := "—"
+		if !math.IsNaN(m.mde) && !math.IsInf(m.mde, 0) {
+			mde = fmt.Sprintf("%.2f%%", m.mde)
+		}
+		line += fmt.Sprintf(" %7s %9s", mde, fmt.Sprintf("%d/%d", m.nA, m.nB))
+		lines = append(lines, truncate(line, w))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// regimePane is the regimes when toggles split the session: a title
+// saying which regime the panels analyse and why, then up to rows regimes
+// (the analysed one, ▸, and the latest others) with their toggles,
+// counted trials and notes. It draws nothing with one regime.
+type regimePane struct{ analysisView }
+
+func newRegimePane(st *Styles, pd panelData) regimePane {
+	return regimePane{analysisView{st: st, data: pd}}
+}
+
+// Update takes a new analysis.
+func (p regimePane) Update(msg tea.Msg) (regimePane, tea.Cmd) {
+	p.take(msg)
+	return p, nil
+}
+
+// View draws the title and the regimes shown.
+func (p regimePane) View() string {
+	st, pd, w := p.st, p.data, p.width
+	if len(pd.regimes) < 2 {
+		return ""
+	}
+	out := []string{st.PanelTitle.Render(truncate(pd.regimeWhy, w))}
+	show := make([]bool, len(pd.regimes))
+	n := 0
+	if pd.regimePick >= 0 && pd.regimePick < len(show) {
+		show[pd.regimePick] = true
+		n++
+	}
+	for k := len(show) - 1; k >= 0 && n < max(1, p.rows); k-- {
+		if !show[k] {
+			show[k] = true
+			n++
+		}
+	}
+	for k, r := range pd.regimes {
+		if show[k] {
+			out = append(out, truncate(regimeLine(r, k == pd.regimePick), w))
+		}
+	}
+	return strings.Join(out, "\n")
+}
