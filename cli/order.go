@@ -30,7 +30,10 @@ For each test it shows the relative difference of means
 Δ% = (mean fixed − mean random)/mean fixed, and the medians with their
 distribution-free confidence intervals. A red flag marks a test whose
 intervals do not overlap, or whose metric leads to a different A/B
-conclusion in fixed order than in random order.
+conclusion in fixed order than in random order while the per-run
+differences B/A differ between the orders (Mann–Whitney, p < α/metrics).
+Each order's A/B conclusion takes the run as the unit: the per-run means
+of control and treatment, paired by run.
 
 Exit status: 0 order does not matter; 3 it does; 1 error.
 
@@ -144,14 +147,17 @@ func writeOrder(w io.Writer, o *study.Order) {
 	}
 	tw.Flush()
 	if len(o.Conclusions) > 0 {
-		fmt.Fprintln(w, "\nA/B conclusion by order:")
+		fmt.Fprintln(w, "\nA/B conclusion by order (run-level, paired by run):")
 		for _, c := range o.Conclusions {
 			flag := ""
-			if c.Fixed != c.Random {
-				flag = "  ← different conclusions"
+			switch {
+			case c.RedFlag:
+				flag = "  ← different conclusions, RED FLAG"
+			case c.Fixed != c.Random:
+				flag = "  ← different conclusions (per-run differences agree: a warning)"
 			}
-			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)%s\n", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed),
-				c.Random, format.SignedPct(c.DeltaPctRandom), flag)
+			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)   p (Δ fixed vs random) %s%s\n", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed),
+				c.Random, format.SignedPct(c.DeltaPctRandom), format.Num(c.P), flag)
 		}
 	}
 	fmt.Fprintln(w)

@@ -120,7 +120,7 @@ func fakeOrder() *study.Order {
 			{Name: "treatment/startup_ms", Arm: "treatment", Metric: "startup_ms", P: 0.41, DeltaPct: 0.3,
 				Fixed: iv(523.0, 520.1, 526.0), Random: iv(521.5, 519.0, 524.9)},
 		},
-		Conclusions: []study.OrderConclusion{{Metric: "startup_ms", Fixed: "regression", Random: "no change", DeltaPctFixed: 4.9, DeltaPctRandom: 0.4}},
+		Conclusions: []study.OrderConclusion{{Metric: "startup_ms", Fixed: "regression", Random: "no change", DeltaPctFixed: 4.9, DeltaPctRandom: 0.4, P: 0.0002, RedFlag: true}},
 		Warnings:    []string{},
 	}
 }

@@ -218,8 +218,11 @@ func (r *orderView) lines(w int) []string {
 		lines = append(lines, "", st.PanelTitle.Render("A/B conclusion by order"))
 		for _, c := range o.Conclusions {
 			row := fmt.Sprintf("  %s: fixed %s (Δ %s), random %s (Δ %s)", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed), c.Random, format.SignedPct(c.DeltaPctRandom))
-			if c.Fixed != c.Random {
+			switch {
+			case c.RedFlag:
 				row = st.Regression.Render("≠" + row[1:] + " · differ")
+			case c.Fixed != c.Random:
+				row = st.Warning.Render("≠" + row[1:] + " · differ (per-run Δ agree)")
 			}
 			lines = append(lines, truncate(row, w))
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -61,14 +62,23 @@ type OrderTest struct {
 	Reasons     []string          `json:"reasons,omitempty"`
 }
 
-// OrderConclusion is the verdict on a metric under each order, from the
-// trials of all runs of that order.
+// OrderConclusion is the verdict on a metric under each order, with the
+// run as the unit: from the per-run means of all runs of that order,
+// paired by run (concludeRuns).
 type OrderConclusion struct {
 	Metric         string         `json:"metric"`
 	Fixed          string         `json:"fixed"`
 	Random         string         `json:"random"`
-	DeltaPctFixed  analysis.Float `json:"delta_pct_fixed"`
-	DeltaPctRandom analysis.Float `json:"delta_pct_random"`
+	DeltaPctFixed  analysis.Float `json:"delta_pct_fixed"`  // the paired analysis's estimate, in %
+	DeltaPctRandom analysis.Float `json:"delta_pct_random"` //
+	// P is Mann–Whitney's test of the per-run log ratios B/A in fixed
+	// order against those in random order: whether the order changes the
+	// A/B difference itself.
+	P analysis.Float `json:"p"`
+	// RedFlag: the conclusions differ and P is below α/metrics. Differing
+	// conclusions alone are a warning: two tests at level α each disagree
+	// about 2α of the time by chance.
+	RedFlag bool `json:"red_flag"`
 }
 
 // DefaultOrderRuns is N when none is given.
@@ -224,26 +234,34 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		o.Warnings = append(o.Warnings, fmt.Sprintf("median intervals need at least 6 repetitions at %.0f%% (have %d)", 100*opt.Confidence, o.Runs))
 	}
 
-	// The conclusions each order leads to.
-	conclude := func(runs []*runData) analysis.Report {
-		var in []analysis.MetricInput
-		for _, m := range names {
-			var a, b []float64
-			for _, d := range runs {
-				a = append(a, d.values(lab.ArmControl, m)...)
-				b = append(b, d.values(lab.ArmTreatment, m)...)
-			}
-			in = append(in, analysis.MetricInput{Name: m, Unit: infos[m].unit, Better: infos[m].better, Samples: [][]float64{a, b}})
-		}
-		return analysis.Compare(in, opt)
-	}
-	rf, rr := conclude(byMode[lab.OrderFixed]), conclude(byMode[lab.OrderRandom])
-	differs := map[string]bool{}
+	// The conclusions each order leads to, the run being the unit.
+	rf := concludeRuns(byMode[lab.OrderFixed], names, infos, opt)
+	rr := concludeRuns(byMode[lab.OrderRandom], names, infos, opt)
+	alphaDelta := alpha / float64(len(names))
+	differs := map[string]string{}
 	for i, m := range names {
 		c := OrderConclusion{Metric: m, Fixed: rf.Metrics[i].Verdict, Random: rr.Metrics[i].Verdict,
-			DeltaPctFixed: rf.Metrics[i].DeltaPctMean, DeltaPctRandom: rr.Metrics[i].DeltaPctMean}
+			DeltaPctFixed: rf.Metrics[i].Decision.DeltaPct, DeltaPctRandom: rr.Metrics[i].Decision.DeltaPct,
+			P: analysis.Float(math.NaN())}
+		df, okf := runLogRatios(byMode[lab.OrderFixed], m)
+		dr, okr := runLogRatios(byMode[lab.OrderRandom], m)
+		if okf && okr {
+			mw, _ := analysis.MannWhitneyU(df, dr)
+			c.P = mw.P
+		}
+		if c.Fixed != c.Random {
+			switch {
+			case c.P.Defined() && float64(c.P) < alphaDelta:
+				c.RedFlag = true
+				differs[m] = fmt.Sprintf("the A/B conclusion is %q in fixed order but %q in random order, and the per-run differences differ between the orders (Mann–Whitney p = %.2g < %.2g)",
+					c.Fixed, c.Random, float64(c.P), alphaDelta)
+			default:
+				o.Warnings = append(o.Warnings, fmt.Sprintf(
+					"%s: the A/B conclusion is %q in fixed order but %q in random order, but the per-run differences do not differ between the orders (Mann–Whitney p = %s ≥ %.2g): a weaker signal than a red flag, as likely chance as order",
+					m, c.Fixed, c.Random, format.Num(c.P), alphaDelta))
+			}
+		}
 		o.Conclusions = append(o.Conclusions, c)
-		differs[m] = c.Fixed != c.Random
 	}
 
 	for i := range o.Tests {
@@ -257,16 +275,50 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 			t.RedFlag = true
 			t.Reasons = append(t.Reasons, "the median intervals of fixed and random runs do not overlap")
 		}
-		if differs[t.Metric] {
+		if why, ok := differs[t.Metric]; ok {
 			t.RedFlag = true
-			for _, c := range o.Conclusions {
-				if c.Metric == t.Metric {
-					t.Reasons = append(t.Reasons, fmt.Sprintf("the A/B conclusion is %q in fixed order but %q in random order", c.Fixed, c.Random))
-				}
-			}
+			t.Reasons = append(t.Reasons, why)
 		}
 	}
 	return o, nil
+}
+
+// concludeRuns draws the A/B conclusion of one order from its runs with
+// the run as the unit (trials within a run share that run's state, so
+// pooling them as independent overstates the evidence): each run
+// contributes one pair, its control and treatment means, and the verdict
+// is Compare's paired analysis of them (Wilcoxon's signed-rank test of the
+// per-run log ratios), with opt's correction across metrics as in run.
+func concludeRuns(runs []*runData, names []string, infos map[string]metricInfo, opt analysis.Options) analysis.Report {
+	var in []analysis.MetricInput
+	for _, m := range names {
+		var a, b []float64
+		var pairs []analysis.Pair
+		for _, d := range runs {
+			ma, mb := mean(d.values(lab.ArmControl, m)), mean(d.values(lab.ArmTreatment, m))
+			if math.IsNaN(ma) || math.IsNaN(mb) {
+				continue
+			}
+			a, b = append(a, ma), append(b, mb)
+			pairs = append(pairs, analysis.Pair{A: ma, B: mb})
+		}
+		in = append(in, analysis.MetricInput{Name: m, Unit: infos[m].unit, Better: infos[m].better,
+			Samples: [][]float64{a, b}, Pairs: pairs})
+	}
+	return analysis.Compare(in, opt)
+}
+
+// runLogRatios returns each run's log(mean treatment / mean control) of
+// the metric; ok is false when fewer than 2 runs have one.
+func runLogRatios(runs []*runData, metric string) ([]float64, bool) {
+	var out []float64
+	for _, d := range runs {
+		ma, mb := mean(d.values(lab.ArmControl, metric)), mean(d.values(lab.ArmTreatment, metric))
+		if ma > 0 && mb > 0 && !math.IsInf(ma, 0) && !math.IsInf(mb, 0) {
+			out = append(out, math.Log(mb/ma))
+		}
+	}
+	return out, len(out) >= 2
 }
 
 // runMeans returns each run's mean of the metric for arm, and every value.

@@ -320,3 +320,41 @@ func TestSimProxyReplayRemovesNetworkDrift(t *testing.T) {
 		t.Errorf("proxy replay does not tame the network: CV %.4f live vs %.4f replayed", cv["off"], cv["replay"])
 	}
 }
+
+// TestOrderRedFlagAARate: on A/A studies (the same build in both arms)
+// whose network latency drifts (proxy off), fixed order's A-then-B lands
+// each run's two arms at different points of the drift. Pooling 10 runs ×
+// 20 trials per arm as independent turned that into a "regression" or
+// "improvement" in fixed order, and a red flag, in 36 of 100 seeds. With
+// the run as the unit the red flag rate must be near α: within the 95%
+// binomial range of the number of red flags at α = 5%.
+func TestOrderRedFlagAARate(t *testing.T) {
+	const seeds = 100
+	exp := loadExample(t, "sim-order-clean.json")
+	exp.Controls.Proxy = "off"
+	flagged, weaker := 0, 0
+	for s := range seeds {
+		exp.Seed = int64(1000 + s)
+		o, err := OrderStudy(context.Background(), OrderConfig{Experiment: exp, Devices: simDevices("pixel")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		red := false
+		for _, x := range o.Tests {
+			red = red || x.RedFlag
+		}
+		if red {
+			flagged++
+		}
+		for _, w := range o.Warnings {
+			if strings.Contains(w, "weaker signal") {
+				weaker++
+			}
+		}
+	}
+	_, hi := analysis.BinomialRange(seeds, 0.05, 0.95)
+	t.Logf("A/A with drifting network: %d of %d studies raise a red flag (accept ≤ %d); %d only warn of differing conclusions", flagged, seeds, hi, weaker)
+	if flagged > hi {
+		t.Errorf("%d of %d A/A studies raise a red flag, above the 95%% binomial range (≤ %d) at α = 5%%", flagged, seeds, hi)
+	}
+}
