@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,11 +34,37 @@ func newTmuxPane(t *testing.T, w, h int, command string) *tmuxPane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed (test.sh installs it)")
 	}
+	sweepStaleTmux()
 	p := &tmuxPane{t: t, sock: fmt.Sprintf("perflab-test-%d-%d", os.Getpid(), tmuxCount.Add(1)), name: "main"}
 	t.Cleanup(func() { exec.Command("tmux", "-L", p.sock, "kill-server").Run() })
 	p.tmux("new-session", "-d", "-s", p.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
 	p.tmux("set-option", "-t", p.name, "remain-on-exit", "on")
 	return p
+}
+
+// sweepStaleTmux kills the tmux servers earlier test binaries left behind:
+// a binary killed by go test's -timeout (or SIGKILL) runs no t.Cleanup, and
+// its server, with a perflab in its pane, would run on and load the
+// machine. A socket perflab-test-PID-N whose PID is gone is such a leftover.
+func sweepStaleTmux() {
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	socks, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), "perflab-test-*"))
+	for _, sock := range socks {
+		name := filepath.Base(sock)
+		f := strings.Split(name, "-")
+		if len(f) != 4 {
+			continue
+		}
+		pid, err := strconv.Atoi(f[2])
+		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		exec.Command("tmux", "-L", name, "kill-server").Run()
+		os.Remove(sock)
+	}
 }
 
 func (p *tmuxPane) tmux(args ...string) string {
