@@ -4,13 +4,16 @@
 package adbtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +65,8 @@ func StartServer(t testing.TB) *Server {
 	bin := NeedADB(t)
 	port := FreePort(t)
 	cmd := exec.Command(bin, "-P", strconv.Itoa(port), "start-server")
-	cmd.Env = append(os.Environ(), "ADB_EMU=0")
+	sweepStaleServers()
+	cmd.Env = append(os.Environ(), "ADB_EMU=0", ownerVar+"="+strconv.Itoa(os.Getpid()))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("adb start-server on %d: %v\n%s", port, err, out)
 	}
@@ -74,6 +78,39 @@ func StartServer(t testing.TB) *Server {
 		kill.Run()
 	})
 	return s
+}
+
+// ownerVar marks the adb servers StartServer starts with the pid of the test
+// binary that started them; the server inherits it from the adb client.
+const ownerVar = "PERFLAB_TEST_ADB_OWNER"
+
+// sweepStaleServers kills the adb servers that earlier test binaries left
+// behind: a binary killed by go test's -timeout runs no t.Cleanup, and its
+// daemonized server would live on. Only processes carrying ownerVar whose
+// owner is gone are touched; adb servers of anyone else never carry it.
+func sweepStaleServers() {
+	dirs, _ := os.ReadDir("/proc")
+	marker := []byte(ownerVar + "=")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if !bytes.HasPrefix(kv, marker) {
+				continue
+			}
+			owner, err := strconv.Atoi(string(kv[len(marker):]))
+			if err == nil && owner != os.Getpid() && syscall.Kill(owner, 0) == syscall.ESRCH {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
+		}
+	}
 }
 
 // Sim is a simulated device served on a loopback port.
