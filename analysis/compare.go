@@ -15,10 +15,6 @@ import (
 	"sync"
 )
 
-// minTrendWarnN is the smallest sample for which a significant Spearman
-// trend is reported as a warning.
-const minTrendWarnN = 8
-
 // MaxResamples bounds Options.Resamples: each resample keeps two float64s
 // per metric in memory.
 const MaxResamples = 10_000_000
@@ -267,6 +263,7 @@ func Compare(metrics []MetricInput, opt Options) Report {
 			m.Warnings = []string{}
 		}
 	}
+	warnDrift(r.Metrics, opt.Alpha)
 	if len(r.Metrics) == 1 {
 		r.KruskalWallisAll = r.Metrics[0].KruskalWallisAll
 	}
@@ -467,17 +464,7 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	if len(b) >= 3 && !constB {
 		w.add("B: ", ws...)
 	}
-	for _, arm := range []struct {
-		name string
-		n    int
-		c    Correlation
-	}{{"A", len(a), m.Trend.A}, {"B", len(b), m.Trend.B}} {
-		// The t approximation behind the p-value is poor for tiny samples.
-		if arm.n >= minTrendWarnN && arm.c.P.Defined() && float64(arm.c.P) < opt.Alpha {
-			w.add("", fmt.Sprintf("%s may drift with trial order (Spearman rho=%.2f, p=%.3g): trials may not be independent",
-				arm.name, float64(arm.c.Rho), float64(arm.c.P)))
-		}
-	}
+	// Drift warnings are given in Compare, corrected across metrics and arms.
 
 	if len(in.Pairs) > 0 || in.DroppedRounds > 0 {
 		pr, ws := AnalyzePaired(in.Pairs, in.DroppedRounds, opt.Alpha, opt.Confidence, opt.Resamples,
