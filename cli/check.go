@@ -71,7 +71,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code >= 0 {
 		return code
 	}
-	defer dev.Close()
+	defer pf.close(dev)
 	info := dev.Info()
 	interval, realtime := pf.interval, pf.realtime
 	prof, err := check.ResolveProfile(dev, *profile)

@@ -32,10 +32,17 @@ func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := newDeviceFlagSet("devices", stderr, devicesUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of devices")
 	adb := addADBFlag(fs)
+	ssh := addSSHFlag(fs)
 	if _, code := parseDeviceCommand(fs, args, stderr, 0, 0); code >= 0 {
 		return code
 	}
-	list, err := devices.List(ctx, devices.Options{ADBServers: *adb})
+	tun, err := openTunnels(ctx, *ssh, *adb)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab devices:", err)
+		return exitError
+	}
+	defer tun.Close()
+	list, err := devices.List(ctx, devices.Options{ADBServers: *adb, Tunnels: tun})
 	if err != nil {
 		// One backend failing (no adb server) does not hide the others.
 		fmt.Fprintln(stderr, "perflab devices:", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/sshtunnel"
 )
 
 // percentFlag is a flag holding a percentage written as "2%" or "2".
@@ -125,6 +126,8 @@ type probeFlags struct {
 	realtime *bool
 	seed     *int64
 	adb      *[]string
+	ssh      *[]sshtunnel.Target
+	tunnels  *devices.Tunnels // opened by open, closed by close
 }
 
 func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
@@ -135,6 +138,7 @@ func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
 		realtime: fs.Bool("realtime", false, "pace simulated devices at wall-clock speed"),
 		seed:     fs.Int64("seed", 1, "seed of simulated devices"),
 		adb:      addADBFlag(fs),
+		ssh:      addSSHFlag(fs),
 	}
 }
 
@@ -149,8 +153,15 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
 		return nil, 0, 2
 	}
-	dev, err := devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb})
+	tun, err := openTunnels(ctx, *f.ssh, *f.adb)
 	if err != nil {
+		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
+		return nil, 0, 1
+	}
+	f.tunnels = tun
+	dev, err = devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb, Tunnels: tun})
+	if err != nil {
+		tun.Close()
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
 		return nil, 0, 1
 	}
@@ -165,4 +176,10 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 		}
 	}
 	return dev, window, -1
+}
+
+// close closes the device open returned, then the tunnels it went through.
+func (f *probeFlags) close(dev lab.Device) {
+	dev.Close()
+	f.tunnels.Close()
 }

@@ -63,6 +63,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "overwrite the --out file if it exists")
 	device := fs.String("device", "", "device to run on, overriding the file's \"device\" (local, sim:PRESET, adb:SERIAL)")
 	adb := addADBFlag(fs)
+	ssh := addSSHFlag(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -129,7 +130,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "perflab run:", err)
 		return exitError
 	}
-	opt := devices.Options{ADBServers: *adb, Realtime: *realtime, Seed: exp.Seed}
+	tun, err := openTunnels(ctx, *ssh, *adb)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab run:", err)
+		return exitError
+	}
+	defer tun.Close()
+	opt := devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime, Seed: exp.Seed}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force,
 		ProbeS: probe.Seconds(), Realtime: *realtime}, deviceLab(opt))

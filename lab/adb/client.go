@@ -76,6 +76,10 @@ type Client struct {
 	Addr string
 	// DialTimeout bounds connecting to the server (default 5 s).
 	DialTimeout time.Duration
+	// Tunnel, when set, reaches the server (on the tunnel's host, at
+	// Addr's port on its loopback) and brings the phone's adb reverse
+	// connections back here: see Remote and exposeLocal.
+	Tunnel Tunnel
 }
 
 // NewClient returns a client for the adb server at addr (HOST:PORT).
@@ -93,7 +97,11 @@ func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	if d.Timeout == 0 {
 		d.Timeout = 5 * time.Second
 	}
-	conn, err := d.DialContext(ctx, "tcp", c.Addr)
+	addr, err := c.dialAddr()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %v (start one with: adb -P PORT start-server)", ErrNoServer, c.Addr, err)
 	}

@@ -79,13 +79,31 @@ type appBuild struct {
 // and returns it as a device. A device listed in another state than
 // "device" is an error that says what to do.
 func Open(ctx context.Context, serial string, servers []string) (*Device, error) {
+	return OpenVia(ctx, serial, clients(servers))
+}
+
+// clients returns a client per server address (DefaultServers when none).
+func clients(servers []string) []*Client {
 	if len(servers) == 0 {
 		servers = DefaultServers()
 	}
-	var seen []string
+	cs := make([]*Client, len(servers))
+	for i, s := range servers {
+		cs[i] = NewClient(s)
+	}
+	return cs
+}
+
+// OpenVia is Open with the servers' clients given, e.g. with a Tunnel.
+func OpenVia(ctx context.Context, serial string, cs []*Client) (*Device, error) {
+	if len(cs) == 0 {
+		cs = clients(nil)
+	}
+	var servers, seen []string
 	var errs []error
-	for _, s := range servers {
-		c := NewClient(s)
+	for _, c := range cs {
+		s := c.Addr
+		servers = append(servers, s)
 		es, err := c.Devices(ctx)
 		if err != nil {
 			errs = append(errs, err)
@@ -132,13 +150,19 @@ func stateHint(state string) string {
 
 // List returns the devices of every server, in every state.
 func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
-	if len(servers) == 0 {
-		servers = DefaultServers()
+	return ListVia(ctx, clients(servers))
+}
+
+// ListVia is List with the servers' clients given, e.g. with a Tunnel.
+func ListVia(ctx context.Context, cs []*Client) ([]lab.DeviceInfo, error) {
+	if len(cs) == 0 {
+		cs = clients(nil)
 	}
 	var out []lab.DeviceInfo
 	var errs []error
-	for _, s := range servers {
-		es, err := NewClient(s).Devices(ctx)
+	for _, c := range cs {
+		s := c.Addr
+		es, err := c.Devices(ctx)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -147,7 +171,7 @@ func List(ctx context.Context, servers []string) ([]lab.DeviceInfo, error) {
 			info := lab.DeviceInfo{ID: "adb:" + e.Serial, Backend: "adb", Model: strings.ReplaceAll(e.Attrs["model"], "_", " "),
 				State: e.State, Server: s, Caps: []string{}}
 			if e.State == "device" {
-				d := &Device{c: NewClient(s), serial: e.Serial}
+				d := &Device{c: c, serial: e.Serial}
 				if err := d.probe(ctx, e, true); err == nil {
 					d.repairLeftover(ctx)
 					info = d.Info()
@@ -197,12 +221,13 @@ func (d *Device) probe(ctx context.Context, e Entry, listing bool) error {
 	}
 	// The proxy needs only the shell user (settings put global
 	// http_proxy) and adb reverse to this host.
-	remote := false
-	if host, _, err := net.SplitHostPort(d.c.Addr); err == nil && !isLoopback(host) {
-		remote = true
-		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics and the proxy over adb reverse reach that host, not this one; am start -W metrics still work")
-	}
-	if !remote {
+	switch {
+	case d.c.Tunnel != nil:
+		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" reached through "+d.c.Tunnel.String()+": app metrics and the proxy come back over it")
+		reported = append(reported, lab.CapProxy)
+	case d.c.Remote():
+		info.Notes = append(info.Notes, "adb server "+d.c.Addr+" is remote: app metrics and the proxy over adb reverse would reach that host, not this one (pass --ssh USER@HOST to forward them); am start -W metrics work")
+	default:
 		reported = append(reported, lab.CapProxy)
 	}
 	info.Caps = lab.DeriveCaps(d, reported...)
@@ -502,7 +527,7 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	}
 	mode := proxy.Mode(exp.Controls)
 	if mode != proxy.ModeOff && !d.Info().Has(lab.CapProxy) {
-		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (the adb server %s is remote: adb reverse cannot reach this host's proxy)", d.serial, mode, lab.ErrUnsupported, d.c.Addr)
+		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (%w)", d.serial, mode, lab.ErrUnsupported, d.c.remoteErr("the record/replay proxy"))
 	}
 	// A previous run's proxy (its recording file, its wiring) goes first.
 	if err := d.closeProxy(ctx); err != nil {
@@ -577,6 +602,16 @@ func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
 		}
 		d.mu.Unlock()
 	}
+	if d.c.Remote() && d.c.Tunnel == nil {
+		// The app's metrics cannot come back: only am start -W's are
+		// measured, and an experiment naming others is refused.
+		for _, m := range exp.Metrics {
+			if m != MetricTotalTime && m != MetricWaitTime {
+				return events, fmt.Errorf("metric %s: %w", m, d.c.remoteErr("app metrics over adb reverse"))
+			}
+		}
+		return events, nil
+	}
 	if err := d.openMetrics(ctx); err != nil {
 		return events, err
 	}
@@ -617,7 +652,9 @@ func (d *Device) applyGovernor(ctx context.Context, raw json.RawMessage) ([]lab.
 // collects PERFLAB_METRIC lines.
 type metricListener struct {
 	ln   net.Listener
-	port int
+	port int // where the phone connects (adb reverse tcp:port tcp:port), on the adb server's host
+	// unexpose ends the relay from the adb server's host (a remote one).
+	unexpose func() error
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -636,7 +673,12 @@ func (d *Device) openMetrics(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("metric listener: %w", err)
 		}
-		m = &metricListener{ln: ln, port: ln.Addr().(*net.TCPAddr).Port}
+		port, unexpose, err := d.c.exposeLocal("app metrics over adb reverse", ln.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		m = &metricListener{ln: ln, port: port, unexpose: unexpose}
 		m.cond = sync.NewCond(&m.mu)
 		go m.serve()
 		d.mu.Lock()
@@ -1033,6 +1075,7 @@ func (d *Device) Close() error {
 	if m != nil {
 		d.c.ReverseRemove(ctx, d.serial, m.port)
 		m.ln.Close()
+		m.unexpose()
 	}
 	if err := d.closeProxy(ctx); err != nil {
 		errs = append(errs, err)

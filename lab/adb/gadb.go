@@ -30,7 +30,11 @@ import (
 
 // gadbClient returns gadb's client for c's server.
 func (c *Client) gadbClient(ctx context.Context) (gadb.Client, error) {
-	host, port, err := splitHostPort(c.Addr, 5037)
+	addr, err := c.dialAddr()
+	if err != nil {
+		return gadb.Client{}, err
+	}
+	host, port, err := splitHostPort(addr, 5037)
 	if err != nil {
 		return gadb.Client{}, fmt.Errorf("adb server %q: %w", c.Addr, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -31,7 +30,9 @@ const ProxyBeforeSetting = "perflab_http_proxy_before"
 type phoneProxy struct {
 	c    *proxy.Controller
 	tmp  string // holds the recording when the experiment names no file; removed at Close
-	port int
+	port int    // where the phone connects, on the adb server's host (this one, or through the tunnel)
+	// unexpose ends the relay from a remote adb server's host.
+	unexpose func() error
 
 	wired    bool   // reverse and http_proxy are set on the phone
 	prev     string // http_proxy before perflab set it ("null": unset)
@@ -45,8 +46,8 @@ func (d *Device) proxyLocked(exp *lab.Experiment) (*phoneProxy, error) {
 	if d.hp != nil {
 		return d.hp, nil
 	}
-	if host, _, err := net.SplitHostPort(d.c.Addr); err == nil && !isLoopback(host) {
-		return nil, fmt.Errorf("adb server %s is remote: adb reverse would reach that host, and the proxy listens on this one's loopback", d.c.Addr)
+	if d.c.Remote() && d.c.Tunnel == nil {
+		return nil, d.c.remoteErr("the record/replay proxy")
 	}
 	hp := &phoneProxy{}
 	dir := ""
@@ -63,7 +64,9 @@ func (d *Device) proxyLocked(exp *lab.Experiment) (*phoneProxy, error) {
 	// setting has none): the proxy accepts only what the adb server relays
 	// from the reversed port, where this host can tell.
 	var access proxy.Access
-	if allow, err := adbPeerCheck(d.c.Addr); err == nil {
+	if d.c.Tunnel != nil {
+		hp.open = "the phone reaches it through " + d.c.Tunnel.String() + ", where any process can connect to the forwarded port, and this host cannot tell who"
+	} else if allow, err := adbPeerCheck(d.c.Addr); err == nil {
 		access.AllowConn = allow
 	} else {
 		hp.open = err.Error()
@@ -75,7 +78,15 @@ func (d *Device) proxyLocked(exp *lab.Experiment) (*phoneProxy, error) {
 		}
 		return nil, err
 	}
-	hp.c, hp.port = c, c.Proxy().Port()
+	port, unexpose, err := d.c.exposeLocal("the record/replay proxy", c.Proxy().Port())
+	if err != nil {
+		c.Close()
+		if hp.tmp != "" {
+			os.RemoveAll(hp.tmp)
+		}
+		return nil, err
+	}
+	hp.c, hp.port, hp.unexpose = c, port, unexpose
 	d.hp = hp
 	return hp, nil
 }
@@ -201,6 +212,9 @@ func (d *Device) proxyDetail(c *proxy.Controller) map[string]string {
 	if hp != nil {
 		d.pxMu.Lock()
 		detail["proxy_phone"] = fmt.Sprintf("settings put global %s 127.0.0.1:%d; adb reverse tcp:%d tcp:%d", HTTPProxySetting, hp.port, hp.port, hp.port)
+		if d.c.Tunnel != nil {
+			detail["proxy_phone"] += fmt.Sprintf("; port %d on the adb server's host forwarded back over %s", hp.port, d.c.Tunnel)
+		}
 		detail["proxy_phone_before"] = orNull(hp.prev)
 		if strings.HasPrefix(detail["proxy_https"], "intercept") {
 			detail["proxy_phone_https"] = "apps see HTTPS signed by perflab's CA: they must trust it (debug network-security-config), or set proxy.https to tunnel"
@@ -228,6 +242,7 @@ func (d *Device) closeProxy(ctx context.Context) error {
 		return nil
 	}
 	err := d.unwireProxy(ctx, hp)
+	hp.unexpose()
 	if cerr := hp.c.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the proxy: %w", cerr))
 	}

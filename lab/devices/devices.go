@@ -15,8 +15,10 @@ import (
 // Options configure the backends.
 type Options struct {
 	ADBServers []string // adb servers as host:port; empty means the default server
-	Realtime   bool     // pace simulated devices at wall-clock speed
-	Seed       int64    // seed for simulated devices
+	// Tunnels reach remote adb servers over SSH (nil: none); OpenTunnels.
+	Tunnels  *Tunnels
+	Realtime bool  // pace simulated devices at wall-clock speed
+	Seed     int64 // seed for simulated devices
 }
 
 // backend is one kind of device. To add one, write its open and list
