@@ -80,8 +80,8 @@ func TestMannWhitneyExactDistribution(t *testing.T) {
 		return r
 	}
 	for m := 1; m <= maxExactN; m++ {
-		for n := 1; n <= maxExactN; n++ {
-			counts := mwuCounts(m, n)
+		for n := 1; n <= maxExactN+4; n++ {
+			counts := mwuLowerCounts(m, n, m*n)
 			total := 0.0
 			for u, c := range counts {
 				total += c

@@ -110,3 +110,46 @@ func TestTestsFarTailScipy(t *testing.T) {
 }
 
 func ftoa(x float64) string { b, _ := json.Marshal(x); return string(b) }
+
+// TestMannWhitneyAutoScipy checks which Mann–Whitney p-values are exact and
+// their values against scipy.stats.mannwhitneyu(method="auto"): exact when
+// either sample has at most 8 values and there are no ties (8 against 9,
+// 3 against 20, 5 against 200 ...), asymptotic for 9 against 9 or with
+// ties (issue 16 item 8: perflab required both samples to be small).
+func TestMannWhitneyAutoScipy(t *testing.T) {
+	ref := loadTails(t)
+	for _, c := range ref.MWUExact {
+		t.Run(c.Name, func(t *testing.T) {
+			mw, _ := MannWhitneyU(c.A, c.B)
+			if mw.Exact != c.Exact {
+				t.Errorf("exact = %v, want %v", mw.Exact, c.Exact)
+			}
+			if float64(mw.U) != c.U {
+				t.Errorf("U = %v, want %v", float64(mw.U), c.U)
+			}
+			checkTail(t, "p", float64(mw.P), c.P)
+		})
+	}
+}
+
+// TestMannWhitneyExactTail checks the exact p-value of complete separation
+// far in the tail, 2/C(m+n, m), and that mwuMinP agrees.
+func TestMannWhitneyExactTail(t *testing.T) {
+	for _, c := range []struct{ m, n int }{{1, 1}, {3, 3}, {8, 9}, {8, 500}, {5, 2000}, {2, 100000}} {
+		a := make([]float64, c.m)
+		b := make([]float64, c.n)
+		for i := range a {
+			a[i] = float64(i)
+		}
+		for i := range b {
+			b[i] = float64(c.m + i)
+		}
+		want := math.Min(1, 2/binomial(c.m+c.n, c.m))
+		mw, _ := MannWhitneyU(a, b)
+		if !mw.Exact {
+			t.Errorf("%d vs %d: not exact", c.m, c.n)
+		}
+		checkTail(t, "exact p", float64(mw.P), want)
+		checkTail(t, "mwuMinP", mwuMinP(c.m, c.n), want)
+	}
+}

@@ -34,9 +34,16 @@ type Correlation struct {
 	P   Float `json:"p"`
 }
 
-// maxExactN is the largest sample size for which the Mann–Whitney p-value
-// is computed exactly (both samples, no ties).
+// maxExactN is the largest size of the smaller sample for which the
+// Mann–Whitney p-value is exact (without ties), as scipy.stats.mannwhitneyu's
+// method "auto": exact when either sample has at most 8 values.
 const maxExactN = 8
+
+// maxExactCells bounds m·n for the exact Mann–Whitney p-value: the lower
+// tail needs up to m·n/2 coefficients. Beyond it (a handful of values
+// against more than half a million) the normal approximation is used, as
+// SciPy's exact recursion would take minutes there.
+const maxExactCells = 1 << 22
 
 // WelchTest runs Welch's t-test of a against b. The confidence interval is
 // of mean(b) − mean(a) at the given confidence level. It needs at least two
@@ -100,9 +107,10 @@ func scaled(xs []float64, scale float64) []float64 {
 }
 
 // MannWhitneyU runs the two-sided Mann–Whitney U test of a against b. U is
-// the statistic of sample a. The p-value is exact when both samples have at
-// most 8 values and there are no ties; otherwise it is the normal
-// approximation with tie and continuity correction (as scipy.stats.mannwhitneyu).
+// the statistic of sample a. As scipy.stats.mannwhitneyu with method
+// "auto", the p-value is exact when either sample has at most 8 values and
+// there are no ties (and m·n ≤ maxExactCells); otherwise it is the normal
+// approximation with tie and continuity correction.
 func MannWhitneyU(a, b []float64) (MannWhitney, []string) {
 	m := MannWhitney{U: undefined(), P: undefined(), PAsymptotic: undefined()}
 	if len(a) == 0 || len(b) == 0 {
@@ -131,59 +139,80 @@ func mannWhitneyRanks(la, lb int, r pooledRanks) (MannWhitney, []string) {
 		warn = append(warn, "Mann–Whitney p undefined: all values are equal")
 	}
 	m.P = m.PAsymptotic
-	if la <= maxExactN && lb <= maxExactN && !r.ties {
+	if mwuExactFor(la, lb, r.ties) {
 		m.Exact = true
 		m.P = defined(math.Min(1, 2*mwuSurvival(la, lb, int(math.Round(big)))))
 	}
 	return m, warn
 }
 
-// mwuCounts returns, for samples of sizes m and n without ties, the number
-// of rank arrangements giving each value of U (index 0..m·n).
-func mwuCounts(m, n int) []float64 {
-	// f[i][j][u] built by the recurrence f(i,j,u) = f(i−1,j,u−j) + f(i,j−1,u):
-	// the largest value belongs to the first sample (adding j to its U) or
-	// to the second.
-	prev := make([][]float64, n+1) // f(i−1, ·)
-	for j := range prev {
-		prev[j] = []float64{1} // f(0, j) is 1 at u = 0
-	}
-	for i := 1; i <= m; i++ {
-		cur := make([][]float64, n+1)
-		cur[0] = []float64{1} // f(i, 0) is 1 at u = 0
-		for j := 1; j <= n; j++ {
-			c := make([]float64, i*j+1)
-			for u, v := range cur[j-1] {
-				c[u] += v
-			}
-			for u, v := range prev[j] {
-				c[u+j] += v
-			}
-			cur[j] = c
-		}
-		prev = cur
-	}
-	return prev[n]
+// mwuExactFor reports whether the Mann–Whitney p-value of samples of
+// sizes m and n is exact: either has at most maxExactN values, there are no
+// ties, and m·n is at most maxExactCells.
+func mwuExactFor(m, n int, ties bool) bool {
+	return (m <= maxExactN || n <= maxExactN) && !ties && m*n <= maxExactCells
 }
 
-// mwuSurvival returns P(U ≥ u) under the null hypothesis for sizes m, n.
-func mwuSurvival(m, n, u int) float64 {
-	counts := mwuCounts(m, n)
-	total, tail := 0.0, 0.0
-	for k, c := range counts {
-		total += c
-		if k >= u {
-			tail += c
+// mwuLowerCounts returns, for samples of sizes m and n without ties, the
+// number of rank arrangements giving each value 0..k of U. They are the
+// first coefficients of the Gaussian binomial coefficient
+// [m+n choose m]_q = ∏_{i=1}^{min(m,n)} (1 − q^{n'+i})/(1 − q^i), with n' the
+// larger size, built one factor at a time (Harding 1984, "An efficient,
+// minimal-storage procedure for calculating the Mann–Whitney U,
+// generalized U and similar distributions", Applied Statistics 33: 1–6):
+// O(min(m,n)·k) operations, and only additions while k < n'+1, as in the
+// far tail.
+func mwuLowerCounts(m, n, k int) []float64 {
+	if m > n {
+		m, n = n, m
+	}
+	k = min(k, m*n)
+	c := make([]float64, k+1)
+	c[0] = 1
+	for i := 1; i <= m; i++ {
+		for j := k; j >= n+i; j-- { // × (1 − q^{n+i})
+			c[j] -= c[j-n-i]
+		}
+		for j := i; j <= k; j++ { // ÷ (1 − q^i)
+			c[j] += c[j-i]
 		}
 	}
-	return tail / total
+	return c
+}
+
+// binomial returns C(n, k) as a float64 (k small: a product of k ratios).
+func binomial(n, k int) float64 {
+	k = min(k, n-k)
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}
+
+// mwuSurvival returns P(U ≥ u) under the null hypothesis for sizes m, n
+// without ties: by symmetry P(U ≤ m·n − u), summed from the small end as
+// SciPy's _MWU.sf does, so far-tail p-values keep their relative accuracy.
+func mwuSurvival(m, n, u int) float64 {
+	k := m*n - u
+	if k < 0 {
+		return 0
+	}
+	if k >= m*n {
+		return 1
+	}
+	tail := 0.0
+	for _, c := range mwuLowerCounts(m, n, k) {
+		tail += c
+	}
+	return math.Min(1, tail/binomial(m+n, min(m, n)))
 }
 
 // mwuMinP returns the smallest two-sided p-value the test can produce for
-// samples of sizes m and n when p is exact, so callers can tell when no
-// amount of difference could reach significance.
+// samples of sizes m and n when p is exact, 2/C(m+n, m), so callers can
+// tell when no amount of difference could reach significance.
 func mwuMinP(m, n int) float64 {
-	return math.Min(1, 2*mwuSurvival(m, n, m*n))
+	return math.Min(1, 2/binomial(m+n, min(m, n)))
 }
 
 // KruskalWallisH runs the Kruskal–Wallis H test on two or more groups (as

@@ -35,8 +35,8 @@ Each input is a file, or - for standard input, holding one of:
 Metrics present in some inputs but not others are listed, not dropped.
 
 Statistics: median, mean, sd, CV per input; Δ of medians and means;
-Hodges–Lehmann shift; Welch t-test; Mann–Whitney U (exact p for n ≤ 8
-without ties); percentile bootstrap CI of the median difference; Spearman
+Hodges–Lehmann shift; Welch t-test; Mann–Whitney U (exact p when either input has ≤ 8 values,
+without ties, as SciPy); percentile bootstrap CI of the median difference; Spearman
 trend of values vs trial order; Holm/Bonferroni correction across metrics;
 minimum detectable effect. Undefined statistics print as n/a (JSON null).
 
