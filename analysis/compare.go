@@ -189,6 +189,8 @@ type MetricResult struct {
 	Others []Summary `json:"others,omitempty"`
 	// KruskalWallisAll tests all inputs of this metric together.
 	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
+
+	floor pFloor // the primary test's smallest attainable p, for the guard
 }
 
 // Report is the comparison of all metrics. Its JSON form is the contract
@@ -251,6 +253,7 @@ func Compare(metrics []MetricInput, opt Options) Report {
 		}
 	}
 	adj := Adjust(ps, opt.Correction)
+	guardFloors(r.Metrics, ps, opt)
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
 		m.PAdjusted = adj[i]
@@ -268,6 +271,63 @@ func Compare(metrics []MetricInput, opt Options) Report {
 		r.KruskalWallisAll = r.Metrics[0].KruskalWallisAll
 	}
 	return r
+}
+
+// pFloor is the smallest p-value a metric's primary test can produce at
+// its sample sizes (exact rank tests are discrete), with its explanation.
+type pFloor struct {
+	p    float64 // 0: no floor worth checking
+	what string
+	more string // what to collect more of: samples, rounds
+}
+
+// guardFloors makes inconclusive, with the reason, every undecided metric
+// whose test could never reach alpha after the correction across the
+// family of tested metrics (issue 16 item 1: 3 metrics of 4 values each
+// give p ≥ 2/C(8,4) = 0.029 each, so Holm's smallest adjusted p is 0.086,
+// and the raw-alpha guard let that pass as a verdict on too little data).
+// The best a metric i can do is p_i at its floor f_i while every other
+// metric is as significant as possible: Bonferroni then gives k·f_i;
+// Holm's step-down gives at least k·min_j f_j (its first step, which every
+// later one must pass) and at least f_i (its last step) (Holm 1979, "A
+// simple sequentially rejective multiple test procedure", Scand. J.
+// Statist. 6: 65–70).
+func guardFloors(ms []MetricResult, ps []Float, opt Options) {
+	k, least := 0, 1.0
+	for i, p := range ps {
+		if p.Defined() {
+			k++
+			least = math.Min(least, ms[i].floor.p)
+		}
+	}
+	for i := range ms {
+		m := &ms[i]
+		f := m.floor
+		if m.Verdict != "" || !ps[i].Defined() || f.p <= 0 {
+			continue
+		}
+		best := f.p
+		switch {
+		case k < 2 || opt.Correction == CorrectionNone:
+		case opt.Correction == CorrectionBonferroni:
+			best = math.Min(1, f.p*float64(k))
+		case opt.Correction == CorrectionHolm:
+			best = math.Min(1, math.Max(f.p, least*float64(k)))
+		}
+		if best < opt.Alpha {
+			continue
+		}
+		m.Verdict = VerdictInconclusive
+		msg := f.what
+		if best != f.p {
+			msg += fmt.Sprintf("; after %s correction across %d tested metrics no adjusted p below %.3g is possible", opt.Correction, k, best)
+		}
+		msg += fmt.Sprintf(", not below alpha %g: collect more %s", opt.Alpha, f.more)
+		if best != f.p {
+			msg += " or test fewer metrics"
+		}
+		m.Warnings = append(m.Warnings, msg)
+	}
 }
 
 func primaryP(m MetricResult, test string) Float {
@@ -491,10 +551,9 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		switch {
 		case !pr.P.Defined():
 			m.Verdict = VerdictInconclusive
-		case pr.Exact && signedRankMinP(nz) >= opt.Alpha:
-			m.Verdict = VerdictInconclusive
-			w.add("", fmt.Sprintf("with %d pairs the smallest possible signed-rank p is %.3g, not below alpha %g: collect more rounds",
-				nz, signedRankMinP(nz), opt.Alpha))
+		case pr.Exact:
+			m.floor = pFloor{p: signedRankMinP(nz), what: fmt.Sprintf("with %d pairs the smallest possible signed-rank p is %.3g", nz, signedRankMinP(nz)),
+				more: "rounds"}
 		}
 	case !enough:
 		m.Verdict = VerdictInconclusive
@@ -505,11 +564,8 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		}
 	case opt.Test == TestMannWhitney:
 		minP := mwuMinPFor(len(a), len(b), m.MannWhitney.Exact)
-		if minP >= opt.Alpha {
-			m.Verdict = VerdictInconclusive
-			w.add("", fmt.Sprintf("with %d and %d values the smallest possible Mann–Whitney p is %.3g, not below alpha %g: collect more samples",
-				len(a), len(b), minP, opt.Alpha))
-		}
+		m.floor = pFloor{p: minP, what: fmt.Sprintf("with %d and %d values the smallest possible Mann–Whitney p is %.3g", len(a), len(b), minP),
+			more: "samples"}
 	}
 	m.Warnings = w.list
 	return m

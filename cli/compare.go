@@ -48,7 +48,7 @@ practical threshold is a regression or an improvement (by the metric's
 direction); "no change" needs the whole interval within ±threshold (an
 equivalence result, never with threshold 0); anything else, including a
 significant change below the threshold and samples too small for the test
-ever to reach --alpha, is inconclusive, with the estimate, interval, MDE
+ever to reach --alpha after the correction across metrics, is inconclusive, with the estimate, interval, MDE
 and about how many more trials per arm would decide.
 In --json, kruskal_wallis_all is given per metric, and at the top level
 when there is a single metric.

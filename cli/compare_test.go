@@ -239,3 +239,60 @@ func TestCompareSeedReproducible(t *testing.T) {
 		t.Error("different seeds gave identical intervals")
 	}
 }
+
+// TestCompareHolmSmallN is issue 16 item 1: 3 benchmarks of 4 values each,
+// B 50% slower on all. Each Mann–Whitney p is 2/C(8,4) = 0.029, the
+// smallest possible, so Holm's adjusted p is at least 0.086: no verdict is
+// possible, and the table must say why (inconclusive with the reason), not
+// print a verdict; with --correction none all three are regressions.
+func TestCompareHolmSmallN(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, scale float64) string {
+		var sb strings.Builder
+		sb.WriteString("goos: linux\ngoarch: amd64\npkg: example\n")
+		for _, bench := range []string{"Parse", "Encode", "Decode"} {
+			for i, v := range []float64{100, 102, 101, 103} {
+				fmt.Fprintf(&sb, "Benchmark%s-2\t1000\t%g ns/op\n", bench, (v+float64(i%2))*scale)
+			}
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, b := write("a.bench", 1), write("b.bench", 1.5)
+
+	r := compareJSON(t, a, b)
+	if len(r.Metrics) != 3 {
+		t.Fatalf("%d metrics, want 3", len(r.Metrics))
+	}
+	for _, m := range r.Metrics {
+		if m.Verdict != analysis.VerdictInconclusive {
+			t.Errorf("%s: %s, want inconclusive", m.Name, m.Verdict)
+		}
+		if p := float64(m.MannWhitney.P); p > 0.0286 || p < 0.0285 {
+			t.Errorf("%s: p = %v, want 2/70", m.Name, p)
+		}
+		found := false
+		for _, w := range m.Warnings {
+			if strings.Contains(w, "after holm correction across 3 tested metrics") && strings.Contains(w, "0.0857") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no warning that holm makes alpha unreachable: %q", m.Name, m.Warnings)
+		}
+	}
+	code, out, _ := compareRun(t, "", a, b)
+	if code != 0 || strings.Contains(out, "no change\n") || !strings.Contains(out, "no adjusted p below 0.0857 is possible") {
+		t.Errorf("exit %d, table:\n%s", code, out)
+	}
+
+	r = compareJSON(t, a, b, "--correction", "none")
+	for _, m := range r.Metrics {
+		if m.Verdict != analysis.VerdictRegression {
+			t.Errorf("--correction none: %s: %s, want regression", m.Name, m.Verdict)
+		}
+	}
+}
