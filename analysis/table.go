@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -57,7 +58,7 @@ func Table(r Report) string {
 			unit = "-"
 		}
 		row := []string{m.Name, unit, fmtNum(m.A.Median), fmtNum(m.B.Median), delta, ci,
-			fmtP(p), fmtP(m.PAdjusted), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
+			fmtP(p, r.Alpha), fmtP(m.PAdjusted, r.Alpha), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
 		if paired {
 			pairs := "-"
 			if m.Paired != nil {
@@ -67,7 +68,7 @@ func Table(r Report) string {
 		}
 		row = append(row, m.Verdict)
 		if multi {
-			row = append(row, fmtP(m.KruskalWallisAll.P))
+			row = append(row, fmtP(m.KruskalWallisAll.P, r.Alpha))
 		}
 		rows = append(rows, row)
 	}
@@ -278,13 +279,35 @@ func fmtPct(f Float) string {
 	return fmt.Sprintf("%+.2f%%", x)
 }
 
-// fmtP formats a p-value with three decimals, or as <0.001.
-func fmtP(f Float) string {
+// fmtP formats a p-value with three decimals, or as <0.001, never rounded
+// across alpha (FormatP).
+func fmtP(f Float, alpha float64) string {
 	if !f.Defined() {
 		return "n/a"
 	}
-	if float64(f) < 0.001 {
+	if float64(f) < 0.001 && alpha > 0.001 {
 		return "<0.001"
 	}
-	return fmt.Sprintf("%.3f", float64(f))
+	return FormatP(float64(f), alpha, 3)
+}
+
+// FormatP formats p with the given number of decimals (two significant
+// digits below 10^-decimals), adding digits while rounding would carry it
+// to the other side of alpha: 0.04986 at alpha 0.05 prints 0.0499, never
+// 0.050 beside a significant verdict (issue 16 item 11).
+func FormatP(p, alpha float64, decimals int) string {
+	at := func(d int) string {
+		if p != 0 && math.Abs(p) < math.Pow10(-decimals) {
+			return strconv.FormatFloat(p, 'g', 2+d-decimals, 64)
+		}
+		return strconv.FormatFloat(p, 'f', d, 64)
+	}
+	s := at(decimals)
+	for d := decimals + 1; d <= decimals+17; d++ {
+		if q, err := strconv.ParseFloat(s, 64); err != nil || (q < alpha) == (p < alpha) {
+			break
+		}
+		s = at(d)
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -65,12 +66,20 @@ func TestFormatting(t *testing.T) {
 	if got := fmtNum(undefined()); got != "n/a" {
 		t.Errorf("fmtNum(undefined) = %q", got)
 	}
+	// p-values are never rounded across alpha (issue 16 item 11).
 	for _, c := range []struct {
-		p    float64
-		want string
-	}{{0.0004, "<0.001"}, {0.0123, "0.012"}, {1, "1.000"}} {
-		if got := fmtP(Float(c.p)); got != c.want {
-			t.Errorf("fmtP(%g) = %q, want %q", c.p, got, c.want)
+		p, alpha float64
+		want     string
+	}{{0.0004, 0.05, "<0.001"}, {0.0123, 0.05, "0.012"}, {1, 0.05, "1.000"},
+		{0.04986, 0.05, "0.0499"}, {0.0499996, 0.05, "0.0499996"}, {0.05, 0.05, "0.050"}, {0.0504, 0.05, "0.050"},
+		{0.04986, 0.1, "0.050"}, {0.0096, 0.01, "0.0096"}, {0.00995, 0.01, "0.00995"},
+		{0.0004, 0.001, "0.0004"}, {0.00099951, 0.001, "0.0009995"}, {0.0011, 0.001, "0.001"}, {0.00104, 0.001, "0.001"}} {
+		got := fmtP(Float(c.p), c.alpha)
+		if got != c.want {
+			t.Errorf("fmtP(%g, alpha %g) = %q, want %q", c.p, c.alpha, got, c.want)
+		}
+		if q, err := strconv.ParseFloat(got, 64); err == nil && (q < c.alpha) != (c.p < c.alpha) {
+			t.Errorf("fmtP(%g, alpha %g) = %q lies on the other side of alpha", c.p, c.alpha, got)
 		}
 	}
 }

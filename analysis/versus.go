@@ -170,7 +170,7 @@ func VersusTable(v Versus) string {
 		row := []string{m.Name, unit, sc.format(m.A.Median) + halfWidth(m.A.Median, v.ci(0, i))}
 		for j, r := range v.Comparisons {
 			mj := r.Metrics[i]
-			row = append(row, sc.format(mj.B.Median)+halfWidth(mj.B.Median, v.ci(j+1, i)), deltaCell(mj), verdictMark(mj.Verdict))
+			row = append(row, sc.format(mj.B.Median)+halfWidth(mj.B.Median, v.ci(j+1, i)), deltaCell(mj, r.Alpha), verdictMark(mj.Verdict))
 		}
 		rows = append(rows, row)
 	}
@@ -221,12 +221,12 @@ func VersusTable(v Versus) string {
 
 // deltaCell is "+19.75% (p=0.002 n=15)", "~ (p=0.700 n=3)" for no
 // change, or "n/a".
-func deltaCell(m MetricResult) string {
+func deltaCell(m MetricResult, alpha float64) string {
 	d := fmtPct(m.DeltaPctMedian)
 	if m.Verdict == VerdictNoChange {
 		d = "~"
 	}
-	p := fmtP(m.PAdjusted)
+	p := fmtP(m.PAdjusted, alpha)
 	if strings.HasPrefix(p, "<") {
 		p = "p" + p
 	} else {

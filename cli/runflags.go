@@ -167,7 +167,7 @@ func markdownTable(r analysis.Report) string {
 		ci := fmt.Sprintf("[%s, %s]", pct(m.Bootstrap.PctLow), pct(m.Bootstrap.PctHigh))
 		p := "n/a"
 		if m.PAdjusted.Defined() {
-			p = fmt.Sprintf("%.3g", float64(m.PAdjusted))
+			p = analysis.FormatP(float64(m.PAdjusted), r.Alpha, 3)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, num(m.A.Median), num(m.B.Median),
 			pct(m.DeltaPctMedian), ci, p, m.A.N, m.B.N, m.Verdict)

@@ -165,7 +165,7 @@ func (p seqPane) View() string {
 			dec = "undecided"
 		}
 		rows = append(rows, truncate(pad(m.name, 14)+" "+pad(fmtPctShort(m.seq.delta), 8)+" "+pad(rng, 19)+" "+
-			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p), dec), w))
+			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p, pd.alpha), dec), w))
 	}
 	if len(rows) == 0 {
 		return ""
@@ -225,10 +225,10 @@ func (p pPane) View() string {
 		if !math.IsNaN(m.pAdj) && m.pAdj < pd.alpha {
 			pstyle = st.Verdict(m.verdict)
 		}
-		line := pad(m.name, nameW) + " " + pstyle.Render(fmt.Sprintf("%8s", fmtP(m.p))) + " " +
-			pstyle.Render(fmt.Sprintf("%8s", fmtP(m.pAdj))) + fmt.Sprintf(" %8s", fmtP(m.welchP))
+		line := pad(m.name, nameW) + " " + pstyle.Render(fmt.Sprintf("%8s", fmtP(m.p, pd.alpha))) + " " +
+			pstyle.Render(fmt.Sprintf("%8s", fmtP(m.pAdj, pd.alpha))) + fmt.Sprintf(" %8s", fmtP(m.welchP, pd.alpha))
 		if showKW {
-			line += fmt.Sprintf(" %8s", fmtP(m.kwP))
+			line += fmt.Sprintf(" %8s", fmtP(m.kwP, pd.alpha))
 		}
 		mde := "—"
 		if !math.IsNaN(m.mde) && !math.IsInf(m.mde, 0) {

@@ -53,16 +53,18 @@ type metricPanel struct {
 	warnings           []string
 }
 
-func fmtP(p float64) string {
+// fmtP formats a p-value for the panels, never rounded across alpha
+// (analysis.FormatP).
+func fmtP(p, alpha float64) string {
 	switch {
 	case math.IsNaN(p):
 		return format.Undefined
-	case p < 0.0001:
+	case p < 0.0001 && alpha > 0.0001:
 		return "<0.0001"
 	case p < 0.001:
-		return fmt.Sprintf("%.4f", p)
+		return analysis.FormatP(p, alpha, 4)
 	default:
-		return fmt.Sprintf("%.3f", p)
+		return analysis.FormatP(p, alpha, 3)
 	}
 }
 
