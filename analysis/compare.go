@@ -182,9 +182,13 @@ type MetricResult struct {
 	// Sequential is the anytime-valid analysis of the pairs, valid at any
 	// look (present with Paired); primary with Options.Sequential.
 	Sequential *Sequential `json:"sequential,omitempty"`
-	Decision   Decision    `json:"decision"` // what the verdict rests on
-	Verdict    string      `json:"verdict"`
-	Warnings   []string    `json:"warnings"`
+	// TestDisagreement, when not empty, says that Welch's test and the
+	// Mann–Whitney test disagree at alpha on unpaired data, and what that
+	// means (also among the warnings).
+	TestDisagreement string   `json:"test_disagreement,omitempty"`
+	Decision         Decision `json:"decision"` // what the verdict rests on
+	Verdict          string   `json:"verdict"`
+	Warnings         []string `json:"warnings"`
 	// Others summarises inputs after the second (C, D, ...), when given.
 	Others []Summary `json:"others,omitempty"`
 	// KruskalWallisAll tests all inputs of this metric together.
@@ -526,6 +530,12 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	}
 	// Drift warnings are given in Compare, corrected across metrics and arms.
 
+	if len(in.Pairs) == 0 && in.DroppedRounds == 0 {
+		if msg := testDisagreement(m.Welch.P, m.MannWhitney.P, opt.Alpha); msg != "" {
+			m.TestDisagreement = msg
+			w.add("", msg)
+		}
+	}
 	if len(in.Pairs) > 0 || in.DroppedRounds > 0 {
 		pr, ws := AnalyzePaired(in.Pairs, in.DroppedRounds, opt.Alpha, opt.Confidence, opt.Resamples,
 			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
@@ -569,6 +579,29 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	}
 	m.Warnings = w.list
 	return m
+}
+
+// testDisagreement explains, when Welch's t-test and the Mann–Whitney test
+// fall on different sides of alpha (raw p-values), what the data show: the
+// means compare the whole distributions, tails included, the ranks compare
+// where most values lie. Means apart with ranks alike is a change in the
+// tail (a few outliers, a longer tail), not in the middle; ranks apart
+// with means alike is a shift of the middle that the tail's variance hides
+// from the means. Empty when they agree or either is undefined.
+func testDisagreement(welchP, mwuP Float, alpha float64) string {
+	if !welchP.Defined() || !mwuP.Defined() {
+		return ""
+	}
+	wsig, msig := float64(welchP) < alpha, float64(mwuP) < alpha
+	ps := fmt.Sprintf("Welch p=%s, Mann–Whitney p=%s at alpha %g", FormatP(float64(welchP), alpha, 3),
+		FormatP(float64(mwuP), alpha, 3), alpha)
+	switch {
+	case wsig && !msig:
+		return "the tests disagree (" + ps + "): the means differ but the ranks do not, so the change is in the tail (a few outliers or a longer tail), not in the middle of the distribution; look at the values before acting on either"
+	case msig && !wsig:
+		return "the tests disagree (" + ps + "): the ranks differ but the means do not, so the middle of the distribution moved while the spread of the tail hides it from the means"
+	}
+	return ""
 }
 
 // mwuMinPFor is the smallest two-sided Mann–Whitney p-value attainable with
