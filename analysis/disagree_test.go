@@ -19,7 +19,7 @@ func TestTestsDisagree(t *testing.T) {
 	for i := range a {
 		a[i] = 100 + rng.NormFloat64()
 		b[i] = 99.7 + rng.NormFloat64() // the middle a little lower
-		if i%7 == 0 { // about 15% outliers
+		if i%7 == 0 {                   // about 15% outliers
 			b[i] *= 2
 		}
 	}
