@@ -107,6 +107,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
 	device := fs.String("device", "", "device to run on, overriding the file's \"device\" (local, sim:PRESET, adb:SERIAL)")
 	adb := addADBFlag(fs)
+	ssh := addSSHFlag(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -183,7 +184,13 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *maxSteps < 1 {
 		return usage(fmt.Sprintf("--max-steps %d: want at least 1", *maxSteps))
 	}
-	l := deviceLab(devices.Options{ADBServers: *adb, Realtime: *realtime})
+	tun, err := openTunnels(ctx, *ssh, *adb)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab bisect:", err)
+		return exitError
+	}
+	defer tun.Close()
+	l := deviceLab(devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime})
 	if !*quiet {
 		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), exp.Device, exp.Order, exp.Seed)
 	}

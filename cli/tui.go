@@ -32,6 +32,8 @@ type tuiFlags struct {
 	out      string
 	realtime bool
 	adb      repeatedFlag
+	ssh      sshFlag
+	tunnels  *devices.Tunnels // opened from ssh by openTunnels; the caller closes them
 	force    bool
 	seed     int64
 }
@@ -41,6 +43,7 @@ func (f *tuiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sessions, "sessions", tui.DefaultSessionDir(), "directory for new session files")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace simulated devices at wall-clock speed")
 	fs.Var((*adbFlag)(&f.adb), "adb", "adb server host:port to list devices from (repeatable; default the local server)")
+	fs.Var(&f.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` over SSH (see perflab run --help)")
 	fs.Int64Var(&f.seed, "seed", 1, "seed for simulated devices")
 }
 
@@ -85,6 +88,11 @@ func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.device == "" {
 		f.device = defaultSimDevice()
 	}
+	if f.tunnels, err = openTunnels(ctx, f.ssh, f.adb); err != nil {
+		fmt.Fprintln(stderr, "perflab:", err)
+		return 1
+	}
+	defer f.tunnels.Close()
 	m := tui.New(tuiOptions(ctx, f))
 	return runProgram(ctx, m, stdout, stderr)
 }
@@ -134,6 +142,11 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	if f.device != "" {
 		exp.Device = f.device
 	}
+	if f.tunnels, err = openTunnels(ctx, f.ssh, f.adb); err != nil {
+		fmt.Fprintf(stderr, "perflab run: %v\n", err)
+		return 1
+	}
+	defer f.tunnels.Close()
 	opt := tuiOptions(ctx, f)
 	devs, _ := opt.Backend.ListDevices(ctx)
 	info := lab.DeviceInfo{ID: exp.Device}
@@ -217,7 +230,7 @@ func openReplayTUI(ctx context.Context, sessionPath string, speed float64, stdou
 
 // tuiOptions wires the workbench to the real lab.
 func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
-	devOpt := devices.Options{ADBServers: f.adb, Realtime: f.realtime, Seed: f.seed}
+	devOpt := devices.Options{ADBServers: f.adb, Tunnels: f.tunnels, Realtime: f.realtime, Seed: f.seed}
 	recent := ""
 	if dir, err := os.UserConfigDir(); err == nil {
 		recent = filepath.Join(dir, "perflab", "recent-builds.json")
