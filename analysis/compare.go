@@ -71,6 +71,12 @@ type Options struct {
 	// to paired inputs, for views looked at after every round; implied by
 	// Sequential. It costs O(n) per metric.
 	AnytimeValid bool
+	// SequentialMaxRounds is stop auto's max_trials: with 2 …
+	// MaxCalibratedRounds the sequential analysis is the group-sequential
+	// design that spends alpha over that many looks (valid for runs
+	// stopped by the rule at or before the cap); 0 keeps the uncapped
+	// t-mixture, valid at any stopping time.
+	SequentialMaxRounds int
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 }
@@ -543,7 +549,8 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		m.Paired = &pr
 		if opt.Sequential || opt.AnytimeValid {
 			if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
-				seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better})
+				seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better,
+					MaxRounds: opt.SequentialMaxRounds})
 				m.Sequential = &seq
 			}
 		}

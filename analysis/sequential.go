@@ -9,8 +9,20 @@ import (
 // on, or DecisionContinue.
 const DecisionContinue = "continue"
 
-// MethodSequential names the anytime-valid analysis in reports.
-const MethodSequential = "anytime-valid: t-mixture confidence sequence of the mean log ratio (Lai 1976)"
+// MethodSequential names the sequential analysis in decisions (Decision.Method).
+const MethodSequential = "sequential: a look every round at the paired log ratios (see the sequential object)"
+
+// The two sequential methods, as Sequential.Method names them.
+const (
+	SequentialMixture  = "t-mixture confidence sequence of the mean log ratio (Lai 1976)"
+	SequentialSpending = "group-sequential repeated confidence interval of the mean log ratio, a look every round, O'Brien–Fleming-type alpha spending over %d rounds (Lan & DeMets 1983)"
+)
+
+// The guarantees the two methods give, as Sequential.Guarantee states them.
+const (
+	GuaranteeAnytime = "valid at any look and any stopping time"
+	GuaranteeCapped  = "valid at every look up to max_trials (%d rounds): for a run stopped by this rule at or before the cap, not beyond it"
+)
 
 // DefaultMixtureG is the default prior variance g of the standardized
 // effect δ = μ/σ of the mixture. The sequence is tightest for effects
@@ -24,6 +36,10 @@ type SequentialOptions struct {
 	ThresholdPct float64 // practical threshold in % (0: any change counts, never "no change")
 	Better       string  // "lower" (default) or "higher"
 	G            float64 // mixture variance of δ = μ/σ; 0 takes DefaultMixtureG
+	// MaxRounds, when 2 … MaxCalibratedRounds, spends Alpha over at most
+	// MaxRounds looks (a group-sequential design); else the t-mixture
+	// sequence, valid without a cap but conservative under one.
+	MaxRounds int
 }
 
 // Sequential is the anytime-valid analysis of the per-round log ratios
@@ -36,11 +52,14 @@ type SequentialOptions struct {
 // p ≤ α exactly when the interval excludes 0.
 type Sequential struct {
 	Method    string `json:"method"`
+	Guarantee string `json:"guarantee"` // when the interval and p are valid
 	N         int    `json:"n"`         // pairs seen
 	DeltaPct  Float  `json:"delta_pct"` // mean log ratio as a change in %
 	CILowPct  Float  `json:"ci_low_pct"`
 	CIHighPct Float  `json:"ci_high_pct"`
-	P         Float  `json:"p"` // always-valid p-value
+	// P is the always-valid p-value (t-mixture) or the repeated p-value
+	// (group-sequential): p ≤ α exactly when the interval excludes 0.
+	P Float `json:"p"`
 	// Decision is regression, improvement or no change once decided (the
 	// interval excludes 0 with the estimate beyond the threshold, or lies
 	// within ±threshold), else continue.
@@ -82,27 +101,54 @@ func SequentialPaired(d []float64, opt SequentialOptions) Sequential {
 }
 
 // SequentialTest is SequentialPaired updated one round at a time, in O(1)
-// per round, for live panels and automatic stopping.
+// per round (plus the design, computed once), for live panels and
+// automatic stopping.
 type SequentialTest struct {
 	alpha, g, thr float64
 	better        string
 	n             int
 	mean, m2      float64 // Welford's running moments
 	lo, hi        float64 // running intersection of the per-look intervals (log scale)
-	maxLogBF      float64 // running maximum of log BF(0); p = e^−maxLogBF
+	maxLogBF      float64 // t-mixture: running maximum of log BF(0); p = e^−maxLogBF
 	logInvAlpha   float64
+	design        *gsDesign // nil: the t-mixture
+	obs           []float64 // design: each look's nominal two-sided t-test p (index: rounds)
 }
 
-// NewSequentialTest starts an anytime-valid analysis with no rounds.
+// NewSequentialTest starts a sequential analysis with no rounds. With
+// opt.MaxRounds in 2 … MaxCalibratedRounds it first computes the
+// group-sequential design (about 10 ms for 100 rounds, 1 s for 1,000).
 func NewSequentialTest(opt SequentialOptions) *SequentialTest {
-	t := &SequentialTest{alpha: opt.Alpha, g: opt.G, thr: opt.ThresholdPct, better: opt.Better,
-		lo: math.Inf(-1), hi: math.Inf(1)}
-	if !(t.alpha > 0 && t.alpha < 1) {
-		t.alpha = 0.05
+	return newSequentialTest(opt, sequentialDesign(opt))
+}
+
+// sequentialDesign is the group-sequential design opt asks for, or nil
+// for the t-mixture.
+func sequentialDesign(opt SequentialOptions) *gsDesign {
+	if opt.MaxRounds < 2 || opt.MaxRounds > MaxCalibratedRounds {
+		return nil
 	}
+	return newGSDesign(validAlpha(opt.Alpha), opt.MaxRounds)
+}
+
+func validAlpha(a float64) float64 {
+	if !(a > 0 && a < 1) {
+		return 0.05
+	}
+	return a
+}
+
+// newSequentialTest starts a test on a precomputed design (nil: t-mixture),
+// so that simulations share one design.
+func newSequentialTest(opt SequentialOptions, d *gsDesign) *SequentialTest {
+	t := &SequentialTest{alpha: validAlpha(opt.Alpha), g: opt.G, thr: opt.ThresholdPct, better: opt.Better,
+		lo: math.Inf(-1), hi: math.Inf(1), design: d}
 	t.logInvAlpha = math.Log(1 / t.alpha)
 	if !(t.g > 0) {
 		t.g = DefaultMixtureG
+	}
+	if d != nil {
+		t.obs = []float64{1}
 	}
 	return t
 }
@@ -118,10 +164,17 @@ func (t *SequentialTest) Add(x float64) {
 	t.mean += delta / k
 	t.m2 += delta * (x - t.mean)
 	if t.n < 2 {
+		if t.design != nil {
+			t.obs = append(t.obs, 1)
+		}
 		return
 	}
 	nu := k - 1
 	s2 := t.m2 / nu
+	if t.design != nil {
+		t.addSpending(k, s2)
+		return
+	}
 	a := 1 + k*t.g
 	loga := math.Log(a)
 	// Bayes factor at θ = 0.
@@ -141,10 +194,64 @@ func (t *SequentialTest) Add(x float64) {
 	t.lo, t.hi = math.Max(t.lo, t.mean-half), math.Min(t.hi, t.mean+half)
 }
 
+// addSpending looks at round k of a group-sequential design: the repeated
+// confidence interval mean ± c_k·s/√k with the look's t critical value,
+// and the look's nominal p for the repeated p-value.
+func (t *SequentialTest) addSpending(k, s2 float64) {
+	n := t.n
+	p := 1.0
+	switch {
+	case s2 > 0:
+		p = 2 * studentTTail(math.Abs(t.mean)/math.Sqrt(s2/k), k-1)
+	case t.mean != 0:
+		p = 0
+	}
+	t.obs = append(t.obs, p)
+	crit := math.Inf(1)
+	if n <= t.design.maxK {
+		crit = t.design.tcrit[n]
+	}
+	half := math.Inf(1)
+	switch {
+	case math.IsInf(crit, 1):
+	case s2 == 0:
+		half = 0
+	default:
+		half = crit * math.Sqrt(s2/k)
+	}
+	if half > 2 { // a ratio beyond e^±2 (×7.4): no bound worth showing yet
+		half = math.Inf(1)
+	}
+	t.lo, t.hi = math.Max(t.lo, t.mean-half), math.Min(t.hi, t.mean+half)
+}
+
+// Decided reports whether the analysis has reached a verdict: Result's
+// Decision without computing the p-value (which for a group-sequential
+// design costs a few recursions).
+func (t *SequentialTest) Decided() bool { return t.result(false).Decided() }
+
 // Result is the analysis after the rounds added so far.
-func (t *SequentialTest) Result() Sequential {
-	s := Sequential{Method: MethodSequential, N: t.n, DeltaPct: undefined(), CILowPct: undefined(),
+func (t *SequentialTest) Result() Sequential { return t.result(true) }
+
+func (t *SequentialTest) result(withP bool) Sequential {
+	s := Sequential{Method: SequentialMixture, Guarantee: GuaranteeAnytime, N: t.n, DeltaPct: undefined(), CILowPct: undefined(),
 		CIHighPct: undefined(), P: Float(math.Exp(-t.maxLogBF)), Decision: DecisionContinue}
+	if t.design != nil {
+		s.Method = fmt.Sprintf(SequentialSpending, t.design.maxK)
+		s.Guarantee = fmt.Sprintf(GuaranteeCapped, t.design.maxK)
+		s.P = undefined()
+		if withP {
+			p := t.design.repeatedP(t.obs)
+			// Keep the test and the interval in step at α whatever the
+			// rounding of the two routes (t critical value, nominal p).
+			if t.lo > 0 || t.hi < 0 {
+				p = math.Min(p, t.alpha)
+			} else {
+				p = math.Max(p, math.Nextafter(t.alpha, 1))
+			}
+			s.P = defined(p)
+		}
+	}
 	if t.n == 0 {
 		s.Reason = "no complete rounds yet"
 		return s
@@ -158,7 +265,7 @@ func (t *SequentialTest) Result() Sequential {
 		return s
 	}
 	if !s.CILowPct.Defined() || !s.CIHighPct.Defined() {
-		s.Reason = fmt.Sprintf("%d rounds are too few for a bounded anytime-valid interval", t.n)
+		s.Reason = fmt.Sprintf("%d rounds are too few for a bounded sequential interval", t.n)
 		return s
 	}
 	s.Decision, s.Reason = sequentialDecision(s, t.alpha, t.thr, t.better)
@@ -197,12 +304,12 @@ func sequentialDecision(s Sequential, alpha, thr float64, better string) (string
 		if worse {
 			v = VerdictRegression
 		}
-		return v, fmt.Sprintf("the anytime-valid %g%% interval [%+.2f%%, %+.2f%%] excludes 0 (p %.3g ≤ %g)",
+		return v, fmt.Sprintf("the sequential %g%% interval [%+.2f%%, %+.2f%%] excludes 0 (p %.3g ≤ %g)",
 			(1-alpha)*100, lo, hi, float64(s.P), alpha)
 	case thr > 0 && lo > -thr && hi < thr:
-		return VerdictNoChange, fmt.Sprintf("the anytime-valid interval [%+.2f%%, %+.2f%%] lies within ±%g%%", lo, hi, thr)
+		return VerdictNoChange, fmt.Sprintf("the sequential interval [%+.2f%%, %+.2f%%] lies within ±%g%%", lo, hi, thr)
 	case excludes:
 		return DecisionContinue, fmt.Sprintf("significant but %+.2f%% is below the threshold of ±%g%%", est, thr)
 	}
-	return DecisionContinue, "the anytime-valid interval still includes 0"
+	return DecisionContinue, "the sequential interval still includes 0"
 }

@@ -159,7 +159,8 @@ func tableHeading(r Report) string {
 	sequential := len(r.Metrics) > 0 && r.Metrics[0].Decision.Method == MethodSequential
 	switch {
 	case sequential:
-		method = "paired rounds, anytime-valid (stop auto): t-mixture confidence sequence of log(B/A); Δ and CI: mean ratio B/A, valid at any look"
+		seq := r.Metrics[0].Sequential
+		method = fmt.Sprintf("paired rounds, sequential (stop auto): %s of log(B/A); Δ and CI: mean ratio B/A, %s", seq.Method, seq.Guarantee)
 	case paired > 0:
 		method = "paired rounds: Wilcoxon signed-rank test of log(B/A); Δ and CI: median ratio B/A (bootstrap)"
 	case r.PrimaryTest == TestWelch:

@@ -153,8 +153,8 @@ func moreTrials(lo, hi, est, thr float64, n int) Float {
 	return defined(math.Max(1, math.Ceil(need-float64(n))))
 }
 
-// decideSequential takes the verdict of the anytime-valid analysis: its
-// decision when decided (and its p stays below alpha after correction
+// decideSequential takes the verdict of the sequential analysis: its
+// decision when decided (and its p stays at most alpha after correction
 // across metrics), else inconclusive.
 func decideSequential(m *MetricResult, opt Options) string {
 	s, d := m.Sequential, &m.Decision
@@ -164,10 +164,12 @@ func decideSequential(m *MetricResult, opt Options) string {
 	}
 	switch s.Decision {
 	case VerdictRegression, VerdictImprovement:
-		if m.PAdjusted.Defined() && float64(m.PAdjusted) < opt.Alpha {
+		// ≤: the sequential p is at most α exactly when its interval
+		// excludes 0 (a run stopped right at the boundary has p = α).
+		if m.PAdjusted.Defined() && float64(m.PAdjusted) <= opt.Alpha {
 			return s.Decision
 		}
-		m.Warnings = append(m.Warnings, "the anytime-valid p is not below alpha after correction across metrics")
+		m.Warnings = append(m.Warnings, "the sequential p is above alpha after correction across metrics")
 	case VerdictNoChange:
 		return s.Decision
 	}

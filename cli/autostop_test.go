@@ -8,7 +8,7 @@ import (
 
 // TestRunStopAuto runs the simulated phone with --stop auto: a 5% slower
 // treatment stops early as a regression (the end event and the table say
-// so, with the anytime-valid method), and report --threshold re-judges the
+// so, with the group-sequential method and its guarantee up to max_trials), and report --threshold re-judges the
 // same session.
 func TestRunStopAuto(t *testing.T) {
 	exp := writeExperiment(t, map[string]any{
@@ -20,7 +20,7 @@ func TestRunStopAuto(t *testing.T) {
 	})
 	session := filepath.Join(t.TempDir(), "auto.jsonl")
 	stdout, stderr, code := runPerflab(t, "run", "--headless", exp, "--out", session, "--stop", "auto", "--max-trials", "60")
-	if code != 3 || !strings.Contains(stderr, "stopped: decided after") || !strings.Contains(stdout, "anytime-valid") ||
+	if code != 3 || !strings.Contains(stderr, "stopped: decided after") || !strings.Contains(stdout, "sequential") || !strings.Contains(stdout, "max_trials (60 rounds)") ||
 		!strings.Contains(stdout, "regression") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

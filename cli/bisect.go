@@ -39,7 +39,7 @@ measurements per build and more of them when a comparison is undecided.
    below), there is nothing to find: exit 3.
 2. Binary search: each candidate is compared with the lower end of the
    range still in doubt, on the same device with the same controls and
-   order. Every comparison stops automatically (the anytime-valid rule of
+   order. Every comparison stops automatically (the sequential rule of
    "stop": "auto") once it decides: regression, no change (the interval
    within ±threshold) or improvement; one still undecided at --max-trials
    per arm runs again with twice the trials, up to --attempts sessions,

@@ -30,8 +30,9 @@ as sh -c COMMAND on this host, from the current directory), the first the
 control, named by their text or by -n. --trials, --warmup, --order,
 --threshold, --stop and --max-trials override a file's values (and the
 defaults: 20 trials per arm, 1 warm-up round, random order, threshold 0,
-stop fixed). --stop auto ends the run as soon as the anytime-valid paired
-analysis of the first metric decides (or at --max-trials per arm); the
+stop fixed). --stop auto ends the run as soon as the sequential paired
+analysis of the first metric decides (a group-sequential design calibrated
+to --max-trials: valid for looks up to the cap; or at the cap); the
 end says why.
 
 Without --headless the workbench opens on the experiment. With --headless

@@ -35,7 +35,7 @@ func (o *runOverrides) register(fs *flag.FlagSet) {
 		o.thresholdSet = true
 		return nil
 	})
-	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the anytime-valid paired analysis decides; overrides the file; default fixed)")
+	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the sequential paired analysis, calibrated to --max-trials, decides; overrides the file; default fixed)")
 	fs.IntVar(&o.maxTrials, "max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 }
 

@@ -73,7 +73,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	effectRuns := fs.Int("effect-runs", 0, "number of effect experiments (default: as many as --aa)")
 	metric := fs.String("metric", "", "metric to judge (default: the experiment's first metric)")
 	test := fs.String("test", analysis.TestMannWhitney, "primary test: mann-whitney or welch")
-	stop := fs.String("stop", "", "fixed or auto: each experiment stops as soon as the anytime-valid paired analysis decides (overrides the file)")
+	stop := fs.String("stop", "", "fixed or auto: each experiment stops as soon as the sequential paired analysis decides (group-sequential, calibrated to --max-trials; overrides the file)")
 	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 	fs.Usage = func() { fmt.Fprint(stderr, validateUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)

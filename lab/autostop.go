@@ -9,8 +9,9 @@ import (
 
 // autoStop is the sequential stopping rule of "stop": "auto": after every
 // round with one counted trial per arm it adds the round's log ratio of
-// the first metric to the anytime-valid paired analysis
-// (analysis.SequentialTest) and stops the run once that decides. A nil
+// the first metric to the sequential paired analysis
+// (analysis.SequentialTest, the group-sequential design calibrated to the
+// trial cap) and stops the run once that decides. A nil
 // autoStop (stop "fixed") never stops the run early.
 type autoStop struct {
 	metric   string // the first metric of the plan, or of the first counted trial
@@ -18,7 +19,7 @@ type autoStop struct {
 	opt      analysis.SequentialOptions
 	round    int
 	vals     [2][]float64 // this round's counted values per arm
-	result   analysis.Sequential
+	done     bool         // the analysis has decided
 	cap      int
 	started  bool
 	complete int // complete rounds seen
@@ -29,7 +30,7 @@ func newAutoStop(exp *Experiment) *autoStop {
 		return nil
 	}
 	a := &autoStop{cap: exp.TrialCap(), round: -1,
-		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold}}
+		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap()}}
 	if len(exp.Metrics) > 0 {
 		a.metric = exp.Metrics[0]
 	}
@@ -78,22 +79,26 @@ func (a *autoStop) add(t *Trial) {
 func (a *autoStop) flush() {
 	if len(a.vals[0]) == 1 && len(a.vals[1]) == 1 && a.vals[0][0] > 0 && a.vals[1][0] > 0 {
 		a.test.Add(math.Log(a.vals[1][0] / a.vals[0][0]))
-		a.result = a.test.Result()
+		a.done = a.test.Decided()
 		a.complete++
 	}
 	a.vals = [2][]float64{}
 }
 
 // decided reports whether the sequential analysis has decided.
-func (a *autoStop) decided() bool { return a != nil && a.complete > 0 && a.result.Decided() }
+func (a *autoStop) decided() bool { return a != nil && a.complete > 0 && a.done }
 
 // why says why the run stopped, for the end event.
 func (a *autoStop) why(reason string) string {
+	var r analysis.Sequential
+	if a.test != nil {
+		r = a.test.Result()
+	}
 	switch {
 	case a.decided():
-		return fmt.Sprintf("decided after %d rounds: %s %s (%s)", a.complete, a.metric, a.result.Decision, a.result.Reason)
+		return fmt.Sprintf("decided after %d rounds: %s %s (%s)", a.complete, a.metric, r.Decision, r.Reason)
 	case reason == "completed":
-		return fmt.Sprintf("max_trials (%d per arm) reached without a decision on %s: inconclusive (%s)", a.cap, a.metric, a.result.Reason)
+		return fmt.Sprintf("max_trials (%d per arm) reached without a decision on %s: inconclusive (%s)", a.cap, a.metric, r.Reason)
 	}
 	return ""
 }

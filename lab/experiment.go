@@ -19,7 +19,8 @@ type Experiment struct {
 	// (analysis.Options.ThresholdPct). 0: any significant change counts.
 	Threshold float64 `json:"threshold,omitempty"`
 	// Stop is "fixed" (default: run Trials per arm) or "auto": stop as soon
-	// as the anytime-valid paired analysis of the first metric decides, or
+	// as the sequential paired analysis of the first metric (calibrated to
+	// MaxTrials) decides, or
 	// at MaxTrials per arm.
 	Stop         string        `json:"stop,omitempty"`
 	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)

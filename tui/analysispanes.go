@@ -81,6 +81,9 @@ func (p ciPane) View() string {
 	switch {
 	case pd.sequential:
 		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
+		if pd.seqCap > 0 {
+			title = fmt.Sprintf("Δ%% B vs A, paired, %g%% sequential CI: valid at any look up to max_trials %d", conf*100, pd.seqCap)
+		}
 	case pd.paired:
 		title = fmt.Sprintf("Δ%% B vs A, paired rounds, %g%% CI: valid at the planned end only", conf*100)
 	}
@@ -196,6 +199,9 @@ func (p pPane) View() string {
 	}
 	if pd.sequential {
 		test = "anytime-valid (any look)"
+		if pd.seqCap > 0 {
+			test = fmt.Sprintf("sequential (any look ≤ %d rounds)", pd.seqCap)
+		}
 	}
 	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
 	if len(pd.metrics) == 0 {

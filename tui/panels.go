@@ -22,7 +22,8 @@ type panelData struct {
 	final             bool // computed after the last event: the run's conclusion
 	warnings          []string
 	paired            bool // some metric is analysed as paired rounds
-	sequential        bool // the verdicts come from the anytime-valid analysis (stop auto)
+	sequential        bool // the verdicts come from the sequential analysis (stop auto)
+	seqCap            int  // > 0: the sequential analysis is calibrated to this many rounds (max_trials)
 	// With toggles of controls or order: the regimes, the index of the
 	// analysed one and why it was chosen (sessions.ChooseRegime).
 	regimes    []sessions.Regime

@@ -47,6 +47,9 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 		}
 		if m.Decision.Method == analysis.MethodSequential {
 			pd.sequential = true
+			if k := opt.SequentialMaxRounds; k >= 2 && k <= analysis.MaxCalibratedRounds {
+				pd.seqCap = k
+			}
 		}
 		kw := math.NaN()
 		if i := indexOf(in, m.Name); i >= 0 {

@@ -1,7 +1,7 @@
 // Package bisect finds the build that introduced a regression in an ordered
 // range of builds (good first, bad last), Pinpoint-style: it first confirms
 // that the ends differ (a regression verdict under the verdict rules, with
-// the anytime-valid sequential stopping of "stop": "auto"), then binary
+// the sequential stopping of "stop": "auto"), then binary
 // searches, comparing each candidate with the lower end of the range still
 // in doubt on the same device, controls and order. A comparison that ends
 // undecided is run again with twice the trials, up to Attempts, before it is
@@ -449,7 +449,7 @@ func isZero(b lab.Build) bool {
 
 // session runs one attempt of a comparison as an engine session and
 // analyses it as perflab report would (the plan's options: the
-// anytime-valid analysis is primary, since the run stopped automatically).
+// sequential analysis is primary, since the run stopped automatically).
 func (b *bisector) session(ctx context.Context, exp *lab.Experiment, c *Comparison, attempt int) (verdict string, m *analysis.MetricResult, trials int, path string, err error) {
 	s, err := engine.Start(ctx, b.l, engine.Plan{Experiment: *exp, Tool: b.cfg.Tool, Source: b.cfg.Source,
 		Dir: b.cfg.Dir, FreeName: true, Realtime: b.cfg.Realtime})

@@ -162,6 +162,9 @@ func Options(plan *lab.Experiment) analysis.Options {
 	}
 	o.ThresholdPct = plan.Threshold
 	o.Sequential = plan.Stop == lab.StopAuto
+	if o.Sequential {
+		o.SequentialMaxRounds = plan.TrialCap()
+	}
 	o.Labels = []string{plan.ArmLabel(lab.ArmControl), plan.ArmLabel(lab.ArmTreatment)}
 	return o
 }

@@ -72,7 +72,7 @@ type Validation struct {
 	Confidence   float64 `json:"confidence"`
 	TrialsPerArm int     `json:"trials_per_arm"` // the cap with stop "auto"
 	Order        string  `json:"order"`
-	Stop         string  `json:"stop"` // "fixed" or "auto" (anytime-valid, stops when decided)
+	Stop         string  `json:"stop"` // "fixed" or "auto" (sequential, stops when decided)
 
 	AA         RateResult    `json:"aa"`
 	Effect     EffectResult  `json:"effect"`
@@ -288,10 +288,18 @@ func (v *Validation) PowerLabel() string {
 // AlphaJudgement is analysis.JudgeAlpha of the A/A false-positive rate.
 func (v *Validation) AlphaJudgement() string {
 	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
-	if v.Stop == lab.StopAuto {
+	if v.Stop == lab.StopAuto && !v.calibrated() {
 		return p.JudgeAlphaAtMost(v.Alpha)
 	}
 	return p.JudgeAlpha(v.Alpha)
+}
+
+// calibrated reports whether stop auto's rule spends exactly alpha over
+// the cap (the group-sequential design), so that its A/A rate should sit
+// at alpha rather than below it (the uncapped t-mixture above
+// analysis.MaxCalibratedRounds).
+func (v *Validation) calibrated() bool {
+	return v.Stop == lab.StopAuto && v.TrialsPerArm >= 2 && v.TrialsPerArm <= analysis.MaxCalibratedRounds
 }
 
 // verdictOf returns the primary test's verdict on metric for one run.
@@ -340,6 +348,9 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	if exp.Stop == lab.StopAuto {
 		v.Stop = lab.StopAuto
 		v.Test = "anytime-valid"
+		if v.calibrated() {
+			v.Test = fmt.Sprintf("group-sequential over %d rounds", v.TrialsPerArm)
+		}
 	}
 	v.Effect.EffectPct = cfg.EffectPct
 	v.Effect.Injected = cfg.Inject
@@ -440,7 +451,7 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	v.AA.Trials, v.Effect.Trials = trialsUsedOf(aaUsed), trialsUsedOf(effUsed)
 	aaRate, _ := analysis.BinomialCI(v.AA.FalsePositives, v.AA.Experiments, opt.Confidence)
 	v.AA.Rate, v.AA.CILow, v.AA.CIHigh = aaRate.Rate, aaRate.CILow, aaRate.CIHigh
-	if aaRate.Excludes(opt.Alpha) && (v.Stop != lab.StopAuto || float64(aaRate.CILow) > opt.Alpha) {
+	if aaRate.Excludes(opt.Alpha) && (v.Stop != lab.StopAuto || v.calibrated() || float64(aaRate.CILow) > opt.Alpha) {
 		v.Warnings = append(v.Warnings, fmt.Sprintf(
 			"the A/A false-positive rate %.1f%% (%.0f%% CI %.1f–%.1f%%) excludes α = %g%%: on this setup the %s test does not keep its promise; trials are probably not independent and identically distributed (see the trial trend, and try more controls or random order)",
 			100*float64(aaRate.Rate), 100*opt.Confidence, 100*float64(aaRate.CILow), 100*float64(aaRate.CIHigh), 100*opt.Alpha, opt.Test))
