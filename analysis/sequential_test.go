@@ -226,3 +226,30 @@ func testSequentialDecisions(t *testing.T, maxRounds int) {
 		}
 	}
 }
+
+// TestSequentialMethodByCap: stop auto's cap picks the method, and the
+// result says which guarantee holds: the calibrated design for caps of
+// 2 … MaxCalibratedRounds, the uncapped t-mixture otherwise.
+func TestSequentialMethodByCap(t *testing.T) {
+	d := []float64{0.01, -0.02, 0.015, 0.003}
+	for _, c := range []struct {
+		maxRounds int
+		capped    bool
+	}{{0, false}, {1, false}, {2, true}, {40, true}, {MaxCalibratedRounds, true}, {MaxCalibratedRounds + 1, false}} {
+		if c.maxRounds == MaxCalibratedRounds+1 {
+			// Only the choice is checked here: no design is computed.
+			if sequentialDesign(SequentialOptions{Alpha: 0.05, MaxRounds: c.maxRounds}) != nil {
+				t.Errorf("max rounds %d: a design above the cap", c.maxRounds)
+			}
+			continue
+		}
+		r := SequentialPaired(d, SequentialOptions{Alpha: 0.05, MaxRounds: c.maxRounds})
+		want := GuaranteeAnytime
+		if c.capped {
+			want = fmt.Sprintf(GuaranteeCapped, c.maxRounds)
+		}
+		if r.Guarantee != want || (r.Method == SequentialMixture) == c.capped {
+			t.Errorf("max rounds %d: method %q, guarantee %q", c.maxRounds, r.Method, r.Guarantee)
+		}
+	}
+}
