@@ -129,7 +129,7 @@ func geomeans(v Versus) []Geomean {
 
 // VersusTable renders v in benchstat's layout: one column per input, the
 // base's median with its distribution-free CI half-width, then for every
-// other input its median, Δ% of medians against the base (or ~ for no
+// other input its median, the Δ% its verdict rests on against the base (or ~ for no
 // change) with the corrected p-value and sample size, and ▲ (regression),
 // ▼ (improvement) or ? (inconclusive); a geomean row per unit shared by several metrics; then the
 // warnings. Time units (ns, µs, ms, s, with or without /op) are scaled per
@@ -145,12 +145,12 @@ func VersusTable(v Versus) string {
 		names = append(names, fmt.Sprintf("%s: %s", inputLetter(i), in))
 	}
 	sb.WriteString(strings.Join(names, "   ") + "\n")
-	test := "Mann–Whitney U"
+	test, est := "Mann–Whitney U", "medians"
 	if first.PrimaryTest == TestWelch {
-		test = "Welch t"
+		test, est = "Welch t", "means"
 	}
-	fmt.Fprintf(&sb, "each input vs A (the base): Δ of medians, %s test p after %s correction across metrics, alpha %g; ± is the %s CI of the median\n",
-		test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
+	fmt.Fprintf(&sb, "each input vs A (the base): Δ of %s, %s test p after %s correction across metrics, alpha %g; ± is the %s CI of the median\n",
+		est, test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
 	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? inconclusive\n\n")
 
 	k := len(v.Comparisons) + 1
@@ -220,9 +220,11 @@ func VersusTable(v Versus) string {
 }
 
 // deltaCell is "+19.75% (p=0.002 n=15)", "~ (p=0.700 n=3)" for no
-// change, or "n/a".
+// change, or "n/a". Δ is the estimate the verdict rests on (Decision): the
+// median's with Mann–Whitney, the mean's with Welch, so a regression is
+// never shown beside a Δ of another estimator with the other sign.
 func deltaCell(m MetricResult, alpha float64) string {
-	d := fmtPct(m.DeltaPctMedian)
+	d := fmtPct(m.Decision.DeltaPct)
 	if m.Verdict == VerdictNoChange {
 		d = "~"
 	}

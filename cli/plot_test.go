@@ -21,7 +21,7 @@ func TestPlotFlags(t *testing.T) {
 		args []string
 		text []string // in the SVG
 	}{
-		{"report.svg", []string{"report", session}, []string{"startup_ms by trial", "control (feed)", "Δ% of medians"}},
+		{"report.svg", []string{"report", session}, []string{"startup_ms by trial", "control (feed)", "Δ% B vs A the verdict rests on"}},
 		{"report.png", []string{"report", session}, nil},
 		{"check.svg", []string{"check", "sim:pixel", "--duration", "30s"}, []string{"MFLOPS: check on sim:pixel"}},
 		{"validate.svg", []string{"validate", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--aa", "6", "--effect-runs", "6", "--quiet"},

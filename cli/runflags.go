@@ -160,17 +160,18 @@ func markdownTable(r analysis.Report) string {
 		return fmt.Sprintf("%+.2f%%", float64(f))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| metric | unit | A: %s median | B: %s median | Δ median | %g%% CI | p adj | n A/B | verdict |\n",
+	fmt.Fprintf(&b, "| metric | unit | A: %s median | B: %s median | Δ | %g%% CI | p adj | n A/B | verdict |\n",
 		label(0), label(1), math.Round(r.Confidence*1000)/10)
 	b.WriteString("|:---|:---|---:|---:|---:|:---:|---:|---:|:---|\n")
 	for _, m := range r.Metrics {
-		ci := fmt.Sprintf("[%s, %s]", pct(m.Bootstrap.PctLow), pct(m.Bootstrap.PctHigh))
+		// Δ and its interval are the ones the verdict rests on (Decision).
+		ci := fmt.Sprintf("[%s, %s]", pct(m.Decision.CILowPct), pct(m.Decision.CIHighPct))
 		p := "n/a"
 		if m.PAdjusted.Defined() {
 			p = analysis.FormatP(float64(m.PAdjusted), r.Alpha, 3)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, num(m.A.Median), num(m.B.Median),
-			pct(m.DeltaPctMedian), ci, p, m.A.N, m.B.N, m.Verdict)
+			pct(m.Decision.DeltaPct), ci, p, m.A.N, m.B.N, m.Verdict)
 	}
 	return b.String()
 }

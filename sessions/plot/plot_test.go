@@ -111,7 +111,7 @@ func TestSessionFigure(t *testing.T) {
 	// startup_ms by trial and per arm, Δ%, MFLOPS.
 	svg := render(t, "session", f, 4)
 	contains(t, "session", svg, "startup_ms by trial", "startup_ms per arm", "control (feed v1)", "treatment (feed v2)",
-		"toggle", "order→fixed", "kill_app on", "Δ% of medians", "regression", "MFLOPS", "mean ±2%")
+		"toggle", "order→fixed", "kill_app on", "Δ% B vs A the verdict rests on", "regression", "MFLOPS", "mean ±2%")
 
 	empty := &sessions.Session{Header: s.Header}
 	if _, err := Session(empty, analysis.Report{}); err == nil || !strings.Contains(err.Error(), "no counted trials") {

@@ -259,12 +259,12 @@ func fade(c color.Color) color.Color {
 	return color.RGBA{mix(r), mix(g), mix(b), 255}
 }
 
-// DeltaPlot draws, per metric, Δ% of medians (B vs A) with its bootstrap
-// confidence interval, red for a regression, green for an improvement,
+// DeltaPlot draws, per metric, the Δ% (B vs A) its verdict rests on with
+// that interval (Decision), red for a regression, green for an improvement,
 // grey otherwise, around a zero line.
 func DeltaPlot(rep analysis.Report) *plot.Plot {
-	title := fmt.Sprintf("Δ%% of medians, B vs A, %.0f%% CI", rep.Confidence*100)
-	p := newPlot(title, "", "Δ median (%)")
+	title := fmt.Sprintf("Δ%% B vs A the verdict rests on, %.0f%% CI", rep.Confidence*100)
+	p := newPlot(title, "", "Δ (%)")
 	var iv []interval
 	for _, m := range rep.Metrics {
 		c := color.Color(grey)
@@ -274,8 +274,8 @@ func DeltaPlot(rep analysis.Report) *plot.Plot {
 		case analysis.VerdictImprovement:
 			c = green
 		}
-		iv = append(iv, interval{Name: shorten(m.Name, 22) + "\n" + m.Verdict, Point: float64(m.DeltaPctMedian),
-			Low: float64(m.Bootstrap.PctLow), High: float64(m.Bootstrap.PctHigh), Color: c})
+		iv = append(iv, interval{Name: shorten(m.Name, 22) + "\n" + m.Verdict, Point: float64(m.Decision.DeltaPct),
+			Low: float64(m.Decision.CILowPct), High: float64(m.Decision.CIHighPct), Color: c})
 	}
 	drawIntervals(p, iv)
 	hline(p, 0, p.X.Min, p.X.Max, grey, false)
