@@ -29,7 +29,10 @@ experiment's trials, order and controls) and reports the observed
 false-positive rate with its exact binomial (Clopper–Pearson) interval
 against α, the variance of each arm, and the mean metric by trial number
 across experiments with a Spearman test for a trend (IID check). It warns
-when the false-positive interval excludes α.
+when the false-positive interval excludes α, and says "too few experiments
+to judge α" with the K to use when K lacks 80% power (exact binomial test)
+to find a rate of 2α or to flag a conservative test (at α = 5%: 234).
+Experiments are analysed as run does (Holm across metrics).
 
 With --effect X it also runs K experiments with an effect of X%: on sim the
 treatment is the control made X% costlier (the simulated phone knows the
@@ -42,7 +45,7 @@ with an effect, at least 80% detected); 3 it does not; 1 error.
 
 Examples:
   perflab validate sim:pixel --experiment examples/sim-controls-on.json
-  perflab validate sim:pixel --experiment examples/sim-controls-off.json --aa 100 --effect 1%
+  perflab validate sim:pixel --experiment examples/sim-controls-off.json --aa 300 --effect 1%
   perflab validate local --experiment examples/local-aa.json --aa 20 --json
   perflab validate adb:SERIAL --experiment app.json --aa 10 --effect 5%
 

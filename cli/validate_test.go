@@ -41,9 +41,11 @@ func keys(m any) []string {
 }
 
 func TestValidateCommandJSON(t *testing.T) {
+	// 40 A/A experiments are too few to judge α = 5% (234 can): the
+	// setup does not validate, whatever they show.
 	out, errOut, code := studyCmd(t, "validate", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--aa", "40", "--json")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	if code != exitRegression {
+		t.Fatalf("exit %d, want %d (too few to judge)\n%s\n%s", code, exitRegression, out, errOut)
 	}
 	m := lastLine(t, out)
 	for name, want := range map[string][]string{

@@ -503,7 +503,7 @@ const modeRun = "run"
 // Default numbers of A/A experiments, as perflab validate has them: many
 // cheap ones on the simulated phone, a handful on real hardware.
 const (
-	studyAASim  = 200
+	studyAASim  = study.DefaultAASim
 	studyAAReal = 20
 )
 

@@ -449,7 +449,7 @@ func (d *studyDash) rateLine(k, n int) string {
 	}
 	p, _ := analysis.BinomialCI(k, n, d.conf)
 	s := fmt.Sprintf("A/A false positives  %d of %d = %s  %.0f%% CI %s–%s  ", k, n, format.Rate(p.Rate), 100*d.conf, format.Rate(p.CILow), format.Rate(p.CIHigh))
-	switch j := p.JudgeAlpha(d.alpha); j {
+	switch j := p.JudgeAlpha(d.alpha, d.conf); j {
 	case analysis.AlphaExcluded:
 		return s + st.Regression.Render(fmt.Sprintf("EXCLUDES α = %g", d.alpha))
 	case analysis.AlphaTooFew:

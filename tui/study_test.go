@@ -167,7 +167,7 @@ func TestStudyValidateFlow(t *testing.T) {
 		t.Error("a closed stream was waited on again")
 	}
 	scr = screenText(m)
-	for _, want := range []string{"validate · done", "A/A false positives  1 of 20 = 5.0%", "holds α", "detected 13 of 20 = 65.0%", "UNDER 80% power",
+	for _, want := range []string{"validate · done", "A/A false positives  1 of 20 = 5.0%", "too few experiments to judge α", "detected 13 of 20 = 65.0%", "UNDER 80% power",
 		"variance, control", "trial-number trend", "no trend", "frames: 0 of 20", "the setup does not validate", "mean by trial number"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("result lacks %q:\n%s", want, scr)

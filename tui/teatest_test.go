@@ -280,8 +280,8 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	}
 	// The probe and pace rows grey out.
 	waitScreen(t, tm, "not for a study", screenWait)
-	tm.Send(keyPress("down")) // A/A experiments: 200 → 100 → 50 → 30 → 20
-	for i := 0; i < 4; i++ {
+	tm.Send(keyPress("down")) // A/A experiments: 240 → 200 → 100 → 50 → 30 → 20
+	for i := 0; i < 5; i++ {
 		tm.Send(keyPress("left"))
 	}
 	for i := 0; i < 5; i++ { // up to trials: 30 → 20 → 15 → 10

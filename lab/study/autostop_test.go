@@ -47,7 +47,7 @@ func TestValidateStopAutoOnSim(t *testing.T) {
 	if v.AA.FalsePositives < lo || v.AA.FalsePositives > hi {
 		t.Errorf("A/A false positives %d of %d outside the band %d–%d", v.AA.FalsePositives, aa, lo, hi)
 	}
-	if v.AlphaJudgement() != (analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).JudgeAlpha(v.Alpha) {
+	if v.AlphaJudgement() != (analysis.Proportion{N: v.AA.Experiments, CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}).JudgeAlpha(v.Alpha, v.Confidence) {
 		t.Errorf("a calibrated rule should be judged two-sided: %s", v.AlphaJudgement())
 	}
 	if float64(v.Effect.Rate) < 0.8 {

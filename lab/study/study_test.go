@@ -358,3 +358,25 @@ func TestOrderRedFlagAARate(t *testing.T) {
 		t.Errorf("%d of %d A/A studies raise a red flag, above the 95%% binomial range (≤ %d) at α = 5%%", flagged, seeds, hi)
 	}
 }
+
+// TestValidateTooFewToJudge: 20 A/A experiments (the default off the
+// simulated phone) cannot judge α = 5% (they detect a 10% false-positive
+// rate 13% of the time and never flag a conservative test): validation
+// says so and recommends 234, however the 20 came out. It analyses with
+// run's correction (Holm), not uncorrected.
+func TestValidateTooFewToJudge(t *testing.T) {
+	v, err := Validate(context.Background(), ValidateConfig{Experiment: feedExperiment(10, controlsOn()), Devices: simDevices("pixel"), AA: 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range v.Warnings {
+		found = found || strings.Contains(w, "too few experiments to judge") && strings.Contains(w, "--aa 234") && strings.Contains(w, "13%")
+	}
+	if !found || v.AlphaJudgement() != analysis.AlphaTooFew || !v.Failed() {
+		t.Errorf("20 A/A experiments: judgement %q, warnings %q", v.AlphaJudgement(), v.Warnings)
+	}
+	if o := analysisOptions(feedExperiment(10, controlsOn()), ""); o.Correction != analysis.CorrectionHolm {
+		t.Errorf("validate analyses with correction %q, run with holm", o.Correction)
+	}
+}

@@ -37,7 +37,7 @@ type ValidateConfig struct {
 // Defaults of a validation study: many cheap experiments on the simulated
 // phone, a handful on real hardware where each costs minutes.
 const (
-	DefaultAASim     = 200
+	DefaultAASim     = 240 // ≥ analysis.ExperimentsToJudgeAlpha(0.05, 0.95): 234
 	DefaultAAReal    = 20
 	DefaultEffectSim = 1.0 // % injected on the simulated phone when no effect is given
 )
@@ -167,9 +167,9 @@ type MetricRate struct {
 	Rate           analysis.Float `json:"rate"`
 }
 
-// analysisOptions are the per-experiment analysis settings. Validation
-// judges each metric's test on its own (no correction) with the verdict
-// rule of run and report, whose interval must agree with the test: the
+// analysisOptions are the per-experiment analysis settings: those of run
+// (engine.Options: Holm's correction across the metrics it analyses) with
+// the verdict rule of run and report, whose interval must agree with the test: the
 // bootstrap keeps 2,000 resamples (each is O(1), see
 // analysis.BootstrapMedianDiff).
 func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
@@ -177,7 +177,6 @@ func analysisOptions(exp *lab.Experiment, test string) analysis.Options {
 	if test != "" {
 		o.Test = test
 	}
-	o.Correction = analysis.CorrectionNone
 	o.Resamples = 2000
 	return o
 }
@@ -288,10 +287,11 @@ func (v *Validation) PowerLabel() string {
 // AlphaJudgement is analysis.JudgeAlpha of the A/A false-positive rate.
 func (v *Validation) AlphaJudgement() string {
 	p := analysis.Proportion{CILow: v.AA.CILow, CIHigh: v.AA.CIHigh}
+	p.N = v.AA.Experiments
 	if v.Stop == lab.StopAuto && !v.calibrated() {
-		return p.JudgeAlphaAtMost(v.Alpha)
+		return p.JudgeAlphaAtMost(v.Alpha, v.Confidence)
 	}
-	return p.JudgeAlpha(v.Alpha)
+	return p.JudgeAlpha(v.Alpha, v.Confidence)
 }
 
 // calibrated reports whether stop auto's rule spends exactly alpha over
@@ -310,7 +310,14 @@ func verdictOf(d *runData, metric string, opt analysis.Options) string {
 	infos := map[string]metricInfo{}
 	var names []string
 	d.metrics(infos, &names)
-	r := analysis.Compare([]analysis.MetricInput{d.input(metric, infos[metric])}, opt)
+	// Every metric, as run analyses them: the correction spans them all.
+	inputs := []analysis.MetricInput{d.input(metric, infos[metric])}
+	for _, n := range names {
+		if n != metric {
+			inputs = append(inputs, d.input(n, infos[n]))
+		}
+	}
+	r := analysis.Compare(inputs, opt)
 	return r.Metrics[0].Verdict
 }
 
@@ -380,12 +387,11 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 		}
 		in := d.input(metric, info)
 		a, b := in.Samples[0], in.Samples[1]
+		// Every metric, as run analyses them (one family for Holm).
 		inputs := []analysis.MetricInput{in}
-		if phase == "aa" {
-			for _, n := range names {
-				if n != metric {
-					inputs = append(inputs, d.input(n, infos[n]))
-				}
+		for _, n := range names {
+			if n != metric {
+				inputs = append(inputs, d.input(n, infos[n]))
 			}
 		}
 		used := float64(max(len(a), len(b)))
@@ -411,6 +417,11 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 			continue
 		}
 		v.AA.Experiments++
+		// A false positive is what run's exit status would report: any
+		// metric of the family significant after the correction.
+		for _, m := range r.Metrics {
+			significant = significant || m.Verdict == analysis.VerdictRegression || m.Verdict == analysis.VerdictImprovement
+		}
 		if significant {
 			v.AA.FalsePositives++
 		}
@@ -455,6 +466,22 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 		v.Warnings = append(v.Warnings, fmt.Sprintf(
 			"the A/A false-positive rate %.1f%% (%.0f%% CI %.1f–%.1f%%) excludes α = %g%%: on this setup the %s test does not keep its promise; trials are probably not independent and identically distributed (see the trial trend, and try more controls or random order)",
 			100*float64(aaRate.Rate), 100*opt.Confidence, 100*float64(aaRate.CILow), 100*float64(aaRate.CIHigh), 100*opt.Alpha, opt.Test))
+	}
+	if len(names) > 1 && opt.Correction != analysis.CorrectionNone {
+		v.Warnings = append(v.Warnings, fmt.Sprintf(
+			"the A/A false positives count experiments in which any of the %d metrics was significant after %s's correction, as run's exit status would",
+			len(names), opt.Correction))
+	}
+	inflatedOnly := v.Stop == lab.StopAuto && !v.calibrated()
+	if need := analysis.ExperimentsToJudgeAlpha(opt.Alpha, opt.Confidence, inflatedOnly); v.AA.Experiments < need {
+		pw, cons := analysis.AlphaPower(v.AA.Experiments, opt.Alpha, opt.Confidence)
+		what := fmt.Sprintf("they detect a test wrong twice as often as promised (%g%%) only %.0f%% of the time", 200*opt.Alpha, 100*pw)
+		if !cons && !inflatedOnly {
+			what += " and can never flag a conservative one"
+		}
+		v.Warnings = append(v.Warnings, fmt.Sprintf(
+			"too few experiments to judge: %d A/A experiments cannot judge α = %g%%: %s; use --aa %d or more for %.0f%% power (exact binomial test, Chernick & Liu 2002)",
+			v.AA.Experiments, 100*opt.Alpha, what, need, 100*analysis.PowerTarget))
 	}
 	v.Effect.Rate, v.Effect.CILow, v.Effect.CIHigh = analysis.Float(math.NaN()), analysis.Float(math.NaN()), analysis.Float(math.NaN())
 	v.Effect.ObservedPct = analysis.Float(math.NaN())
