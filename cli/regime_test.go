@@ -120,3 +120,47 @@ func TestReplayHeadlessRegimes(t *testing.T) {
 		t.Errorf("--regime 3: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestReportOrderEffect: report and replay show the order effect of the
+// analysed regime (sessions.OrderEffects) and warn when the trial run
+// second in a round is slower: testdata/sim-effect.jsonl rewritten with
+// the second trial of every round 5% slower.
+func TestReportOrderEffect(t *testing.T) {
+	f, err := os.ReadFile("cli/testdata/sim-effect.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	seen := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(f), "\n"), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["type"] == "trial" {
+			tr := m["trial"].(map[string]any)
+			if warm, _ := tr["warmup"].(bool); !warm {
+				r := tr["round"].(float64)
+				if seen[r] {
+					for _, x := range tr["metrics"].([]any) {
+						mm := x.(map[string]any)
+						mm["value"] = mm["value"].(float64) * 1.05
+					}
+					b, _ := json.Marshal(m)
+					line = string(b)
+				}
+				seen[r] = true
+			}
+		}
+		out.WriteString(line + "\n")
+	}
+	p := filepath.Join(t.TempDir(), "carry.jsonl")
+	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report", p}, {"replay", p, "--headless", "--speed", "0"}} {
+		got, _, _ := runPerflab(t, args...)
+		for _, want := range []string{"order effect startup_ms: the second trial of a round +", "order effect: the trial run second in a round measures +"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s lacks %q:\n%s", args[0], want, got)
+			}
+		}
+	}
+}

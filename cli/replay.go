@@ -98,7 +98,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rep := analysis.Compare(fold.Inputs(), opt)
 	rep.Warnings = append(rep.Warnings, rr.warnings...)
 	fmt.Fprintln(stdout)
-	for _, l := range rr.list {
+	for _, l := range append(rr.list, rr.order...) {
 		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprint(stdout, analysis.Table(rep))

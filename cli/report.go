@@ -165,7 +165,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if sum.End != nil && sum.End.Stop != "" {
 			fmt.Fprintf(stdout, "stopped: %s\n", sum.End.Stop)
 		}
-		for _, l := range regimeLines.list {
+		for _, l := range append(regimeLines.list, regimeLines.order...) {
 			fmt.Fprintln(stdout, l)
 		}
 		fmt.Fprintln(stdout)
@@ -175,9 +175,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // regimeReport is what report and replay say about regimes: the list
-// (with notes) and the warnings that go into the report.
+// (with notes) and the order effect of the analysed regime
+// (sessions.OrderEffectLines), and the warnings that go into the report.
 type regimeReport struct {
-	list, warnings []string
+	list, order, warnings []string
 }
 
 // regimeEvents picks the events to analyse with sessions.ChooseRegime
@@ -196,5 +197,8 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 		rr.warnings = append(rr.warnings, a)
 	}
 	rr.warnings = append(rr.warnings, rc.Differ...)
+	lines, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
+	rr.order = lines
+	rr.warnings = append(rr.warnings, warns...)
 	return rc.Events, rr, nil
 }

@@ -119,6 +119,10 @@ type RegimeChoice struct {
 	// Differ warns, per metric, when another regime's Δ interval does not
 	// overlap the analysed one's: the toggle changed the answer.
 	Differ []string
+	// Order is the order effect of each metric within Events
+	// (OrderEffects): rounds that ran A first against rounds that ran B
+	// first, which a drift over time does not move.
+	Order []OrderEffect
 }
 
 // List is the regimes one per line with their notes, headed by a count;
@@ -151,10 +155,12 @@ func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (Regim
 		if which != "" && which != "all" && which != "1" {
 			return rc, fmt.Errorf("--regime %s: the session has one regime (nothing was toggled)", which)
 		}
+		rc.Order = OrderEffects(rc.Events)
 		return rc, nil
 	}
 	if which == "all" {
 		rc.Analysed = fmt.Sprintf("all %d regimes pooled (--regime all): settings changed during the run", len(rs))
+		rc.Order = OrderEffects(rc.Events)
 		return rc, nil
 	}
 	pick := -1
@@ -187,6 +193,7 @@ func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (Regim
 	rc.Pick = pick
 	rc.Events = RegimeEvents(events, rs[pick])
 	rc.Analysed = fmt.Sprintf("analysed: regime %d of %d (%s)", pick+1, len(rs), how)
+	rc.Order = OrderEffects(rc.Events)
 	chosen := analysis.Compare(MetricInputs(rc.Events), opt)
 	for k, r := range rs {
 		if k == pick || r.Counted[0] < 2 || r.Counted[1] < 2 {

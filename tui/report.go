@@ -51,16 +51,12 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 				pd.seqCap = k
 			}
 		}
-		kw := math.NaN()
-		if i := indexOf(in, m.Name); i >= 0 {
-			kw = orderEffectP(in[i])
-		}
 		pd.metrics = append(pd.metrics, metricPanel{
 			name: m.Name, unit: m.Unit, better: m.Better,
 			nA: m.A.N, nB: m.B.N, medA: float64(m.A.Median), medB: float64(m.B.Median),
 			deltaPct: float64(m.Decision.DeltaPct),
 			ciLow:    float64(m.Decision.CILowPct), ciHigh: float64(m.Decision.CIHighPct), seq: seq,
-			p: p, pAdj: float64(m.PAdjusted), welchP: float64(m.Welch.P), kwP: kw,
+			p: p, pAdj: float64(m.PAdjusted), welchP: float64(m.Welch.P), kwP: math.NaN(),
 			mde: float64(m.MDEPct), verdict: m.Verdict, warnings: m.Warnings,
 		})
 	}
@@ -74,65 +70,38 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 // toggles of the controls or the order split evs into regimes, the one
 // sessions.ChooseRegime picks (the latest with enough trials per arm, as
 // perflab report does), its samples folded again from its trials; the
-// panel lists the regimes and warns when they differ.
+// panel lists the regimes and warns when they differ. The "order p" column
+// is that regime's order effect (sessions.OrderEffects, as report shows
+// it): A-first against B-first rounds, which a drift does not move.
 func analyzeSession(in []metricInput, evs []lab.Event, plan *lab.Experiment, opt analysis.Options) panelData {
 	rc, err := sessions.ChooseRegime(evs, "", opt)
-	if err != nil || rc.Pick < 0 {
+	if err != nil {
 		return analyze(in, opt)
 	}
-	f := engine.NewFold(plan)
-	for _, e := range rc.Events {
-		f.Add(e)
+	var pd panelData
+	if rc.Pick < 0 {
+		pd = analyze(in, opt)
+	} else {
+		f := engine.NewFold(plan)
+		for _, e := range rc.Events {
+			f.Add(e)
+		}
+		pd = analyze(foldInputs(f), opt)
+		pd.regimes = rc.Regimes
+		pd.regimePick = rc.Pick
+		pd.regimeWhy = rc.Analysed
+		pd.warnings = append(pd.warnings, rc.Differ...)
 	}
-	pd := analyze(foldInputs(f), opt)
-	pd.regimes = rc.Regimes
-	pd.regimePick = rc.Pick
-	pd.regimeWhy = rc.Analysed
-	pd.warnings = append(pd.warnings, rc.Differ...)
+	for i := range pd.metrics {
+		for _, o := range rc.Order {
+			if o.Metric == pd.metrics[i].name {
+				pd.metrics[i].kwP = float64(o.P)
+			}
+		}
+	}
+	_, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
+	pd.warnings = append(pd.warnings, warns...)
 	return pd
-}
-
-func indexOf(in []metricInput, name string) int {
-	for i, m := range in {
-		if m.name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// orderEffectP tests whether the order mode changed the metric (OrderSage's
-// question) when the run used more than one: Kruskal–Wallis across order
-// modes of each value relative to its arm's median, so the difference
-// between the builds does not pass for an order effect. NaN when only one
-// order mode was used or the test is undefined.
-func orderEffectP(m metricInput) float64 {
-	if m.orders < 2 || len(m.ordA) != len(m.a) || len(m.ordB) != len(m.b) {
-		return math.NaN()
-	}
-	groups := make([][]float64, m.orders)
-	add := func(xs []float64, ord []uint8) {
-		med := float64(analysis.Summarize(xs).Median)
-		if med == 0 || math.IsNaN(med) {
-			return
-		}
-		for i, x := range xs {
-			groups[ord[i]] = append(groups[ord[i]], x/med)
-		}
-	}
-	add(m.a, m.ordA)
-	add(m.b, m.ordB)
-	var used [][]float64
-	for _, g := range groups {
-		if len(g) > 0 {
-			used = append(used, g)
-		}
-	}
-	if len(used) < 2 {
-		return math.NaN()
-	}
-	kw, _ := analysis.KruskalWallisH(used...)
-	return float64(kw.P)
 }
 
 // stabilitySummary judges the probe samples so far (analysis.StabilityOf)

@@ -150,13 +150,9 @@ func (s *runState) eventsSoFar() []lab.Event { return s.events[:len(s.events):le
 func foldInputs(f *engine.Fold) []metricInput {
 	ins := f.Inputs()
 	out := make([]metricInput, 0, len(ins))
-	for i, in := range ins {
-		m := metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
-			pairs: in.Pairs, dropped: in.DroppedRounds}
-		if modes, a, b := f.OrderModes(i); len(modes) > 1 {
-			m.ordA, m.ordB, m.orders = a, b, len(modes)
-		}
-		out = append(out, m)
+	for _, in := range ins {
+		out = append(out, metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
+			pairs: in.Pairs, dropped: in.DroppedRounds})
 	}
 	return out
 }
@@ -165,8 +161,6 @@ func foldInputs(f *engine.Fold) []metricInput {
 type metricInput struct {
 	name, unit, better string
 	a, b               []float64
-	ordA, ordB         []uint8 // order mode per value, when more than one was used
-	orders             int
 	pairs              []analysis.Pair // rounds of one A and one B (alternate, random order)
 	dropped            int             // rounds left out of pairs (a failed trial)
 }
