@@ -156,6 +156,12 @@ type MetricInput struct {
 	Samples       [][]float64
 	Pairs         []Pair
 	DroppedRounds int
+	// Strata name the devices of a session over a pool and PairStrata
+	// gives, for each pair, the index of its device in Strata: the
+	// analysis then blocks on device (see PoolAnalysis). Both are nil for
+	// one device.
+	Strata     []string
+	PairStrata []int
 }
 
 // Trend holds the Spearman correlation of each arm's values with their

@@ -62,7 +62,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	headless := fs.Bool("headless", false, "run without the workbench: progress on stderr, table on stdout")
 	out := fs.String("out", "", "session file to write (default: the user's data dir)")
 	force := fs.Bool("force", false, "overwrite the --out file if it exists")
-	device := fs.String("device", "", "device to run on, overriding the file's \"device\" (local, sim:PRESET, adb:SERIAL)")
+	var device repeatedFlag
+	fs.Var(&device, "device", "device to run on, overriding the file's \"device\" or \"devices\" (local, sim:PRESET, adb:SERIAL, or a pool selector adb:model=MODEL); repeatable: a pool of devices that run rounds side by side")
 	adb := addADBFlag(fs)
 	ssh := addSSHFlag(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
@@ -122,8 +123,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		exp, err = lab.LoadExperiment(pos[0])
 	}
 	if err == nil {
-		if *device != "" {
-			exp.Device = *device
+		if len(device) > 0 {
+			exp.SetDevices(device)
 		}
 		err = ov.apply(exp)
 	}
@@ -148,11 +149,16 @@ const maxProbe = 24 * time.Hour
 
 // deviceLab is the engine's way to the real devices.
 func deviceLab(opt devices.Options) engine.Lab {
-	return engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
-		o := opt
-		o.Realtime = o.Realtime || realtime
-		return devices.Open(ctx, id, o)
-	}}
+	return engine.Lab{
+		Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+			o := opt
+			o.Realtime = o.Realtime || realtime
+			return devices.Open(ctx, id, o)
+		},
+		Resolve: func(ctx context.Context, specs []string) ([]string, error) {
+			return devices.Resolve(ctx, specs, opt)
+		},
+	}
 }
 
 // headlessRun is one `perflab run --headless`: a view of an engine session
@@ -176,10 +182,24 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	if exp.Stop == lab.StopAuto {
 		trials = fmt.Sprintf("stop auto (at most %d trials per arm)", exp.TrialCap())
 	}
-	fmt.Fprintf(h.stderr, "device: %s (%s); %s + %d warm-up, order %s, seed %d\n",
-		info.ID, info.Model, trials, exp.Warmup, exp.Order, exp.Seed)
+	if len(s.Devices) > 0 {
+		var names []string
+		for _, d := range s.Devices {
+			names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Model))
+		}
+		fmt.Fprintf(h.stderr, "pool of %d devices: %s; %s + %d warm-up each, order %s, seed %d\n",
+			len(s.Devices), strings.Join(names, ", "), trials, exp.Warmup, exp.Order, exp.Seed)
+	} else {
+		fmt.Fprintf(h.stderr, "device: %s (%s); %s + %d warm-up, order %s, seed %d\n",
+			info.ID, info.Model, trials, exp.Warmup, exp.Order, exp.Seed)
+	}
 	for _, n := range info.Notes {
 		fmt.Fprintf(h.stderr, "note: %s\n", n)
+	}
+	for _, d := range s.Devices[min(1, len(s.Devices)):] {
+		for _, n := range d.Notes {
+			fmt.Fprintf(h.stderr, "note: %s: %s\n", d.ID, n)
+		}
 	}
 
 	fold := engine.NewFold(exp)

@@ -46,11 +46,15 @@ type Metric struct {
 
 // Trial is the record of one execution of one build.
 type Trial struct {
-	Index    int      `json:"index"` // 0-based sequence over the whole session
-	Round    int      `json:"round"` // 0-based round; a round holds one trial per arm
-	Arm      string   `json:"arm"`
-	Build    string   `json:"build"`
-	Warmup   bool     `json:"warmup,omitempty"`
+	Index  int    `json:"index"` // 0-based sequence over the whole session
+	Round  int    `json:"round"` // 0-based round; a round holds one trial per arm
+	Arm    string `json:"arm"`
+	Build  string `json:"build"`
+	Warmup bool   `json:"warmup,omitempty"`
+	// Device is the device the trial ran on, in a session over a pool of
+	// devices; empty in a single-device session (the header names it) and
+	// in files written before pools existed.
+	Device   string   `json:"device,omitempty"`
 	Order    string   `json:"order"` // order mode in force for this round
 	Status   string   `json:"status"`
 	Reason   string   `json:"reason,omitempty"`

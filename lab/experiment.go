@@ -4,7 +4,10 @@ import "encoding/json"
 
 // Experiment is the experiment file (JSON). See README.md for every field.
 type Experiment struct {
-	Device     string           `json:"device"` // "local", "sim:<preset>", "adb:<serial>"
+	Device string `json:"device,omitempty"` // "local", "sim:<preset>", "adb:<serial>", or a pool selector "adb:model=<model>"
+	// Devices is a pool: the experiment runs its rounds on all of them at
+	// once (each round on one device). Either Device or Devices is given.
+	Devices    []string         `json:"devices,omitempty"`
 	Builds     map[string]Build `json:"builds"` // keys "control" and "treatment"
 	Trials     int              `json:"trials"` // counted trials per arm
 	Warmup     int              `json:"warmup"` // warm-up rounds, recorded but not analysed
@@ -26,6 +29,31 @@ type Experiment struct {
 	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
 	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
 	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+}
+
+// DeviceList returns the devices (or pool selectors) the experiment names:
+// Devices, or Device alone.
+func (e *Experiment) DeviceList() []string {
+	if len(e.Devices) > 0 {
+		return e.Devices
+	}
+	if e.Device == "" {
+		return nil
+	}
+	return []string{e.Device}
+}
+
+// SetDevices names the devices of a run: one becomes Device, several a
+// pool in Devices.
+func (e *Experiment) SetDevices(ids []string) {
+	e.Device, e.Devices = "", nil
+	switch len(ids) {
+	case 0:
+	case 1:
+		e.Device = ids[0]
+	default:
+		e.Devices = append([]string(nil), ids...)
+	}
 }
 
 // Stop modes.

@@ -102,7 +102,10 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 	if err := json.Unmarshal(data, &exp); err != nil {
 		return nil, err
 	}
-	if _, ok := obj["device"]; !ok {
+	_, hasDevice := obj["device"]
+	if _, ok := obj["devices"]; ok && hasDevice {
+		return nil, errors.New(`devices: give "device" or "devices", not both`)
+	} else if !ok && !hasDevice {
 		exp.Device = DefaultDevice
 	}
 	if _, ok := obj["trials"]; !ok {
@@ -132,7 +135,21 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 // Validate checks the fields every backend relies on. Backend-specific
 // checks (a local build needs a command) happen in the device's Setup.
 func (e *Experiment) Validate() error {
-	if strings.TrimSpace(e.Device) == "" {
+	if len(e.Devices) > 0 {
+		if e.Device != "" {
+			return errors.New(`devices: give "device" or "devices", not both`)
+		}
+		seen := map[string]bool{}
+		for i, d := range e.Devices {
+			if strings.TrimSpace(d) == "" {
+				return fmt.Errorf(`devices[%d]: empty (want "local", "sim:<preset>", "adb:<serial>" or "adb:model=<model>")`, i)
+			}
+			if seen[d] {
+				return fmt.Errorf("devices[%d]: %q is listed twice", i, d)
+			}
+			seen[d] = true
+		}
+	} else if strings.TrimSpace(e.Device) == "" {
 		return errors.New(`device: empty (want "local", "sim:<preset>" or "adb:<serial>")`)
 	}
 	if len(e.Builds) == 0 {
@@ -175,6 +192,9 @@ func (e *Experiment) Validate() error {
 	}
 	if !ValidOrder(e.Order) {
 		return fmt.Errorf("order: %q, want fixed, alternate or random", e.Order)
+	}
+	if len(e.Devices) > 1 && e.Order == OrderFixed {
+		return errors.New(`order: "fixed" cannot run on a pool of devices: each device runs whole rounds of one A and one B (want "alternate" or "random")`)
 	}
 	if !(e.Alpha > 0 && e.Alpha < 1) {
 		return fmt.Errorf("alpha: %v, want a number between 0 and 1 (e.g. 0.05)", e.Alpha)

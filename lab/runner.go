@@ -46,6 +46,24 @@ type Runner struct {
 	finished bool // no more events will be queued
 	now      func() time.Time
 	gate     func(ctx context.Context) // see SetTrialGate
+	rounds   RoundSource               // see SetRoundSource
+}
+
+// RoundSource hands a runner its rounds when the runner is one device of a
+// pool (see Pool): called at each round boundary, it blocks until the
+// device may run another round and returns the round's number in the
+// session, or ok false when the run is over (the plan is met, the
+// sequential rule decided, or ctx ended). A runner with a source leaves
+// when to stop to it: it neither counts trials against the plan nor
+// applies the sequential rule itself.
+type RoundSource func(ctx context.Context) (round int, ok bool)
+
+// SetRoundSource makes the runner take its rounds from src. Call it
+// before Run.
+func (r *Runner) SetRoundSource(src RoundSource) {
+	r.mu.Lock()
+	r.rounds = src
+	r.mu.Unlock()
 }
 
 // SetTrialGate makes the runner call gate before each trial and start the
@@ -166,7 +184,13 @@ func (r *Runner) loop(ctx context.Context) {
 		r.mu.Unlock()
 	})
 	defer stop()
+	r.mu.Lock()
+	src := r.rounds
+	r.mu.Unlock()
 	auto := newAutoStop(&r.exp)
+	if src != nil {
+		auto = nil // the pool applies the sequential rule to all its devices' rounds
+	}
 	end := func(reason string, err error) {
 		e := &End{Reason: reason, Counts: counts}
 		if auto != nil {
@@ -213,6 +237,17 @@ func (r *Runner) loop(ctx context.Context) {
 	arms := []*armState{{name: ArmControl}, {name: ArmTreatment}}
 	index := 0
 	for round := 0; ; round++ {
+		if src != nil {
+			var more bool
+			if round, more = src(ctx); !more {
+				if ctx.Err() != nil {
+					end("cancelled", nil)
+				} else {
+					end("completed", nil)
+				}
+				return
+			}
+		}
 		// Round boundary: wait while paused, then read the live settings.
 		r.mu.Lock()
 		r.round = round
@@ -228,11 +263,11 @@ func (r *Runner) loop(ctx context.Context) {
 
 		var todo []*armState
 		for _, a := range arms {
-			if a.needs(&r.exp) {
+			if src != nil || a.needs(&r.exp) {
 				todo = append(todo, a)
 			}
 		}
-		if len(todo) == 0 || auto.decided() {
+		if src == nil && (len(todo) == 0 || auto.decided()) {
 			end("completed", nil)
 			return
 		}

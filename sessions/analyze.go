@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"slices"
+
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
@@ -39,7 +41,12 @@ type Accumulator struct {
 	rnd      [][2][]int32 // per input and arm: the round of each value
 	orders   []string     // order modes seen in counted trials
 	unpaired bool         // a counted trial ran in fixed order: rounds are not pairs
-	sizeHint [2]int       // capacity of a new metric's samples per arm
+	// A session over a pool of devices: the device of each value (an
+	// index into devices), kept once a trial names its device.
+	dev      [][2][]uint16
+	devices  []string
+	devIdx   map[string]uint16
+	sizeHint [2]int // capacity of a new metric's samples per arm
 }
 
 // countedArm returns the input index of e's arm (0 control, 1 treatment)
@@ -73,6 +80,13 @@ func (a *Accumulator) add(e *lab.Event) {
 		a.unpaired = true
 	}
 	round := int32(min(e.Trial.Round, 1<<31-1))
+	if e.Trial.Device != "" && a.devIdx == nil {
+		a.startPool()
+	}
+	var di uint16
+	if a.devIdx != nil {
+		di = a.deviceIndex(e.Trial.Device)
+	}
 	for k := range e.Trial.Metrics {
 		m := &e.Trial.Metrics[k]
 		// Trials usually list their metrics in the same order: try the
@@ -91,12 +105,54 @@ func (a *Accumulator) add(e *lab.Event) {
 					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
 				a.ord = append(a.ord, [2][]uint8{make([]uint8, 0, a.sizeHint[0]), make([]uint8, 0, a.sizeHint[1])})
 				a.rnd = append(a.rnd, [2][]int32{make([]int32, 0, a.sizeHint[0]), make([]int32, 0, a.sizeHint[1])})
+				if a.devIdx != nil {
+					a.dev = append(a.dev, [2][]uint16{})
+				}
 			}
+		}
+		if a.devIdx != nil {
+			a.dev[i][arm] = append(a.dev[i][arm], di)
 		}
 		a.ins[i].Samples[arm] = append(a.ins[i].Samples[arm], m.Value)
 		a.ord[i][arm] = append(a.ord[i][arm], oi)
 		a.rnd[i][arm] = append(a.rnd[i][arm], round)
 	}
+}
+
+// startPool starts keeping each value's device: the values so far (of
+// trials that named no device) get device "".
+func (a *Accumulator) startPool() {
+	a.devIdx = map[string]uint16{"": 0}
+	a.devices = []string{""}
+	a.dev = make([][2][]uint16, len(a.ins))
+	for i := range a.ins {
+		for arm := range 2 {
+			a.dev[i][arm] = make([]uint16, len(a.ins[i].Samples[arm]))
+		}
+	}
+}
+
+// deviceIndex numbers a device.
+func (a *Accumulator) deviceIndex(d string) uint16 {
+	if i, ok := a.devIdx[d]; ok {
+		return i
+	}
+	i := uint16(min(len(a.devices), 1<<16-1))
+	a.devices = append(a.devices, d)
+	a.devIdx[d] = i
+	return i
+}
+
+// Devices returns the devices named by the counted trials of a session
+// over a pool, in the order first seen (nil for a single device).
+func (a *Accumulator) Devices() []string {
+	var out []string
+	for _, d := range a.devices {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // orderIndex numbers an order mode.
@@ -128,7 +184,17 @@ func (a *Accumulator) Inputs() []analysis.MetricInput {
 	out := make([]analysis.MetricInput, len(a.ins))
 	for i, in := range a.ins {
 		in.Samples = [][]float64{clip(in.Samples[0]), clip(in.Samples[1])}
-		if !a.unpaired {
+		switch {
+		case a.unpaired:
+		case a.devIdx != nil:
+			var strata []uint16
+			in.Pairs, strata, in.DroppedRounds = pairPoolRounds(in.Samples[0], in.Samples[1], a.rnd[i], a.dev[i])
+			in.Strata = a.devices
+			in.PairStrata = make([]int, len(strata))
+			for k, s := range strata {
+				in.PairStrata[k] = int(s)
+			}
+		default:
 			in.Pairs, in.DroppedRounds = pairRounds(in.Samples[0], in.Samples[1], a.rnd[i][0], a.rnd[i][1])
 		}
 		out[i] = in
@@ -173,4 +239,53 @@ func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, droppe
 		i, j = ni, nj
 	}
 	return pairs, dropped
+}
+
+// pairPoolRounds pairs the values of a session over a pool of devices,
+// whose rounds interleave (each device runs its own, side by side): a
+// round with exactly one value per arm is a pair, with its device; a round
+// with a single value that is its device's latest round may still be in
+// progress and is left out uncounted; any other round is dropped. Pairs
+// come in round order.
+func pairPoolRounds(av, bv []float64, rnd [2][]int32, dev [2][]uint16) (pairs []analysis.Pair, strata []uint16, dropped int) {
+	type round struct {
+		a, b   []int
+		device uint16
+	}
+	byRound := map[int32]*round{}
+	latest := map[uint16]int32{}
+	for arm := range 2 {
+		for k, r := range rnd[arm] {
+			x := byRound[r]
+			if x == nil {
+				x = &round{device: dev[arm][k]}
+				byRound[r] = x
+			}
+			if arm == 0 {
+				x.a = append(x.a, k)
+			} else {
+				x.b = append(x.b, k)
+			}
+			if l, ok := latest[dev[arm][k]]; !ok || r > l {
+				latest[dev[arm][k]] = r
+			}
+		}
+	}
+	keys := make([]int32, 0, len(byRound))
+	for r := range byRound {
+		keys = append(keys, r)
+	}
+	slices.Sort(keys)
+	for _, r := range keys {
+		x := byRound[r]
+		switch {
+		case len(x.a) == 1 && len(x.b) == 1:
+			pairs = append(pairs, analysis.Pair{A: av[x.a[0]], B: bv[x.b[0]]})
+			strata = append(strata, x.device)
+		case len(x.a)+len(x.b) == 1 && latest[x.device] == r: // pending
+		default:
+			dropped++
+		}
+	}
+	return pairs, strata, dropped
 }

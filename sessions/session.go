@@ -29,7 +29,10 @@ type Header struct {
 	Source  string         `json:"source,omitempty"` // experiment file the plan came from
 	Host    string         `json:"host,omitempty"`
 	Device  lab.DeviceInfo `json:"device"`
-	Plan    lab.Experiment `json:"plan"`
+	// Devices describes every device of a session run on a pool (Device is
+	// then the first); absent for one device and in older files.
+	Devices []lab.DeviceInfo `json:"devices,omitempty"`
+	Plan    lab.Experiment   `json:"plan"`
 }
 
 // NewHeader returns a header for a new session of exp on dev, with a fresh

@@ -50,6 +50,10 @@ type Lab struct {
 	NewRunner func(dev lab.Device, exp *lab.Experiment) Runner
 	// Create creates the session file at path and writes h.
 	Create func(path string, h sessions.Header, overwrite bool) (Writer, error)
+	// Resolve turns the experiment's devices, which may hold pool
+	// selectors ("adb:model=Pixel 3"), into device IDs; nil takes them as
+	// IDs.
+	Resolve func(ctx context.Context, specs []string) ([]string, error)
 }
 
 // Plan is one session to run.
@@ -94,8 +98,10 @@ type Session struct {
 	Path string
 	// Header is the session's first line.
 	Header sessions.Header
-	// Device is the open device's description.
+	// Device is the open device's description (a pool's first device).
 	Device lab.DeviceInfo
+	// Devices describes every device of a pool (nil for one device).
+	Devices []lab.DeviceInfo
 	// Runner takes live changes (order, controls, pause, notes).
 	Runner Runner
 	// Events carries every event after it was written, then closes once the
@@ -146,6 +152,17 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		l.Create = createFile
 	}
 	exp := p.Experiment
+	ids := exp.DeviceList()
+	if l.Resolve != nil {
+		var err error
+		if ids, err = l.Resolve(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
+	if len(exp.Devices) > 0 || len(ids) != 1 {
+		return startPool(ctx, l, p, ids)
+	}
+	exp.Device = ids[0]
 	dev, err := l.Open(ctx, exp.Device, p.Realtime)
 	if err != nil {
 		return nil, fmt.Errorf("open device %s: %w", exp.Device, err)
@@ -187,7 +204,82 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 	go func() {
 		defer close(s.done)
 		defer close(out)
-		s.result = relay(rctx, cancel, dev, r, w, samples, gate, out)
+		s.result = relay(rctx, cancel, dev.Close, r, w, samples, gate, out)
+	}()
+	return s, nil
+}
+
+// startPool is Start for a pool of devices (lab.Pool): it opens every
+// device, records them all in the header (Devices; Device is the first)
+// and runs the pool.
+func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, error) {
+	exp := p.Experiment
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no device matches %s", strings.Join(exp.DeviceList(), ", "))
+	}
+	if p.ProbeS > 0 {
+		return nil, errors.New("the stability check (probe) runs on one device; run perflab check on each device of a pool instead")
+	}
+	if exp.Order == lab.OrderFixed {
+		return nil, errors.New(`order "fixed" cannot run on a pool of devices: each device runs whole rounds of one A and one B (want alternate or random)`)
+	}
+	var devs []lab.Device
+	closeAll := func() error {
+		var errs []error
+		for _, d := range devs {
+			if err := d.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", d.Info().ID, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	var infos []lab.DeviceInfo
+	seen := map[string]bool{}
+	for _, id := range ids {
+		dev, err := l.Open(ctx, id, p.Realtime)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("open device %s: %w", id, err)
+		}
+		devs = append(devs, dev)
+		info := dev.Info()
+		if seen[info.ID] {
+			closeAll()
+			return nil, fmt.Errorf("device %s is in the pool twice", info.ID)
+		}
+		seen[info.ID] = true
+		infos = append(infos, info)
+	}
+	exp.Device, exp.Devices = "", make([]string, len(infos))
+	for i, info := range infos {
+		exp.Devices[i] = info.ID
+	}
+	hdr := sessions.NewHeader(p.Tool, infos[0], &exp)
+	hdr.Devices = infos
+	hdr.Source = p.Source
+	hdr.Host, _ = os.Hostname()
+	path, err := sessionPath(p, hdr.ID)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	useSessionProxyFile(&exp, path)
+	hdr.Plan = exp
+	w, err := l.Create(path, hdr, p.Overwrite)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("create session %s: %w", path, err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	pool := lab.NewPool(devs, &exp)
+	gate := newTrialGate()
+	pool.SetDeviceTrialGate(gate.waitFor)
+	out := make(chan Item, 512)
+	s := &Session{Path: path, Header: hdr, Device: infos[0], Devices: infos, Runner: pool, Events: out, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(out)
+		s.result = relay(rctx, cancel, closeAll, pool, w, nil, gate, out)
 	}()
 	return s, nil
 }
@@ -270,7 +362,7 @@ func (s *Session) Wait() Result {
 // relay writes every event of the run, and the stability probe's samples
 // as probe events, to the session before passing it on. The first failure
 // to record stops the run. It closes the file and then the device.
-func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Runner, w Writer, samples <-chan lab.ProbeSample, gate *trialGate, out chan<- Item) Result {
+func relay(ctx context.Context, cancel context.CancelFunc, closeDev func() error, r Runner, w Writer, samples <-chan lab.ProbeSample, gate *trialGate, out chan<- Item) Result {
 	defer cancel()
 	var res Result
 	res.Written = sessions.NewCounts()
@@ -285,8 +377,8 @@ func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Run
 				res.Written.Add(ev.Trial)
 			}
 		}
-		if ev.Type == lab.EventTrial {
-			gate.trialRecorded() // after a failed write the run is cancelled anyway
+		if ev.Type == lab.EventTrial && ev.Trial != nil {
+			gate.trialRecorded(ev.Trial.Device) // after a failed write the run is cancelled anyway
 		}
 		if ev.Type == lab.EventEnd && ev.End != nil {
 			e := *ev.End
@@ -316,7 +408,7 @@ func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Run
 		res.Err = fmt.Errorf("close session: %w", err)
 		out <- Item{Err: res.Err}
 	}
-	if err := dev.Close(); err != nil {
+	if err := closeDev(); err != nil {
 		out <- Item{Err: fmt.Errorf("closing device: %w", err)}
 	}
 	return res
@@ -330,37 +422,42 @@ func relay(ctx context.Context, cancel context.CancelFunc, dev lab.Device, r Run
 type trialGate struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	started  int // trials the runner was let start
-	recorded int // trial events the relay has written (or failed to)
+	started  map[string]int // per device: trials the runner was let start
+	recorded map[string]int // per device: trial events the relay has written (or failed to)
 }
 
 func newTrialGate() *trialGate {
-	g := &trialGate{}
+	g := &trialGate{started: map[string]int{}, recorded: map[string]int{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
 
 // wait returns once every trial started so far is recorded, or ctx ends.
-func (g *trialGate) wait(ctx context.Context) {
+func (g *trialGate) wait(ctx context.Context) { g.waitFor(ctx, "") }
+
+// waitFor returns once every trial started so far on device (a pool's
+// device ID; "" for a single device) is recorded, or ctx ends: a pool's
+// devices wait only for their own trials, so they run side by side.
+func (g *trialGate) waitFor(ctx context.Context, device string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.recorded < g.started {
+	if g.recorded[device] < g.started[device] {
 		stop := context.AfterFunc(ctx, func() {
 			g.mu.Lock()
 			g.cond.Broadcast()
 			g.mu.Unlock()
 		})
-		for g.recorded < g.started && ctx.Err() == nil {
+		for g.recorded[device] < g.started[device] && ctx.Err() == nil {
 			g.cond.Wait()
 		}
 		stop()
 	}
-	g.started++
+	g.started[device]++
 }
 
-func (g *trialGate) trialRecorded() {
+func (g *trialGate) trialRecorded(device string) {
 	g.mu.Lock()
-	g.recorded++
+	g.recorded[device]++
 	g.cond.Broadcast()
 	g.mu.Unlock()
 }

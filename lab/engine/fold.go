@@ -93,7 +93,7 @@ func (f *Fold) Version() int { return f.version }
 func (f *Fold) Progress() Progress {
 	p := Progress{Total: planTotal(&f.plan), Failed: f.failed, Counted: map[string]int{}}
 	for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
-		p.Done += min(f.warm[arm], f.plan.Warmup) + min(f.counted[arm], f.plan.TrialCap())
+		p.Done += min(f.warm[arm], f.plan.Warmup*max(1, len(f.plan.Devices))) + min(f.counted[arm], f.plan.TrialCap())
 		p.Counted[arm] = f.counted[arm]
 	}
 	p.Elapsed = seconds(f.lastT)
@@ -110,6 +110,9 @@ func (f *Fold) Progress() Progress {
 // instead of overflowing into a negative total.
 func planTotal(e *lab.Experiment) int {
 	t, w := max(e.TrialCap(), 0), max(e.Warmup, 0)
+	if n := len(e.Devices); n > 1 && w <= math.MaxInt/(2*n) {
+		w *= n // a pool warms up each device
+	}
 	if t > math.MaxInt/2-w/2-1 {
 		return math.MaxInt
 	}

@@ -1,0 +1,322 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// poolFake is a pool member that runs trials instantly with a value of
+// its own (offset), and can go offline: lostAt names a trial (its count on
+// this device, from 1) that reports Lost; back, when set, is where
+// Reconnect waits (nil: the device is no Reconnector).
+type poolFake struct {
+	id     string
+	offset float64
+	lostAt int
+	delay  time.Duration
+
+	mu     sync.Mutex
+	trials int
+	rounds map[int]bool
+}
+
+func (d *poolFake) Info() DeviceInfo { return DeviceInfo{ID: d.id, Backend: "test"} }
+func (d *poolFake) Setup(ctx context.Context, exp *Experiment) ([]Event, error) {
+	return []Event{{Type: EventNote, Note: &Note{Text: "set up"}}}, nil
+}
+func (d *poolFake) Close() error { return nil }
+func (d *poolFake) RunTrial(ctx context.Context, req TrialRequest) TrialResult {
+	if d.delay > 0 {
+		select {
+		case <-time.After(d.delay):
+		case <-ctx.Done():
+			return TrialResult{Status: StatusFailed, Reason: "killed"}
+		}
+	}
+	d.mu.Lock()
+	d.trials++
+	n := d.trials
+	if d.rounds == nil {
+		d.rounds = map[int]bool{}
+	}
+	d.rounds[req.Round] = true
+	d.mu.Unlock()
+	if n == d.lostAt {
+		return TrialResult{Status: StatusFailed, Reason: "device offline", Lost: true}
+	}
+	v := 100 + d.offset
+	if req.Arm == ArmTreatment {
+		v *= 1.1
+	}
+	return TrialResult{Status: StatusOK, Metrics: []Metric{{Name: "wall_ms", Value: v, Unit: "ms"}}}
+}
+
+// reconnFake is a poolFake that comes back after a while.
+type reconnFake struct {
+	*poolFake
+	back chan struct{}
+}
+
+func (d reconnFake) Reconnect(ctx context.Context) error {
+	select {
+	case <-d.back:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func poolTrials(evs []Event) []*Trial {
+	var out []*Trial
+	for _, e := range evs {
+		if e.Type == EventTrial {
+			out = append(out, e.Trial)
+		}
+	}
+	return out
+}
+
+// pairsByRound checks the trials of a pool session: indexes run 0, 1, 2...,
+// every trial names its device, no round is on two devices; it returns the
+// complete counted rounds per device.
+func pairsByRound(t *testing.T, evs []Event) map[string]int {
+	t.Helper()
+	type rnd struct {
+		dev string
+		ok  map[string]int
+	}
+	rounds := map[int]*rnd{}
+	for i, tr := range poolTrials(evs) {
+		if tr.Index != i {
+			t.Fatalf("trial %d has index %d", i, tr.Index)
+		}
+		if tr.Device == "" {
+			t.Fatalf("trial %d names no device", i)
+		}
+		r := rounds[tr.Round]
+		if r == nil {
+			r = &rnd{dev: tr.Device, ok: map[string]int{}}
+			rounds[tr.Round] = r
+		}
+		if r.dev != tr.Device {
+			t.Fatalf("round %d ran on %s and %s", tr.Round, r.dev, tr.Device)
+		}
+		if tr.Counted() {
+			r.ok[tr.Arm]++
+		}
+	}
+	out := map[string]int{}
+	for _, r := range rounds {
+		if r.ok[ArmControl] == 1 && r.ok[ArmTreatment] == 1 {
+			out[r.dev]++
+		}
+	}
+	return out
+}
+
+func TestPoolRunsThePlanOverAllDevices(t *testing.T) {
+	devs := []*poolFake{{id: "a", delay: time.Millisecond}, {id: "b", offset: 10, delay: time.Millisecond}, {id: "c", offset: 20, delay: time.Millisecond}}
+	var ds []Device
+	for _, d := range devs {
+		ds = append(ds, d)
+	}
+	exp := testExp(OrderRandom, 30, 1)
+	evs := collect(NewPool(ds, exp).Run(context.Background()))
+	end := lastEnd(t, evs)
+	if end.Reason != "completed" {
+		t.Fatalf("end %+v", end)
+	}
+	per := pairsByRound(t, evs)
+	total := 0
+	for _, d := range devs {
+		if per[d.id] == 0 {
+			t.Errorf("device %s ran no counted round: %v", d.id, per)
+		}
+		total += per[d.id]
+	}
+	if total != 30 {
+		t.Errorf("%d complete rounds, want the plan's 30: %v", total, per)
+	}
+	warm := 0
+	for _, tr := range poolTrials(evs) {
+		if tr.Warmup {
+			warm++
+		}
+	}
+	if warm != 2*len(devs) {
+		t.Errorf("%d warm-up trials, want one round (2 trials) per device", warm)
+	}
+	notes := 0
+	for _, e := range evs {
+		if e.Type == EventNote && strings.HasSuffix(e.Note.Text, ": set up") {
+			notes++
+		}
+	}
+	if notes != 3 {
+		t.Errorf("%d setup notes naming their device, want 3", notes)
+	}
+}
+
+func TestPoolLostDeviceRoundIsRedoneAndItRejoins(t *testing.T) {
+	lost := &poolFake{id: "lost", lostAt: 3, delay: time.Millisecond}
+	rc := reconnFake{lost, make(chan struct{})}
+	other := &poolFake{id: "other", delay: time.Millisecond}
+	exp := testExp(OrderAlternate, 20, 0)
+	p := NewPool([]Device{rc, other}, exp)
+	ch := p.Run(context.Background())
+	var evs []Event
+	sawLost := false
+	for e := range ch {
+		evs = append(evs, e)
+		if e.Type == EventNote && strings.Contains(e.Note.Text, "lost offline") && !sawLost {
+			sawLost = true
+			// The other device goes on alone while this one is away.
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				close(rc.back)
+			}()
+		}
+	}
+	if !sawLost {
+		t.Fatal("no note says the device went offline")
+	}
+	if end := lastEnd(t, evs); end.Reason != "completed" {
+		t.Fatalf("end %+v", end)
+	}
+	per := pairsByRound(t, evs)
+	if per["lost"]+per["other"] != 20 {
+		t.Errorf("complete rounds %v, want 20 in all (the lost round redone)", per)
+	}
+	var back bool
+	for _, e := range evs {
+		if e.Type == EventNote && e.Note.Text == "lost is back: it rejoins the pool" {
+			back = true
+		}
+	}
+	if !back {
+		t.Error("no note says the device rejoined")
+	}
+}
+
+func TestPoolDeviceThatCannotReconnectLeaves(t *testing.T) {
+	gone := &poolFake{id: "gone", lostAt: 1}
+	stay := &poolFake{id: "stay", delay: 2 * time.Millisecond}
+	evs := collect(NewPool([]Device{gone, stay}, testExp(OrderRandom, 15, 0)).Run(context.Background()))
+	if end := lastEnd(t, evs); end.Reason != "completed" {
+		t.Fatalf("end %+v", end)
+	}
+	per := pairsByRound(t, evs)
+	if per["gone"] != 0 || per["stay"] != 15 {
+		t.Errorf("complete rounds %v, want all 15 on the device that stayed", per)
+	}
+	var left bool
+	for _, e := range evs {
+		if e.Type == EventNote && strings.HasPrefix(e.Note.Text, "gone left the pool (device-lost") {
+			left = true
+		}
+	}
+	if !left {
+		t.Error("no note says the device left the pool")
+	}
+}
+
+func TestPoolEveryDeviceGoneIsAnError(t *testing.T) {
+	evs := collect(NewPool([]Device{&poolFake{id: "x", lostAt: 1}, &poolFake{id: "y", lostAt: 1}}, testExp(OrderRandom, 5, 0)).Run(context.Background()))
+	end := lastEnd(t, evs)
+	if end.Reason != "device-lost" || !strings.Contains(end.Error, "every device left the pool") {
+		t.Fatalf("end %+v", end)
+	}
+}
+
+func TestPoolLiveControls(t *testing.T) {
+	d1, d2 := &poolFake{id: "a", delay: 2 * time.Millisecond}, &poolFake{id: "b", delay: 2 * time.Millisecond}
+	p := NewPool([]Device{d1, d2}, testExp(OrderRandom, 10, 0))
+	if err := p.SetOrder(OrderFixed); err == nil {
+		t.Fatal("fixed order accepted on a pool")
+	}
+	if err := p.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	ch := p.Run(context.Background())
+	time.Sleep(20 * time.Millisecond)
+	d1.mu.Lock()
+	n := d1.trials
+	d1.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a paused pool ran %d trials", n)
+	}
+	if err := p.SetOrder(OrderAlternate); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddNote("hello"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(ch)
+	toggles := 0
+	for _, e := range evs {
+		if e.Type == EventToggle {
+			toggles++
+			if e.Toggle.What == "order" && e.Toggle.Round != 0 {
+				t.Errorf("order toggle at round %d, want 0 (nothing ran yet)", e.Toggle.Round)
+			}
+		}
+	}
+	if toggles != 3 { // pause, order, resume: once for the pool, not per device
+		t.Errorf("%d toggles, want 3", toggles)
+	}
+	for _, tr := range poolTrials(evs) {
+		if tr.Order != OrderAlternate {
+			t.Fatalf("trial %d ran in order %s after the change", tr.Index, tr.Order)
+		}
+	}
+	if err := p.AddNote("late"); !errors.Is(err, ErrFinished) {
+		t.Errorf("note after the end: %v", err)
+	}
+}
+
+func TestPoolAutoStopDecidesOverAllDevices(t *testing.T) {
+	var ds []Device
+	for i := range 4 {
+		ds = append(ds, &poolFake{id: fmt.Sprint("d", i), offset: float64(i)})
+	}
+	exp := testExp(OrderRandom, 10, 0)
+	exp.Stop, exp.MaxTrials = StopAuto, 500
+	evs := collect(NewPool(ds, exp).Run(context.Background()))
+	end := lastEnd(t, evs)
+	if end.Reason != "completed" || !strings.HasPrefix(end.Stop, "decided after") {
+		t.Fatalf("end %+v", end)
+	}
+	per := pairsByRound(t, evs)
+	total := 0
+	for _, n := range per {
+		total += n
+	}
+	if total >= 500 {
+		t.Errorf("ran %d rounds: a +10%% effect without noise should decide early", total)
+	}
+}
+
+func TestPoolCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := NewPool([]Device{&poolFake{id: "a", delay: time.Millisecond}, &poolFake{id: "b", delay: time.Millisecond}}, testExp(OrderRandom, 100000, 0))
+	ch := p.Run(ctx)
+	var evs []Event
+	for e := range ch {
+		evs = append(evs, e)
+		if len(evs) == 20 {
+			cancel()
+		}
+	}
+	if end := lastEnd(t, evs); end.Reason != "cancelled" {
+		t.Fatalf("end %+v", end)
+	}
+}
