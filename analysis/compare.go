@@ -194,6 +194,10 @@ type MetricResult struct {
 	// Sequential is the anytime-valid analysis of the pairs, valid at any
 	// look (present with Paired); primary with Options.Sequential.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// Pool is the analysis blocked on device, for a session over a pool
+	// of devices (present with Paired when the pairs came from at least
+	// two devices).
+	Pool *PoolAnalysis `json:"pool,omitempty"`
 	// TestDisagreement, when not empty, says that Welch's test and the
 	// Mann–Whitney test disagree at alpha on unpaired data, and what that
 	// means (also among the warnings).
@@ -553,6 +557,13 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 			metricSeed(opt.Seed, in.Name, in.Unit)^0x70616972)
 		w.add("", ws...)
 		m.Paired = &pr
+		if len(in.Strata) > 0 {
+			if pa, ws, ok := AnalyzePool(in.Pairs, in.Strata, in.PairStrata, opt.Alpha, opt.Confidence, opt.Resamples,
+				metricSeed(opt.Seed, in.Name, in.Unit)^0x706f6f6c); ok {
+				w.add("", ws...)
+				m.Pool = &pa
+			}
+		}
 		if opt.Sequential || opt.AnytimeValid {
 			if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
 				seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better,

@@ -73,6 +73,7 @@ func Table(r Report) string {
 		rows = append(rows, row)
 	}
 	writeAligned(&sb, rows, right)
+	sb.WriteString(poolTable(r))
 
 	var notes, warn []string
 	for _, m := range r.Metrics {
@@ -311,4 +312,38 @@ func FormatP(p, alpha float64, decimals int) string {
 		s = at(d)
 	}
 	return s
+}
+
+// poolTable renders, for a session over a pool of devices, each device's
+// paired result per metric, the stratified test over the devices and the
+// heterogeneity test; "" without a pool.
+func poolTable(r Report) string {
+	var sb strings.Builder
+	for _, m := range r.Metrics {
+		pa := m.Pool
+		if pa == nil {
+			continue
+		}
+		id := m.Name
+		if m.Unit != "" {
+			id += " " + m.Unit
+		}
+		fmt.Fprintf(&sb, "\nper device, %s (paired: median ratio B/A, %s CI, signed-rank p):\n", id, fmtLevel(r.Confidence))
+		rows := [][]string{{"  device", "pairs", "Δ", "CI", "p", ""}}
+		for _, d := range pa.Devices {
+			ci := "n/a"
+			if d.CILowPct.Defined() && d.CIHighPct.Defined() {
+				ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
+			}
+			flag := ""
+			if d.Device == pa.Disagrees {
+				flag = "disagrees"
+			}
+			rows = append(rows, []string{"  " + d.Device, fmt.Sprint(d.N), fmtPct(d.DeltaPct), ci, fmtP(d.P, r.Alpha), flag})
+		}
+		writeAligned(&sb, rows, []bool{false, true, true, false, true, false})
+		fmt.Fprintf(&sb, "  pooled over %d devices: stratified signed-rank (van Elteren weights) z=%s p %s; devices differ: Kruskal–Wallis p %s\n",
+			len(pa.Devices), fmtNum(pa.Stratified.Z), fmtP(pa.Stratified.P, r.Alpha), fmtP(pa.Heterogeneity.P, r.Alpha))
+	}
+	return sb.String()
 }

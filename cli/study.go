@@ -18,6 +18,7 @@ import (
 // studyFlags are the flags validate and order share.
 type studyFlags struct {
 	experiment string
+	device     repeatedFlag
 	adb        repeatedFlag
 	realtime   bool
 	json       bool
@@ -28,6 +29,7 @@ type studyFlags struct {
 
 func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
+	fs.Var(&f.device, "device", "device to study on, as the positional DEVICE; repeatable (or a selector adb:model=MODEL): each run is a pool run over all of them")
 	fs.Var((*adbFlag)(&f.adb), "adb", "adb server `HOST:PORT` (repeatable; checked and normalised as in perflab devices)")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
 	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
@@ -52,11 +54,59 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	if err != nil {
 		return nil, study.Devices{}, err
 	}
-	if len(pos) == 1 {
-		exp.Device = pos[0]
+	switch {
+	case len(pos) == 1 && len(f.device) > 0:
+		return nil, study.Devices{}, fmt.Errorf("give the device as DEVICE or with --device, not both (perflab %s --help)", name)
+	case len(pos) == 1:
+		exp.SetDevices(pos)
+	case len(f.device) > 0:
+		exp.SetDevices(f.device)
 	}
-	devs := studyDevices(exp.Device, devices.Options{ADBServers: f.adb, Realtime: f.realtime}, f.parallel)
-	return exp, devs, nil
+	opt := devices.Options{ADBServers: f.adb, Realtime: f.realtime}
+	ids, err := devices.Resolve(context.Background(), exp.DeviceList(), opt)
+	if err != nil {
+		return nil, study.Devices{}, err
+	}
+	if len(ids) > 1 || len(exp.Devices) > 0 {
+		exp.SetDevices(nil)
+		exp.Devices = ids
+		if err := exp.Validate(); err != nil {
+			return nil, study.Devices{}, err
+		}
+	}
+	return exp, studyPoolDevices(ids, opt, f.parallel), nil
+}
+
+// studyPoolDevices is studyDevices for one device or a pool: each run of a
+// pool opens every device (a lab.DeviceSet, run as a pool), each with its
+// own seed.
+func studyPoolDevices(ids []string, opt devices.Options, parallel int) study.Devices {
+	if len(ids) == 1 {
+		return studyDevices(ids[0], opt, parallel)
+	}
+	sims := true
+	for _, id := range ids {
+		sims = sims && simTime(id)
+	}
+	return study.Devices{
+		Open: func(ctx context.Context, seed int64) (lab.Device, error) {
+			set := &lab.DeviceSet{}
+			for i, id := range ids {
+				o := opt
+				o.Seed = lab.MemberSeed(seed, i)
+				d, err := devices.Open(ctx, id, o)
+				if err != nil {
+					set.Close()
+					return nil, err
+				}
+				set.Members = append(set.Members, d)
+			}
+			return set, nil
+		},
+		Fresh:    sims && !opt.Realtime,
+		SimTime:  sims,
+		Parallel: parallel,
+	}
 }
 
 // simTime reports whether device id runs on simulated time

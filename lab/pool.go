@@ -66,6 +66,7 @@ type poolMember struct {
 	results  []poolResult
 	lost     bool
 	end      *End
+	cancel   context.CancelFunc // ends this device's runner (set by Run)
 }
 
 // poolResult is one trial of a member's round in progress, as the device
@@ -145,6 +146,13 @@ func (p *Pool) Run(ctx context.Context) <-chan Event {
 	}
 	p.started = true
 	p.start = p.now()
+	if p.order == OrderFixed || len(p.members) == 0 {
+		p.pushLocked(Event{Type: EventEnd, End: &End{Reason: "error", Error: "a pool needs at least one device and order alternate or random: each device runs whole rounds of one A and one B"}})
+		p.finished = true
+		p.mu.Unlock()
+		go p.emit(out)
+		return out
+	}
 	p.pushLocked(Event{Type: EventSettings, Settings: &Settings{
 		Order:    p.order,
 		Controls: cloneControls(&p.controls),
@@ -164,10 +172,15 @@ func (p *Pool) Run(ctx context.Context) <-chan Event {
 	go p.emit(out)
 	var wg sync.WaitGroup
 	for _, m := range p.members {
+		mctx, cancel := context.WithCancel(ctx)
+		p.mu.Lock()
+		m.cancel = cancel
+		p.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.forward(m, m.runner.Run(ctx))
+			defer cancel()
+			p.forward(m, m.runner.Run(mctx))
 		}()
 	}
 	go func() {
@@ -265,6 +278,16 @@ func (p *Pool) finish(ctx context.Context) {
 	p.cond.Broadcast()
 }
 
+// releaseLostLocked ends the runners of devices still away once the pool
+// is done: they would otherwise wait for their device to come back.
+func (p *Pool) releaseLostLocked() {
+	for _, m := range p.members {
+		if m.lost && m.cancel != nil {
+			m.cancel()
+		}
+	}
+}
+
 // doneLocked reports whether the plan is met or the sequential rule has
 // decided.
 func (p *Pool) doneLocked() bool {
@@ -280,6 +303,7 @@ func (p *Pool) nextRoundFor(ctx context.Context, m *poolMember) (int, bool) {
 	p.finishRoundLocked(m)
 	for {
 		if ctx.Err() != nil || p.doneLocked() {
+			p.releaseLostLocked()
 			p.cond.Broadcast()
 			return 0, false
 		}
@@ -345,6 +369,9 @@ func (p *Pool) trialDone(ctx context.Context, m *poolMember, req TrialRequest, r
 			p.inflight--
 		}
 		p.pushLocked(Event{Type: EventNote, Note: &Note{Text: fmt.Sprintf("%s offline: it leaves the pool, its round %d is redone on another device (%s)", m.id, req.Round, res.Reason)}})
+		if p.doneLocked() {
+			p.releaseLostLocked()
+		}
 		p.cond.Broadcast()
 	}
 }
@@ -520,4 +547,50 @@ func (p *Pool) AddNote(text string) error {
 	}
 	p.pushLocked(Event{Type: EventNote, Note: &Note{Text: text}})
 	return nil
+}
+
+// DeviceSet is several open devices handed around as one lab.Device, for
+// code that opens "a device" per run (a study's opener): engine.RunOn
+// runs a set as a Pool. Its own Setup and RunTrial refuse; Close closes
+// every member.
+type DeviceSet struct {
+	Members []Device
+}
+
+// Info describes the set: the first member's description under an ID
+// that lists every member.
+func (s *DeviceSet) Info() DeviceInfo {
+	if len(s.Members) == 0 {
+		return DeviceInfo{ID: "pool()", Backend: "pool"}
+	}
+	info := s.Members[0].Info()
+	ids := make([]string, len(s.Members))
+	for i, m := range s.Members {
+		ids[i] = m.Info().ID
+	}
+	info.ID = "pool(" + strings.Join(ids, ",") + ")"
+	return info
+}
+
+var errDeviceSet = errors.New("a device set runs as a pool (lab.NewPool), not as one device")
+
+// Setup refuses: a set runs as a Pool.
+func (s *DeviceSet) Setup(ctx context.Context, exp *Experiment) ([]Event, error) {
+	return nil, errDeviceSet
+}
+
+// RunTrial refuses: a set runs as a Pool.
+func (s *DeviceSet) RunTrial(ctx context.Context, req TrialRequest) TrialResult {
+	return TrialResult{Status: StatusFailed, Reason: errDeviceSet.Error()}
+}
+
+// Close closes every member.
+func (s *DeviceSet) Close() error {
+	var errs []error
+	for _, m := range s.Members {
+		if err := m.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.Info().ID, err))
+		}
+	}
+	return errors.Join(errs...)
 }

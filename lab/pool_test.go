@@ -320,3 +320,24 @@ func TestPoolCancel(t *testing.T) {
 		t.Fatalf("end %+v", end)
 	}
 }
+
+// A device still away when the plan is met does not hold the run: its
+// runner, waiting for it, is ended.
+func TestPoolDoesNotWaitForALostDeviceAtTheEnd(t *testing.T) {
+	lost := reconnFake{&poolFake{id: "lost", lostAt: 1}, make(chan struct{})} // never comes back
+	done := make(chan []Event)
+	go func() {
+		done <- collect(NewPool([]Device{lost, &poolFake{id: "ok", delay: time.Millisecond}}, testExp(OrderRandom, 10, 0)).Run(context.Background()))
+	}()
+	select {
+	case evs := <-done:
+		if end := lastEnd(t, evs); end.Reason != "completed" {
+			t.Fatalf("end %+v", end)
+		}
+		if per := pairsByRound(t, evs); per["ok"] != 10 {
+			t.Errorf("complete rounds %v", per)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the pool waits for a device that never comes back")
+	}
+}

@@ -463,12 +463,24 @@ func (g *trialGate) trialRecorded(device string) {
 }
 
 // RunOn runs exp on an open device without recording it, folding every
-// event: the runs of a study. The error says why the run did not complete
-// (EndErr).
+// event: the runs of a study. A *lab.DeviceSet runs as a pool. The error
+// says why the run did not complete (EndErr).
 func RunOn(ctx context.Context, dev lab.Device, exp *lab.Experiment) (*Fold, error) {
 	f := NewFold(exp)
 	var end *lab.End
-	for ev := range lab.NewRunner(dev, exp).Run(ctx) {
+	var r interface {
+		Run(context.Context) <-chan lab.Event
+	} = lab.NewRunner(dev, exp)
+	if set, ok := dev.(*lab.DeviceSet); ok {
+		e := *exp
+		e.Device, e.Devices = "", make([]string, len(set.Members))
+		for i, m := range set.Members {
+			e.Devices[i] = m.Info().ID
+		}
+		f = NewFold(&e)
+		r = lab.NewPool(set.Members, &e)
+	}
+	for ev := range r.Run(ctx) {
 		f.Add(ev)
 		if ev.Type == lab.EventEnd && ev.End != nil {
 			end = ev.End

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/sessions"
+)
+
+// A pool selector on a real adb server: three simulated Pixel 3 phones
+// (perflab simdevice) run one experiment side by side; one is stopped in
+// the middle of the run. Its trial in flight fails, its round is redone
+// on the others, and the run completes with the plan's pairs; the report
+// has a block per device.
+func TestRunPoolOverADBWithADeviceGoingOffline(t *testing.T) {
+	s := adbtest.StartServer(t)
+	startSimdevice(t, s, "pixel")
+	startSimdevice(t, s, "pixel")
+	// The third runs until stopped.
+	addr := fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t))
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	simDone := make(chan int, 1)
+	var serr bytes.Buffer
+	go func() {
+		simDone <- cmdSimdevice(sctx, []string{"--listen", addr, "--preset", "pixel", "--connect", s.Addr}, &bytes.Buffer{}, &serr)
+	}()
+	adbtest.WaitState(t, s, addr, "device", time.Minute)
+
+	sess := filepath.Join(t.TempDir(), "pool.jsonl")
+	runDone := make(chan int, 1)
+	var out, errb syncBuffer
+	go func() {
+		runDone <- dispatch(context.Background(), []string{"run", "examples/sim-controls-off.json", "--device", "adb:model=Pixel 3",
+			"--adb", s.Addr, "--headless", "--quiet", "--trials", "40", "--out", sess, "--json"}, &out, &errb)
+	}()
+	// Stop the third phone once it has run a few trials.
+	victim := "adb:" + addr
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the third phone ran no trials; run output:\n%s", errb.String())
+		}
+		if got, err := sessions.Load(sess); err == nil {
+			n := 0
+			for _, tr := range got.Trials() {
+				if tr.Device == victim {
+					n++
+				}
+			}
+			if n >= 4 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if code := <-simDone; code != 0 {
+		t.Errorf("simdevice exited %d: %s", code, serr.String())
+	}
+	var code int
+	select {
+	case code = <-runDone:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end after a phone went away:\n%s", errb.String())
+	}
+	if code != exitOK && code != exitRegression {
+		t.Fatalf("run exit %d:\n%s", code, errb.String())
+	}
+	got, err := sessions.Load(sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Header.Devices) != 3 {
+		t.Fatalf("header lists %d devices", len(got.Header.Devices))
+	}
+	devs := map[string]int{}
+	for _, tr := range got.Trials() {
+		devs[tr.Device]++
+	}
+	if len(devs) != 3 {
+		t.Errorf("trials by device %v", devs)
+	}
+	t.Logf("trials by device %v; notes:\n%s", devs, notesOf(got))
+	var offline bool
+	for _, e := range got.Events {
+		if e.Type == lab.EventNote && strings.HasPrefix(e.Note.Text, victim+" offline") {
+			offline = true
+		}
+	}
+	if !offline {
+		t.Errorf("no note says %s went offline; notes:\n%s", victim, notesOf(got))
+	}
+	ins := sessions.MetricInputs(got.Events)
+	if len(ins) == 0 || len(ins[0].Pairs) < 40 {
+		t.Fatalf("%d pairs, want the plan's 40", len(ins[0].Pairs))
+	}
+	var rep struct {
+		Metrics []struct {
+			Pool *struct {
+				Devices []struct {
+					Device string `json:"device"`
+					N      int    `json:"n"`
+				} `json:"devices"`
+			} `json:"pool"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if len(rep.Metrics) == 0 || rep.Metrics[0].Pool == nil || len(rep.Metrics[0].Pool.Devices) < 2 {
+		t.Fatalf("report --json has no per-device block:\n%s", out.String())
+	}
+}
+
+func notesOf(s *sessions.Session) string {
+	var b strings.Builder
+	for _, e := range s.Events {
+		if e.Type == lab.EventNote {
+			b.WriteString(e.Note.Text + "\n")
+		}
+	}
+	return b.String()
+}
