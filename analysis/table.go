@@ -343,7 +343,14 @@ func poolTable(r Report) string {
 		}
 		writeAligned(&sb, rows, []bool{false, true, true, false, true, false})
 		fmt.Fprintf(&sb, "  pooled over %d devices: stratified signed-rank (van Elteren weights) z=%s p %s; devices differ: Kruskal–Wallis p %s\n",
-			len(pa.Devices), fmtNum(pa.Stratified.Z), fmtP(pa.Stratified.P, r.Alpha), fmtP(pa.Heterogeneity.P, r.Alpha))
+			len(pa.Devices), fmtZ(pa.Stratified.Z), fmtP(pa.Stratified.P, r.Alpha), fmtP(pa.Heterogeneity.P, r.Alpha))
 	}
 	return sb.String()
+}
+
+func fmtZ(z Float) string {
+	if !z.Defined() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f", float64(z))
 }
