@@ -105,7 +105,8 @@ Flags:
 // cmdBisect bisects a build range.
 func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
-	device := fs.String("device", "", "device to run on, overriding the file's \"device\" (local, sim:PRESET, adb:SERIAL)")
+	var device repeatedFlag
+	fs.Var(&device, "device", "device to run on, overriding the file's \"device\" or \"devices\" (local, sim:PRESET, adb:SERIAL, or a pool selector adb:model=MODEL); repeatable: each comparison runs on the pool")
 	adb := addADBFlag(fs)
 	ssh := addSSHFlag(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
@@ -161,8 +162,8 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab bisect:", err)
 		return exitError
 	}
-	if *device != "" {
-		exp.Device = *device
+	if len(device) > 0 {
+		exp.SetDevices(device)
 	}
 	if *metric != "" {
 		exp.Metrics = append([]string{*metric}, slices.DeleteFunc(exp.Metrics, func(m string) bool { return m == *metric })...)
@@ -192,7 +193,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer tun.Close()
 	l := deviceLab(devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime})
 	if !*quiet {
-		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), exp.Device, exp.Order, exp.Seed)
+		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), strings.Join(exp.DeviceList(), ", "), exp.Order, exp.Seed)
 	}
 	screen, msg := bisectScreen(*useTUI, *headless, *asJSON, *quiet, isTerminal(stdout))
 	if msg != "" {

@@ -130,3 +130,48 @@ func notesOf(s *sessions.Session) string {
 	}
 	return b.String()
 }
+
+// --device is repeatable on run, validate and bisect: the run is a pool.
+func TestDeviceRepeatableMakesAPool(t *testing.T) {
+	sess := filepath.Join(t.TempDir(), "s.jsonl")
+	var out, errb bytes.Buffer
+	code := dispatch(context.Background(), []string{"run", "examples/sim-controls-off.json", "--headless", "--quiet", "--trials", "12",
+		"--device", "sim:pixel", "--device", "sim:pixel#2", "--out", sess}, &out, &errb)
+	if code != exitOK && code != exitRegression {
+		t.Fatalf("run: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "per device, startup_ms ms") || !strings.Contains(out.String(), "sim:pixel#2") {
+		t.Errorf("run output has no per-device block:\n%s", out.String())
+	}
+	got, err := sessions.Load(sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Header.Plan.Devices) != 2 {
+		t.Errorf("plan devices %v", got.Header.Plan.Devices)
+	}
+	// report reads the pool back from the file.
+	out.Reset()
+	if code := dispatch(context.Background(), []string{"report", sess}, &out, &errb); code != exitOK && code != exitRegression {
+		t.Fatalf("report: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "per device, startup_ms ms") {
+		t.Errorf("report has no per-device block:\n%s", out.String())
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = dispatch(context.Background(), []string{"validate", "--experiment", "examples/sim-controls-off.json", "--quiet", "--aa", "4",
+		"--device", "sim:pixel", "--device", "sim:pixel#2"}, &out, &errb)
+	if !strings.Contains(out.String(), "Validation of sim:pixel,sim:pixel#2") {
+		t.Errorf("validate on a pool: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+
+	// A pool in fixed order is refused before any trial.
+	errb.Reset()
+	code = dispatch(context.Background(), []string{"run", "examples/sim-controls-off.json", "--headless", "--quiet", "--order", "fixed",
+		"--device", "sim:pixel", "--device", "sim:pixel#2", "--out", filepath.Join(t.TempDir(), "f.jsonl")}, &out, &errb)
+	if code != exitError || !strings.Contains(errb.String(), "fixed") {
+		t.Errorf("fixed order on a pool: exit %d, %s", code, errb.String())
+	}
+}

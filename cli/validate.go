@@ -135,7 +135,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		trials = fmt.Sprintf("stop auto, at most %d trials per arm", exp.TrialCap())
 	}
 	fmt.Fprintf(stderr, "validate %s: %d A/A + %d effect experiments of %s (+%d warm-up), order %s\n",
-		exp.Device, cfg.AA, nEff, trials, exp.Warmup, exp.Order)
+		strings.Join(exp.DeviceList(), ","), cfg.AA, nEff, trials, exp.Warmup, exp.Order)
 	if cfg.EffectPct != 0 && !sim {
 		fmt.Fprintf(stderr, "effect experiments use the experiment's treatment, declared to differ by %+g%%\n", cfg.EffectPct)
 	}

@@ -213,7 +213,7 @@ func Run(ctx context.Context, l engine.Lab, cfg Config, emit func(Event)) (*Reco
 	if len(cfg.Template.Metrics) > 0 {
 		metric = cfg.Template.Metrics[0]
 	}
-	b.rec = &Record{Format: Format, Version: 1, Tool: cfg.Tool, Device: cfg.Template.Device, Metric: metric,
+	b.rec = &Record{Format: Format, Version: 1, Tool: cfg.Tool, Device: strings.Join(cfg.Template.DeviceList(), ","), Metric: metric,
 		Threshold: cfg.Threshold, MaxTrials: cfg.MaxTrials, Attempts: cfg.Attempts,
 		Candidates: cfg.Candidates, Comparisons: []Comparison{}, OtherSteps: []Step{}, Template: cfg.Template}
 	err := b.run(ctx)

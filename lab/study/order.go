@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
@@ -147,7 +148,7 @@ func OrderStream(ctx context.Context, cfg OrderConfig) <-chan Update {
 
 func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs []runSpec, data []*runData) (*Order, error) {
 	exp := cfg.Experiment
-	o := &Order{Device: exp.Device, TrialsPerArm: exp.Trials, Alpha: alpha, Tests: []OrderTest{},
+	o := &Order{Device: strings.Join(exp.DeviceList(), ","), TrialsPerArm: exp.Trials, Alpha: alpha, Tests: []OrderTest{},
 		Conclusions: []OrderConclusion{}, Warnings: []string{}}
 	infos := map[string]metricInfo{}
 	var seen []string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -348,7 +349,7 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 	}
 	info := infos[metric]
 	v := &Validation{
-		Device: exp.Device, Metric: metric, Unit: info.unit, Better: info.better, Test: opt.Test,
+		Device: strings.Join(exp.DeviceList(), ","), Metric: metric, Unit: info.unit, Better: info.better, Test: opt.Test,
 		Alpha: opt.Alpha, Confidence: opt.Confidence, TrialsPerArm: exp.TrialCap(), Order: exp.Order, Stop: lab.StopFixed,
 		Warnings: []string{},
 	}
