@@ -175,3 +175,79 @@ func TestDeviceRepeatableMakesAPool(t *testing.T) {
 		t.Errorf("fixed order on a pool: exit %d, %s", code, errb.String())
 	}
 }
+
+// A phone that goes away and comes back rejoins the pool: stopped and
+// started again on the same address, it is reconnected by the adb server
+// and runs rounds again.
+func TestPoolDeviceRejoinsOverADB(t *testing.T) {
+	s := adbtest.StartServer(t)
+	startSimdevice(t, s, "pixel")
+	addr := fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t))
+	startSim := func() (stop func() int) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() {
+			done <- cmdSimdevice(ctx, []string{"--listen", addr, "--preset", "pixel", "--connect", s.Addr}, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+		return func() int { cancel(); return <-done }
+	}
+	stop := startSim()
+	adbtest.WaitState(t, s, addr, "device", time.Minute)
+
+	sess := filepath.Join(t.TempDir(), "pool.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runDone := make(chan int, 1)
+	var out, errb syncBuffer
+	go func() {
+		runDone <- dispatch(ctx, []string{"run", "examples/sim-controls-off.json", "--device", "adb:model=Pixel 3",
+			"--adb", s.Addr, "--headless", "--quiet", "--trials", "100000", "--out", sess}, &out, &errb)
+	}()
+	victim := "adb:" + addr
+	// waitFor polls the session until cond holds for its events.
+	waitFor := func(what string, cond func(evs []lab.Event) bool) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for time.Now().Before(deadline) {
+			if got, err := sessions.Load(sess); err == nil && cond(got.Events) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("timed out waiting until %s; run output:\n%s", what, errb.String())
+	}
+	trialsOn := func(evs []lab.Event, after int) int {
+		n := 0
+		for _, e := range evs[after:] {
+			if e.Type == lab.EventTrial && e.Trial.Device == victim {
+				n++
+			}
+		}
+		return n
+	}
+	noteAt := func(evs []lab.Event, text string) int {
+		for i, e := range evs {
+			if e.Type == lab.EventNote && strings.HasPrefix(e.Note.Text, text) {
+				return i
+			}
+		}
+		return -1
+	}
+	waitFor("the phone ran trials", func(evs []lab.Event) bool { return trialsOn(evs, 0) >= 4 })
+	if code := stop(); code != 0 {
+		t.Errorf("simdevice exited %d", code)
+	}
+	waitFor("the phone is offline", func(evs []lab.Event) bool { return noteAt(evs, victim+" offline") >= 0 })
+	stop = startSim()
+	defer stop()
+	waitFor("the phone rejoins and runs again", func(evs []lab.Event) bool {
+		i := noteAt(evs, victim+" is back")
+		return i >= 0 && trialsOn(evs, i) >= 2
+	})
+	cancel()
+	select {
+	case <-runDone:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not end when cancelled")
+	}
+}

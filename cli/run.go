@@ -41,6 +41,12 @@ progress and an ETA go to stderr and the comparison table to stdout;
 Exit status: 0 no regression found, 3 regression detected, 1 error or
 cancelled (the session keeps every finished trial).
 
+Several --device (or "devices" in the file, or a selector such as
+adb:model=MODEL for every online phone of that model on the --adb
+servers) make a pool: each device runs whole rounds side by side, every
+trial records its device, and the report adds each device's result, a
+stratified test and a warning when one device disagrees.
+
 The session goes to --out, or to $XDG_DATA_HOME/perflab/sessions/ID.jsonl
 (~/.local/share/perflab/sessions) when --out is not given.
 
@@ -50,6 +56,8 @@ Examples:
   perflab run examples/local-aa.json --headless --trials 10 --order alternate
   perflab run examples/local-regression.json --headless --out /tmp/s.jsonl
   perflab run exp.json --headless --device sim:pixel --json > report.json
+  perflab run exp.json --headless --device sim:pixel --device sim:pixel#2 --device sim:pixel#3
+  perflab run exp.json --headless --device 'adb:model=Pixel 3' --adb 127.0.0.1:5037 --adb labhost:5037
   perflab run examples/sim-controls-on.json --headless --probe 30s
   perflab report /tmp/s.jsonl
 
