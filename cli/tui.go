@@ -140,7 +140,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		return 1
 	}
 	if f.device != "" {
-		exp.Device = f.device
+		exp.SetDevices([]string{f.device})
 	}
 	if f.tunnels, err = openTunnels(ctx, f.ssh, f.adb); err != nil {
 		fmt.Fprintf(stderr, "perflab run: %v\n", err)
@@ -148,6 +148,22 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	}
 	defer f.tunnels.Close()
 	opt := tuiOptions(ctx, f)
+	if len(exp.Devices) > 0 {
+		// A pool: its selectors become devices now, so the workbench shows
+		// one lane per device from the start.
+		ids, err := opt.Backend.Lab.Resolve(ctx, exp.Devices)
+		if err == nil && len(ids) == 0 {
+			err = fmt.Errorf("no device matches %s", strings.Join(exp.Devices, ", "))
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab run: %s: %v\n", expPath, err)
+			return 1
+		}
+		exp.SetDevices(ids)
+	}
+	if len(exp.Devices) > 0 {
+		exp.Device = exp.Devices[0] // the workbench's device; the run opens them all
+	}
 	devs, _ := opt.Backend.ListDevices(ctx)
 	info := lab.DeviceInfo{ID: exp.Device}
 	found := false

@@ -562,6 +562,9 @@ func (p controlsPane) runSettings() (probeS float64, realtime bool) { return p.p
 // setRealtime paces a simulated device in real time (or not).
 func (p *controlsPane) setRealtime(on bool) { p.realtime = on }
 
+// setProbe sets the stability check's length in seconds (0: off).
+func (p *controlsPane) setProbe(s float64) { p.probeS = s }
+
 // ShortHelp lists the stepper keys.
 func (k controlsKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.list.Up, k.list.Down, k.Toggle, k.Start}

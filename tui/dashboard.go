@@ -37,6 +37,7 @@ type feed struct {
 	regimes regimePane
 	trials  trialsPane
 	chart   chartPane
+	lanes   lanesPane // a pool's devices
 }
 
 // analyzer is what a dashboard computes its panels with: analyze takes
@@ -52,7 +53,7 @@ func newFeed(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, s
 	pd := emptyPanel(plan)
 	return feed{st: st, state: newRunState(dev, plan), stream: stream, panel: pd, analyzeFor: an.analyze,
 		ci: newCIPane(st, pd), seq: newSeqPane(st, pd), p: newPPane(st, pd), regimes: newRegimePane(st, pd),
-		trials: newTrialsPane(st), chart: newChartPane(st, an.stability)}
+		trials: newTrialsPane(st), chart: newChartPane(st, an.stability), lanes: newLanesPane(st, plan.Devices)}
 }
 
 // apply folds events into the state and hands them to the panes that
@@ -67,6 +68,7 @@ func (f *feed) apply(evs []lab.Event) {
 	msg := eventsAppliedMsg{events: evs}
 	f.trials, _ = f.trials.Update(msg)
 	f.chart, _ = f.chart.Update(msg)
+	f.lanes, _ = f.lanes.Update(msg)
 }
 
 // maybeAnalyze starts an analysis when trials arrived since the last one

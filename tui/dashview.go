@@ -33,7 +33,11 @@ func (d *feed) headLine(word string, withBuilds bool, w int) string {
 		}
 		return k
 	}
-	head := st.Title.Render(s.device.ID) + " · " + st.Header.Render(word)
+	where := s.device.ID
+	if n := len(s.plan.Devices); n > 1 {
+		where = fmt.Sprintf("pool of %d devices", n)
+	}
+	head := st.Title.Render(where) + " · " + st.Header.Render(word)
 	if withBuilds {
 		head += " · order " + s.order + " · A " + buildName(lab.ArmControl) + " vs B " + buildName(lab.ArmTreatment)
 	}
@@ -63,11 +67,22 @@ func progressLine(st *Styles, f float64, info string, w int) string {
 	return truncate(progressBar(st, f, barW)+info, w)
 }
 
-// body lays the panes out: one column below 110 cells, two above. It is
-// shared by the run's and the replay's dashboards. Sizing is part of the
-// layout: how many rows the trials get depends on what the panes above
-// them draw, so each pane is sized here, just before it is drawn.
+// body lays the panes out: a pool's lanes across the top, then the
+// panels in one column below 110 cells, two above. It is shared by the
+// run's and the replay's dashboards. Sizing is part of the layout: how
+// many rows the trials get depends on what the panes above them draw, so
+// each pane is sized here, just before it is drawn.
 func (d *feed) body(w, h int) string {
+	if !d.lanes.Pool() {
+		return d.panels(w, h)
+	}
+	d.lanes.SetSize(w, min(1+d.lanes.Len(), max(2, h/3)))
+	lanes := viewLines(d.lanes.View())
+	return strings.Join(lanes, "\n") + "\n" + d.panels(w, h-len(lanes))
+}
+
+// panels lays out the combined panels (body without the lanes).
+func (d *feed) panels(w, h int) string {
 	st := d.st
 	s := d.state
 	samples := d.chart.Samples()

@@ -86,6 +86,11 @@ var scenes = []struct {
 		m.check.Update(eventsArrivedMsg{stream: 0, events: synthEvents(0, 45, false)[:45]})
 		return m
 	}},
+	{"pool", func(t *testing.T, w, h int) *Model {
+		m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), synthPoolPlan(30), synthPoolEvents(20), 10, nil), w, h)
+		press(t, m, "G")
+		return m
+	}},
 	{"live-controls", func(t *testing.T, w, h int) *Model {
 		m, _, _, _ := liveModel(t, w, h)
 		press(t, m, "c", "down", "space")

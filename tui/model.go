@@ -196,6 +196,9 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 	if m.opt.Instant {
 		p.setRealtime(false)
 	}
+	if len(exp.Devices) > 1 {
+		p.setProbe(0) // the stability check runs on one device: perflab check each of a pool
+	}
 	return p
 }
 
@@ -464,6 +467,9 @@ func (m *Model) start() tea.Cmd {
 	}
 	path := filepath.Join(m.opt.SessionDir, name)
 	probeS, realtime := m.controls.runSettings()
+	if len(m.exp.Devices) > 1 {
+		probeS = 0 // the stability check runs on one device (perflab check each device of a pool)
+	}
 	p := runPlan{device: m.device, exp: m.exp, probeS: probeS, realtime: realtime, pickName: pick, source: m.opt.Source}
 	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
 }
@@ -565,6 +571,9 @@ func (m *Model) render() string {
 		body = m.builds.View()
 	case screenControls:
 		title = "perflab · 3/3 controls on " + m.device.ID
+		if n := len(m.exp.Devices); n > 1 {
+			title = fmt.Sprintf("perflab · 3/3 controls on a pool of %d devices", n)
+		}
 		body = m.controlsHeader() + "\n" + m.controls.View()
 	default: // a dashboard draws its own title lines; its status line is its word
 		p := m.focused()

@@ -67,6 +67,9 @@ func (p trialsPane) View() string {
 		}
 		// "ok" goes without saying: the room is the metrics'.
 		line := fmt.Sprintf("#%-4d r%-3d %s", t.Index, t.Round, arm)
+		if t.Device != "" {
+			line += " " + t.Device // a pool's trial says where it ran
+		}
 		switch {
 		case t.Status != lab.StatusOK:
 			line += " " + t.Status

@@ -1,0 +1,254 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+)
+
+// Lane states.
+const (
+	laneWaiting = "waiting" // no trial yet
+	laneRunning = "running"
+	laneOffline = "offline" // left the pool; it rejoins when back
+	laneDone    = "done"    // the session has ended
+)
+
+// lane is one device of a pool as its lane shows it.
+type lane struct {
+	id     string
+	state  string
+	last   lab.Trial // the latest trial it ran (valid when trials > 0)
+	trials int       // trials run, warm-ups and failures included
+	failed int
+	// rounds holds the lane's counted values of the pane's metric by
+	// round; its paired rounds give its Δ%.
+	rounds map[int]*analysis.Round
+	pairs  int
+	delta  float64 // Δ% of its paired rounds, NaN before the first
+	dirty  bool
+}
+
+// lanesPane is a device pool: one lane per device with its state, the
+// trial it ran last, its trials so far and its own Δ% (the median ratio
+// B/A of its paired rounds of the first metric, as the paired analysis
+// estimates it). It draws nothing for a single device.
+type lanesPane struct {
+	st     *Styles
+	metric string // the metric the lanes' Δ% is of: the first one seen
+	lanes  []*lane
+	index  map[string]*lane
+	width  int
+	height int
+}
+
+// newLanesPane starts with the lanes of devs (a pool's devices, or
+// nothing: lanes appear as trials name their devices).
+func newLanesPane(st *Styles, devs []string) lanesPane {
+	p := lanesPane{st: st, index: map[string]*lane{}}
+	if len(devs) > 1 {
+		for _, id := range devs {
+			p.lane(id)
+		}
+	}
+	return p
+}
+
+// lane returns the lane of id, added if new.
+func (p *lanesPane) lane(id string) *lane {
+	if l, ok := p.index[id]; ok {
+		return l
+	}
+	l := &lane{id: id, state: laneWaiting, rounds: map[int]*analysis.Round{}, delta: math.NaN()}
+	p.lanes = append(p.lanes, l)
+	p.index[id] = l
+	return l
+}
+
+// SetSize sets the pane's area: a title line and a line per lane.
+func (p *lanesPane) SetSize(w, h int) { p.width, p.height = w, h }
+
+// Len is the number of lanes.
+func (p lanesPane) Len() int { return len(p.lanes) }
+
+// Pool reports whether there is more than one lane to show.
+func (p lanesPane) Pool() bool { return len(p.lanes) > 1 }
+
+// Update folds the events into the lanes: trials by their device, the
+// pool's settings (its devices), its notes (a device offline, back) and
+// the end.
+func (p lanesPane) Update(msg tea.Msg) (lanesPane, tea.Cmd) {
+	applied, ok := msg.(eventsAppliedMsg)
+	if !ok {
+		return p, nil
+	}
+	for _, ev := range applied.events {
+		switch {
+		case ev.Type == lab.EventTrial && ev.Trial != nil && ev.Trial.Device != "":
+			p.trial(ev.Trial)
+		case ev.Type == lab.EventSettings && ev.Settings != nil && ev.Settings.Detail["devices"] != "":
+			if devs := strings.Split(ev.Settings.Detail["devices"], ","); len(devs) > 1 {
+				for _, id := range devs {
+					p.lane(id)
+				}
+			}
+		case ev.Type == lab.EventNote && ev.Note != nil:
+			p.note(ev.Note.Text)
+		case ev.Type == lab.EventEnd:
+			for _, l := range p.lanes {
+				if l.state != laneOffline {
+					l.state = laneDone
+				}
+			}
+		}
+	}
+	for _, l := range p.lanes {
+		if l.dirty {
+			l.pairs, l.delta = pairedDelta(l.rounds)
+			l.dirty = false
+		}
+	}
+	return p, nil
+}
+
+func (p *lanesPane) trial(t *lab.Trial) {
+	l := p.lane(t.Device)
+	l.trials++
+	l.last = *t
+	if l.state == laneWaiting {
+		l.state = laneRunning
+	}
+	if t.Status != lab.StatusOK {
+		l.failed++
+		return
+	}
+	if t.Warmup || (t.Arm != lab.ArmControl && t.Arm != lab.ArmTreatment) {
+		return
+	}
+	for _, m := range t.Metrics {
+		if p.metric == "" {
+			p.metric = m.Name
+		}
+		if m.Name != p.metric {
+			continue
+		}
+		r := l.rounds[t.Round]
+		if r == nil {
+			r = &analysis.Round{}
+			l.rounds[t.Round] = r
+		}
+		if t.Arm == lab.ArmControl {
+			r.A = append(r.A, m.Value)
+		} else {
+			r.B = append(r.B, m.Value)
+		}
+		l.dirty = true
+	}
+}
+
+// note takes a pool's word about a device: offline or left the pool,
+// back. The pool says it in notes (lab.Pool), each starting with the
+// device's id.
+func (p *lanesPane) note(text string) {
+	for _, l := range p.lanes {
+		rest, ok := strings.CutPrefix(text, l.id+" ")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(rest, "offline"), strings.HasPrefix(rest, "left the pool"):
+			l.state = laneOffline
+		case strings.HasPrefix(rest, "is back"):
+			l.state = laneRunning
+		}
+	}
+}
+
+// pairedDelta is the Δ% of a device's paired rounds: the median log ratio
+// log(B/A) as a change in %, the paired analysis' point estimate
+// (analysis.AnalyzePaired's DeltaPct), and the number of pairs.
+func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
+	keys := make([]int, 0, len(rounds))
+	for k := range rounds {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	rs := make([]analysis.Round, 0, len(keys))
+	for _, k := range keys {
+		rs = append(rs, *rounds[k])
+	}
+	pairs, _ := analysis.PairRounds(rs)
+	d, ok := analysis.LogRatios(pairs)
+	if !ok || len(d) == 0 {
+		return len(pairs), math.NaN()
+	}
+	slices.Sort(d)
+	n := len(d)
+	med := d[n/2]
+	if n%2 == 0 {
+		med = (d[n/2-1] + d[n/2]) / 2
+	}
+	return n, math.Expm1(med) * 100
+}
+
+// View draws the title and a line per lane, as many as fit.
+func (p lanesPane) View() string {
+	if !p.Pool() || p.height <= 0 {
+		return ""
+	}
+	st, w := p.st, p.width
+	title := fmt.Sprintf("devices · %d in the pool", len(p.lanes))
+	if p.metric != "" {
+		title += " · Δ% of " + p.metric + ": median B/A of each device's paired rounds"
+	}
+	lines := []string{st.PanelTitle.Render(truncate(title, w))}
+	idW := 0
+	for _, l := range p.lanes {
+		idW = max(idW, len([]rune(l.id)))
+	}
+	idW = min(idW, 24)
+	for i, l := range p.lanes {
+		if len(lines) >= p.height {
+			lines[len(lines)-1] = st.Muted.Render(fmt.Sprintf("  … %d more devices", len(p.lanes)-i+1))
+			break
+		}
+		cur := "—"
+		if l.trials > 0 {
+			arm := "A"
+			if l.last.Arm == lab.ArmTreatment {
+				arm = "B"
+			}
+			cur = fmt.Sprintf("#%d r%d %s", l.last.Index, l.last.Round, arm)
+			if l.last.Status != lab.StatusOK {
+				cur += " " + l.last.Status
+			}
+		}
+		runs := fmt.Sprintf("%d trials", l.trials)
+		if l.trials == 1 {
+			runs = "1 trial"
+		}
+		if l.failed > 0 {
+			runs += fmt.Sprintf(", %d failed", l.failed)
+		}
+		delta := "Δ —"
+		if !math.IsNaN(l.delta) {
+			delta = fmt.Sprintf("Δ %s (%d pairs)", fmtPctShort(l.delta), l.pairs)
+		}
+		line := truncate(fmt.Sprintf("%s %-8s %-14s %-20s %s", pad(l.id, idW), l.state, cur, runs, delta), w)
+		switch l.state {
+		case laneOffline:
+			line = st.Error.Render(line)
+		case laneWaiting, laneDone:
+			line = st.Muted.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,169 @@
+package tui
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
+)
+
+// poolDevices are the simulated phones of the pool scenes.
+var poolDevices = []string{"sim:pixel", "sim:pixel#2", "sim:pixel#3"}
+
+// synthPoolPlan is synthPlan over poolDevices.
+func synthPoolPlan(trials int) lab.Experiment {
+	p := synthPlan(trials)
+	p.Device, p.Devices = "", poolDevices
+	return p
+}
+
+// synthPoolEvents is synthEvents run on a pool: round r on device r mod
+// 3, whose third device goes offline near the end and the second of
+// which is 8% slower (its own Δ% is still B's +5%).
+func synthPoolEvents(rounds int) []lab.Event {
+	evs := []lab.Event{{Type: lab.EventSettings, Settings: &lab.Settings{Detail: map[string]string{"devices": strings.Join(poolDevices, ",")}}}}
+	for _, ev := range synthEvents(rounds, 0, false) {
+		if ev.Type == lab.EventTrial {
+			t := *ev.Trial
+			t.Device = poolDevices[t.Round%len(poolDevices)]
+			if t.Device == "sim:pixel#2" {
+				t.Metrics = append([]lab.Metric(nil), t.Metrics...)
+				t.Metrics[0].Value *= 1.08
+			}
+			ev.Trial = &t
+		}
+		evs = append(evs, ev)
+	}
+	t := evs[len(evs)-1].T
+	return append(evs, lab.Event{Type: lab.EventNote, T: t, Note: &lab.Note{Text: "sim:pixel#3 offline: it leaves the pool, its round 21 is redone on another device (device offline)"}})
+}
+
+// TestLanesFoldEachDevice: each lane counts its device's trials, its Δ%
+// is the paired analysis' estimate over its own rounds, and the pool's
+// notes and the end set the lanes' states.
+func TestLanesFoldEachDevice(t *testing.T) {
+	st := NewStyles(true, true)
+	p := newLanesPane(&st, poolDevices)
+	evs := synthPoolEvents(20)
+	p, _ = p.Update(eventsAppliedMsg{events: evs})
+	byDev := map[string][]analysis.Round{}
+	total := 0
+	for _, ev := range evs {
+		if ev.Type != lab.EventTrial {
+			continue
+		}
+		total++
+		tr := ev.Trial
+		if !tr.Counted() {
+			continue
+		}
+		r := analysis.Round{}
+		if tr.Arm == lab.ArmControl {
+			r.A = []float64{tr.Metrics[0].Value}
+		} else {
+			r.B = []float64{tr.Metrics[0].Value}
+		}
+		rs := byDev[tr.Device]
+		if n := len(rs); n > 0 && rs[n-1].A != nil && r.B != nil && rs[n-1].B == nil {
+			rs[n-1].B = r.B // the round's second trial
+		} else if n > 0 && rs[n-1].B != nil && r.A != nil && rs[n-1].A == nil {
+			rs[n-1].A = r.A
+		} else {
+			rs = append(rs, r)
+		}
+		byDev[tr.Device] = rs
+	}
+	sum := 0
+	for _, l := range p.lanes {
+		sum += l.trials
+		pairs, dropped := analysis.PairRounds(byDev[l.id])
+		want, _ := analysis.AnalyzePaired(pairs, dropped, 0.05, 0.95, 100, 1)
+		if l.pairs != want.N || math.Abs(l.delta-float64(want.DeltaPct)) > 1e-9 {
+			t.Errorf("%s: Δ %g%% over %d pairs, the paired analysis says %g%% over %d", l.id, l.delta, l.pairs, float64(want.DeltaPct), want.N)
+		}
+	}
+	if sum != total || p.metric != "startup_ms" {
+		t.Errorf("lanes hold %d trials of %d, metric %q", sum, total, p.metric)
+	}
+	if s := p.index["sim:pixel#3"].state; s != laneOffline {
+		t.Errorf("sim:pixel#3 %s after its offline note", s)
+	}
+	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{{Type: lab.EventNote, Note: &lab.Note{Text: "sim:pixel#3 is back: it rejoins the pool"}}}})
+	if s := p.index["sim:pixel#3"].state; s != laneRunning {
+		t.Errorf("sim:pixel#3 %s after it is back", s)
+	}
+	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{{Type: lab.EventEnd, End: &lab.End{Reason: "completed"}}}})
+	for _, l := range p.lanes {
+		if l.state != laneDone {
+			t.Errorf("%s %s after the end", l.id, l.state)
+		}
+	}
+}
+
+// TestLanesOnlyForAPool: a single device draws no lanes.
+func TestLanesOnlyForAPool(t *testing.T) {
+	st := NewStyles(true, true)
+	p := newLanesPane(&st, nil)
+	p, _ = p.Update(eventsAppliedMsg{events: synthEvents(5, 0, false)})
+	p.SetSize(80, 10)
+	if v := p.View(); v != "" || p.Pool() {
+		t.Errorf("lanes of one device: %q", v)
+	}
+}
+
+// TestTeatestPoolOfSimPhones runs an experiment over a pool of three
+// simulated phones in a Bubble Tea program, on the real engine and pool,
+// in simulated time: the workbench shows one lane per phone, and the
+// lanes' trials add up to the session's.
+func TestTeatestPoolOfSimPhones(t *testing.T) {
+	dir := t.TempDir()
+	exp := synthPoolPlan(12)
+	exp.Order = lab.OrderAlternate
+	m := NewRun(Options{Backend: realBackend(), SessionDir: dir, Now: fixedNow, Instant: true, Ctx: context.Background()},
+		lab.DeviceInfo{ID: poolDevices[0]}, exp)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitScreen(t, tm, "3/3 controls", screenWait)
+	tm.Send(keyPress("enter"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		s := string(b)
+		return strings.Contains(s, "devices · 3 in the pool") && strings.Contains(s, "end: completed")
+	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(20*time.Millisecond))
+	tm.Send(keyPress("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
+	s, err := sessions.Load(fm.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := 0
+	for _, ev := range s.Events {
+		if ev.Type == lab.EventTrial {
+			trials++
+		}
+	}
+	lanes := fm.dash.lanes
+	sum := 0
+	for _, id := range poolDevices {
+		l := lanes.index[id]
+		if l == nil {
+			t.Fatalf("no lane for %s; lanes %d", id, lanes.Len())
+		}
+		sum += l.trials
+		if l.state != laneDone {
+			t.Errorf("%s %s after the run", id, l.state)
+		}
+	}
+	if lanes.Len() != 3 || sum != trials || trials == 0 {
+		t.Errorf("%d lanes holding %d trials; the session has %d", lanes.Len(), sum, trials)
+	}
+}
