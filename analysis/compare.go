@@ -210,7 +210,8 @@ type MetricResult struct {
 	// KruskalWallisAll tests all inputs of this metric together.
 	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
 
-	floor pFloor // the primary test's smallest attainable p, for the guard
+	floor   pFloor      // the primary test's smallest attainable p, for the guard
+	moments *welchParts // for the MDE at the corrected level
 }
 
 // Report is the comparison of all metrics. Its JSON form is the contract
@@ -274,6 +275,7 @@ func Compare(metrics []MetricInput, opt Options) Report {
 	}
 	adj := Adjust(ps, opt.Correction)
 	guardFloors(r.Metrics, ps, opt)
+	correctMDEs(r.Metrics, ps, opt)
 	for i := range r.Metrics {
 		m := &r.Metrics[i]
 		m.PAdjusted = adj[i]
@@ -503,7 +505,9 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	if len(a) >= 2 && len(b) >= 2 {
 		moments := welchMoments(a, b)
 		m.Welch, ws = welchFrom(moments, opt.Confidence)
-		m.MDEPct = mdeFrom(moments, opt.Alpha, PowerTarget)
+		m.moments = &moments
+		// At the raw alpha for now; Compare redoes it at the corrected level.
+		m.MDEPct = mdeFrom(moments, opt.Alpha, PowerTarget, opt.Test)
 	} else {
 		m.Welch, ws = WelchTest(a, b, opt.Confidence)
 		m.MDEPct = undefined() // fewer than 2 values in an arm
@@ -649,6 +653,57 @@ func relDiff(a, b Float) Float {
 	return defined((fb/math.Abs(fa) - fa/math.Abs(fa)) * 100)
 }
 
+// familyAlpha is the level a single metric's test must reach for the
+// verdict when k metrics are tested: alpha/k under Bonferroni, and under
+// Holm too, whose first step (the one a lone real effect among null
+// metrics must pass) is alpha/k; alpha without correction.
+func familyAlpha(alpha float64, k int, correction string) float64 {
+	if k < 2 || correction == CorrectionNone {
+		return alpha
+	}
+	return alpha / float64(k)
+}
+
+// correctMDEs recomputes every tested metric's minimum detectable effect
+// at the level of the family (familyAlpha), once the number of tested
+// metrics is known (issue 16 item 9: it used the raw alpha).
+func correctMDEs(ms []MetricResult, ps []Float, opt Options) {
+	k := 0
+	for _, p := range ps {
+		if p.Defined() {
+			k++
+		}
+	}
+	fa := familyAlpha(opt.Alpha, k, opt.Correction)
+	for i := range ms {
+		m := &ms[i]
+		if m.moments != nil {
+			m.MDEPct = mdeFrom(*m.moments, fa, PowerTarget, opt.Test)
+		}
+		if m.Paired != nil && m.Paired.logSD > 0 {
+			m.Paired.MDEPct = pairedMDE(m.Paired.logSD, m.Paired.N, fa)
+		}
+		switch m.Decision.Method {
+		case MethodPaired, MethodSequential:
+			if m.Paired != nil {
+				m.Decision.MDEPct = m.Paired.MDEPct
+			}
+		default:
+			m.Decision.MDEPct = m.MDEPct
+		}
+	}
+}
+
+// areRankNormal is the Pitman asymptotic relative efficiency of the
+// Wilcoxon rank-sum (Mann–Whitney) and signed-rank tests against the t
+// tests under normal errors, 3/π ≈ 0.955 (Lehmann 1975, Nonparametrics:
+// Statistical Methods Based on Ranks, ch. 2.4; Noether 1987, "Sample size
+// determination for some common nonparametric tests", JASA 82: 645–647):
+// the rank test needs 1/0.955 times the t test's sample for the same
+// power, so its minimum detectable effect is √(π/3) ≈ 1.023 times the t
+// test's. Checked by simulation in TestMDEPowerSimulation.
+const areRankNormal = 3 / math.Pi
+
 // PowerTarget is the power perflab asks of a setup (Cohen's convention of
 // 80%): minimum detectable effects are computed for it, and validation
 // fails when a known effect is detected in a smaller share of experiments.
@@ -659,19 +714,26 @@ const PowerTarget = 0.8
 // the given power at the current sample sizes and standard deviations:
 // (t₁₋α/₂ + t_power)·SE/|mean A|·100 with the Welch–Satterthwaite degrees
 // of freedom. It is undefined with fewer than 2 values per arm, zero
-// variance or a zero mean of A.
+// variance or a zero mean of A. Compare reports it for the primary test at
+// the level corrected across metrics (MetricResult.MDEPct): the Mann–Whitney
+// test's is √(π/3) times this (areRankNormal).
 func MinDetectableEffect(a, b []float64, alpha, power float64) Float {
 	if len(a) < 2 || len(b) < 2 {
 		return undefined()
 	}
-	return mdeFrom(welchMoments(a, b), alpha, power)
+	return mdeFrom(welchMoments(a, b), alpha, power, TestWelch)
 }
 
-// mdeFrom is MinDetectableEffect from the moments of samples of at least
-// 2 values.
-func mdeFrom(p welchParts, alpha, power float64) Float {
+// mdeFrom is the minimum detectable effect of test from the moments of
+// samples of at least 2 values: Welch's, divided by √ARE for the
+// Mann–Whitney test.
+func mdeFrom(p welchParts, alpha, power float64, test string) Float {
 	if p.se2 == 0 || p.ma == 0 {
 		return undefined()
 	}
-	return defined((studentTQuantile(1-alpha/2, p.df) + studentTQuantile(power, p.df)) * math.Sqrt(p.se2) / math.Abs(p.ma) * 100)
+	mde := (studentTQuantile(1-alpha/2, p.df) + studentTQuantile(power, p.df)) * math.Sqrt(p.se2) / math.Abs(p.ma) * 100
+	if test != TestWelch {
+		mde /= math.Sqrt(areRankNormal)
+	}
+	return defined(mde)
 }

@@ -61,7 +61,12 @@ type Paired struct {
 	CILowPct         Float `json:"ci_low_pct"` // bootstrap percentile interval of the median log ratio, in %
 	CIHighPct        Float `json:"ci_high_pct"`
 	Resamples        int   `json:"resamples"`
-	MDEPct           Float `json:"mde_pct"` // smallest change a paired t-test detects with 80% power at this n
+	// MDEPct is the smallest change the signed-rank test detects with 80%
+	// power at this n (pairedMDE); Compare gives it at the level corrected
+	// across metrics.
+	MDEPct Float `json:"mde_pct"`
+
+	logSD float64 // SD of the log ratios, for the MDE
 }
 
 // maxExactWilcoxonN is the largest number of non-zero differences for
@@ -273,14 +278,25 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 		pr.HodgesLehmannPct = pct(walshMedian(sorted))
 	}
 	if sd > 0 {
-		df := float64(len(d) - 1)
-		pr.MDEPct = pct((studentTQuantile(1-alpha/2, df) + studentTQuantile(PowerTarget, df)) * sd / math.Sqrt(float64(len(d))))
+		pr.logSD = sd
+		pr.MDEPct = pairedMDE(sd, len(d), alpha)
 	}
 	if resamples >= 2 {
 		lo, hi := bootstrapMedianCI(sorted, confidence, resamples, seed)
 		pr.CILowPct, pr.CIHighPct = pct(lo), pct(hi)
 	}
 	return pr, warn
+}
+
+// pairedMDE is the smallest change, in %, that the signed-rank test at
+// level alpha detects with 80% power in n pairs whose log ratios have
+// standard deviation sd: the paired t test's (t₁₋α/₂ + t_power)·sd/√n with
+// n−1 degrees of freedom, divided by √ARE of the signed-rank test
+// (areRankNormal), as e^x − 1.
+func pairedMDE(sd float64, n int, alpha float64) Float {
+	df := float64(n - 1)
+	x := (studentTQuantile(1-alpha/2, df) + studentTQuantile(PowerTarget, df)) * sd / math.Sqrt(float64(n)) / math.Sqrt(areRankNormal)
+	return defined(math.Expm1(x) * 100)
 }
 
 // bootstrapMedianCI is the percentile bootstrap interval of the median of
