@@ -243,7 +243,7 @@ func writeValidation(w io.Writer, v *study.Validation) {
 	if v.TrialTrend.P.Defined() && float64(v.TrialTrend.P) < v.Alpha {
 		trend = "TREND: not IID"
 	}
-	fmt.Fprintf(tw, "Trial-number trend\tρ = %s\tp = %s\t%d positions\t%s\n", format.Num(v.TrialTrend.Rho), format.Num(v.TrialTrend.P),
+	fmt.Fprintf(tw, "Trial-number trend\tρ = %s\tp = %s\t%d positions\t%s\n", format.Num(v.TrialTrend.Rho), format.P(v.TrialTrend.P, v.Alpha),
 		len(v.TrialTrend.Means), trend)
 	tw.Flush()
 	if len(v.TrialTrend.Means) > 1 {

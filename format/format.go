@@ -35,6 +35,16 @@ func SignedPct(f analysis.Float) string {
 	return fmt.Sprintf("%+.2f%%", float64(f))
 }
 
+// P formats a p-value tested against alpha with three decimals (more when
+// rounding would carry it across alpha, analysis.FormatP), Undefined when
+// undefined.
+func P(f analysis.Float, alpha float64) string {
+	if !f.Defined() {
+		return Undefined
+	}
+	return analysis.FormatP(float64(f), alpha, 3)
+}
+
 // Num formats a number with up to 4 significant digits, Undefined when
 // undefined.
 func Num(f analysis.Float) string {

@@ -114,7 +114,7 @@ func (r *validationView) lines(w, h int) []string {
 			format.Num(arm.a.Variance), unit, format.Num(arm.a.SD), unit, format.Rate(arm.a.CV), format.Num(arm.a.Mean), unit), w))
 	}
 	tt := v.TrialTrend
-	trend := fmt.Sprintf("trial-number trend   ρ = %s  p = %s  over %d positions  ", format.Num(tt.Rho), format.Num(tt.P), len(tt.Means))
+	trend := fmt.Sprintf("trial-number trend   ρ = %s  p = %s  over %d positions  ", format.Num(tt.Rho), format.P(tt.P, v.Alpha), len(tt.Means))
 	if tt.P.Defined() && float64(tt.P) < v.Alpha {
 		trend += st.Regression.Render("TREND: not IID")
 	} else {
