@@ -143,7 +143,7 @@ func writeOrder(w io.Writer, o *study.Order) {
 		if t.DeltaPct.Defined() {
 			d = fmt.Sprintf("%+.2f%%", float64(t.DeltaPct))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.Num(t.P), d, ci(t.Fixed), ci(t.Random), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.P(t.P, o.AlphaBonferroni), d, ci(t.Fixed), ci(t.Random), mark)
 	}
 	tw.Flush()
 	if len(o.Conclusions) > 0 {

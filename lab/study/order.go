@@ -270,7 +270,8 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		t.Significant = t.P.Defined() && float64(t.P) < o.AlphaBonferroni
 		if t.Significant {
 			o.OrderMatters = true
-			t.Reasons = append(t.Reasons, fmt.Sprintf("fixed and random orders differ (Kruskal–Wallis p = %.2g < %.2g)", float64(t.P), o.AlphaBonferroni))
+			t.Reasons = append(t.Reasons, fmt.Sprintf("fixed and random orders differ (Kruskal–Wallis p = %s < %.3g)",
+				format.P(t.P, o.AlphaBonferroni), o.AlphaBonferroni))
 		}
 		if disjoint(t.Fixed, t.Random) {
 			t.RedFlag = true
