@@ -102,3 +102,47 @@ func TestMDEPowerSimulation(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedMDEPowerSimulation: as TestMDEPowerSimulation for the paired
+// analysis (signed-rank test of the per-round log ratios, Holm across k
+// metrics): power at the reported MDE is 0.8 ± 0.05.
+func TestPairedMDEPowerSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const reps, sd = 1000, 0.01
+	rng := rand.New(rand.NewPCG(16, 10))
+	for _, c := range []struct{ k, n int }{{1, 15}, {3, 30}} {
+		opt := DefaultOptions()
+		opt.Resamples = 2
+		mde := float64(pairedMDE(sd, c.n, familyAlpha(opt.Alpha, c.k, opt.Correction)))
+		shift := math.Log1p(mde / 100)
+		hits := 0
+		for range reps {
+			in := make([]MetricInput, c.k)
+			for j := range in {
+				a := make([]float64, c.n)
+				b := make([]float64, c.n)
+				pairs := make([]Pair, c.n)
+				for i := range a {
+					round := 100 * math.Exp(0.1*rng.NormFloat64()) // shared by both arms
+					a[i] = round
+					b[i] = round * math.Exp(sd*rng.NormFloat64())
+					if j == 0 {
+						b[i] *= math.Exp(shift)
+					}
+					pairs[i] = Pair{A: a[i], B: b[i]}
+				}
+				in[j] = MetricInput{Name: string(rune('a' + j)), Samples: [][]float64{a, b}, Pairs: pairs}
+			}
+			if r := Compare(in, opt); float64(r.Metrics[0].PAdjusted) < opt.Alpha {
+				hits++
+			}
+		}
+		power := float64(hits) / reps
+		t.Logf("paired k=%d n=%d: MDE %.3f%%, power %.3f", c.k, c.n, mde, power)
+		if math.Abs(power-PowerTarget) > 0.05 {
+			t.Errorf("paired k=%d n=%d: power %.3f at the reported MDE, want %.2f ± 0.05", c.k, c.n, power, PowerTarget)
+		}
+	}
+}
