@@ -66,6 +66,7 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab order:", err)
 		return exitUsage
 	}
+	defer sf.close()
 	if *runs < 2 {
 		fmt.Fprintf(stderr, "perflab order: --runs %d: want at least 2\n", *runs)
 		return exitUsage

@@ -20,6 +20,8 @@ type studyFlags struct {
 	experiment string
 	device     repeatedFlag
 	adb        repeatedFlag
+	ssh        sshFlag
+	tunnels    *devices.Tunnels // opened by load; closed by close
 	realtime   bool
 	json       bool
 	quiet      bool
@@ -31,6 +33,7 @@ func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
 	fs.Var(&f.device, "device", "device to study on, as the positional DEVICE; repeatable (or a selector adb:model=MODEL): each run is a pool run over all of them")
 	fs.Var((*adbFlag)(&f.adb), "adb", "adb server `HOST:PORT` (repeatable; checked and normalised as in perflab devices)")
+	fs.Var(&f.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` over SSH, and forward their phones' adb reverse (app metrics, proxy) back here (repeatable; as in perflab run)")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
 	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
@@ -62,7 +65,10 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	case len(f.device) > 0:
 		exp.SetDevices(f.device)
 	}
-	opt := devices.Options{ADBServers: f.adb, Realtime: f.realtime}
+	if f.tunnels, err = openTunnels(context.Background(), f.ssh, f.adb); err != nil {
+		return nil, study.Devices{}, err
+	}
+	opt := devices.Options{ADBServers: f.adb, Tunnels: f.tunnels, Realtime: f.realtime}
 	ids, err := devices.Resolve(context.Background(), exp.DeviceList(), opt)
 	if err != nil {
 		return nil, study.Devices{}, err
@@ -76,6 +82,9 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	}
 	return exp, studyPoolDevices(ids, opt, f.parallel), nil
 }
+
+// close closes the tunnels load opened (none without --ssh).
+func (f *studyFlags) close() { f.tunnels.Close() }
 
 // studyPoolDevices is studyDevices for one device or a pool: each run of a
 // pool opens every device (a lab.DeviceSet, run as a pool), each with its

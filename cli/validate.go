@@ -91,6 +91,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "perflab validate:", err)
 		return exitUsage
 	}
+	defer sf.close()
 	if *stop != "" {
 		exp.Stop = *stop
 	}
