@@ -30,6 +30,9 @@ func TestOpenErrors(t *testing.T) {
 		{"", "no device given"},
 		{"nowhere:1", `unknown backend "nowhere" (known: local`},
 		{"local:extra", "the local device takes no argument"},
+		{"adb:R58M@nohost", `device "adb:R58M@nohost": adb server "nohost": want HOST:PORT`},
+		{"adb:@127.0.0.1:1", `device "adb:": name the phone`},
+		{"adb:R58M@127.0.0.1:1", "device R58M not found on adb server(s) 127.0.0.1:1"},
 	}
 	for _, tt := range tests {
 		if _, err := Open(context.Background(), tt.id, Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
