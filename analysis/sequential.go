@@ -304,8 +304,8 @@ func sequentialDecision(s Sequential, alpha, thr float64, better string) (string
 		if worse {
 			v = VerdictRegression
 		}
-		return v, fmt.Sprintf("the sequential %g%% interval [%+.2f%%, %+.2f%%] excludes 0 (p %.3g ≤ %g)",
-			(1-alpha)*100, lo, hi, float64(s.P), alpha)
+		return v, fmt.Sprintf("the sequential %g%% interval [%+.2f%%, %+.2f%%] excludes 0 (p %s ≤ %g)",
+			(1-alpha)*100, lo, hi, FormatP(float64(s.P), alpha, 3), alpha)
 	case thr > 0 && lo > -thr && hi < thr:
 		return VerdictNoChange, fmt.Sprintf("the sequential interval [%+.2f%%, %+.2f%%] lies within ±%g%%", lo, hi, thr)
 	case excludes:
