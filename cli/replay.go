@@ -141,6 +141,9 @@ func describeEvent(e lab.Event) string {
 		if len(e.Settings.Mismatches) > 0 {
 			parts = append(parts, "mismatches="+strings.Join(e.Settings.Mismatches, ","))
 		}
+		if e.Settings.Device != "" {
+			parts = append([]string{"on " + e.Settings.Device}, parts...)
+		}
 		return t + "settings " + strings.Join(parts, " ")
 	case e.Probe != nil:
 		return fmt.Sprintf("%sprobe %.1f MFLOPS", t, e.Probe.MFLOPS)
@@ -148,6 +151,18 @@ func describeEvent(e lab.Event) string {
 		return fmt.Sprintf("%stoggle %s %s → %s from round %d", t, e.Toggle.What, e.Toggle.From, e.Toggle.To, e.Toggle.Round)
 	case e.Note != nil:
 		return t + "note " + e.Note.Text
+	case e.Device != nil:
+		s := t + "device " + e.Device.Device + " " + e.Device.State
+		if e.Device.Reason != "" {
+			s += ": " + e.Device.Reason
+		}
+		return s
+	case e.Start != nil:
+		s := fmt.Sprintf("%sstart %s round %d %s", t, e.Start.Device, e.Start.Round, e.Start.Arm)
+		if e.Start.Warmup {
+			s += " warm-up"
+		}
+		return s
 	case e.End != nil:
 		s := t + "end " + e.End.Reason
 		if e.End.Error != "" {

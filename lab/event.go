@@ -8,7 +8,26 @@ const (
 	EventToggle   = "toggle"   // the user changed order or a control mid-run
 	EventNote     = "note"     // a free-text note from the user
 	EventEnd      = "end"      // the run ended; says why
+	// EventDevice records a pool's device changing state: offline (it
+	// left the pool and may come back), back (it rejoined) or left (its
+	// runner ended early; it is gone for the rest of the run).
+	EventDevice = "device"
+	// EventStart records that a pool's device started a trial: the lanes
+	// of the workbench show the trial in progress. Only a pool writes it.
+	EventStart = "start"
 )
+
+// States of a pool's device in a device event.
+const (
+	DeviceOffline = "offline" // lost; its round is redone elsewhere; it rejoins when back
+	DeviceBack    = "back"    // rejoined the pool after being offline
+	DeviceLeft    = "left"    // its runner ended early; the others go on
+)
+
+// ValidDeviceState reports whether s is a state a device event may carry.
+func ValidDeviceState(s string) bool {
+	return s == DeviceOffline || s == DeviceBack || s == DeviceLeft
+}
 
 // Arms of an A/B experiment.
 const (
@@ -34,6 +53,26 @@ type Event struct {
 	Toggle   *Toggle      `json:"toggle,omitempty"`
 	Note     *Note        `json:"note,omitempty"`
 	End      *End         `json:"end,omitempty"`
+	Device   *DeviceState `json:"device,omitempty"`
+	Start    *TrialStart  `json:"start,omitempty"`
+}
+
+// DeviceState is a pool's word about one of its devices (EventDevice).
+type DeviceState struct {
+	Device string `json:"device"`
+	State  string `json:"state"` // DeviceOffline, DeviceBack or DeviceLeft
+	// Reason says why: the device's error when offline, the end of its
+	// runner when it left.
+	Reason string `json:"reason,omitempty"`
+}
+
+// TrialStart is a trial a pool's device has begun (EventStart); the trial
+// event that follows it for the same device is its result.
+type TrialStart struct {
+	Device string `json:"device"`
+	Round  int    `json:"round"`
+	Arm    string `json:"arm"`
+	Warmup bool   `json:"warmup,omitempty"`
 }
 
 // Metric is one named measurement of a trial.
@@ -80,6 +119,10 @@ type Settings struct {
 	Profile    *GovernorProfile  `json:"profile,omitempty"`
 	Mismatches []string          `json:"mismatches,omitempty"` // files whose read-back differs
 	Detail     map[string]string `json:"detail,omitempty"`
+	// Device names the device these settings were applied on, in a pool
+	// whose devices' settings differ; empty when they apply to the whole
+	// pool (or to the session's one device).
+	Device string `json:"device,omitempty"`
 }
 
 // Toggle records a change made while running, effective from Round.

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -25,6 +26,10 @@ import (
 // when back; otherwise (or when its runner ends with an error, such as
 // MaxConsecutiveFailures) it has left for good and the others go on. The
 // run ends with an error only when every device has left.
+//
+// The pool records its devices' states as device events (offline, back,
+// left; the notes that say so are for people) and each trial's start as
+// a start event, so a view can show the trial in progress on each device.
 //
 // Pool has the live controls of Runner (SetOrder, SetControls, Pause,
 // Resume, AddNote), recorded once for the pool and effective from the next
@@ -50,6 +55,9 @@ type Pool struct {
 	started   bool
 	finished  bool
 	gate      func(ctx context.Context, device string)
+	// setups holds, by position, the JSON of the setup settings the pool
+	// recorded for all its devices (see forwardSettingsLocked).
+	setups []string
 }
 
 // poolMember is one device of a pool and its runner's round in progress.
@@ -67,6 +75,7 @@ type poolMember struct {
 	lost     bool
 	end      *End
 	cancel   context.CancelFunc // ends this device's runner (set by Run)
+	setups   int                // setup settings events it reported
 }
 
 // poolResult is one trial of a member's round in progress, as the device
@@ -191,10 +200,12 @@ func (p *Pool) Run(ctx context.Context) <-chan Event {
 	return out
 }
 
-// forward relays one device's events into the pool's stream: trials get
-// the device and a pool-wide index, notes name the device, the device's
-// end becomes a note when it leaves early; the runner's records of live
-// changes are dropped (the pool records them once).
+// forward relays one device's events into the pool's stream: trials and
+// their starts get the device, trials a pool-wide index, notes name the device, the device's
+// end becomes a device event (and a note) when it leaves early; its setup
+// settings are recorded once for the pool (forwardSettingsLocked); the
+// runner's records of live changes are dropped (the pool records them
+// once).
 func (p *Pool) forward(m *poolMember, events <-chan Event) {
 	for ev := range events {
 		switch ev.Type {
@@ -214,13 +225,23 @@ func (p *Pool) forward(m *poolMember, events <-chan Event) {
 			ev.Trial = &t
 			p.pushLocked(ev)
 			p.mu.Unlock()
+		case EventStart:
+			if ev.Start == nil {
+				continue
+			}
+			st := *ev.Start
+			st.Device = m.id
+			ev.Start = &st
+			p.push(ev)
 		case EventToggle:
 			// recorded by the pool
 		case EventSettings:
-			if ev.Settings != nil && ev.Settings.Detail["from_round"] != "" {
+			if ev.Settings == nil || ev.Settings.Detail["from_round"] != "" {
 				continue // a live change, recorded by the pool
 			}
-			p.push(ev)
+			p.mu.Lock()
+			p.forwardSettingsLocked(m, ev)
+			p.mu.Unlock()
 		case EventNote:
 			if ev.Note != nil {
 				ev.Note = &Note{Text: m.id + ": " + ev.Note.Text}
@@ -235,6 +256,7 @@ func (p *Pool) forward(m *poolMember, events <-chan Event) {
 				if ev.End.Error != "" {
 					why += ": " + ev.End.Error
 				}
+				p.pushLocked(Event{Type: EventDevice, Device: &DeviceState{Device: m.id, State: DeviceLeft, Reason: why}})
 				p.pushLocked(Event{Type: EventNote, Note: &Note{Text: fmt.Sprintf("%s left the pool (%s); the other devices go on", m.id, why)}})
 			}
 			p.cond.Broadcast()
@@ -243,6 +265,35 @@ func (p *Pool) forward(m *poolMember, events <-chan Event) {
 			p.push(ev)
 		}
 	}
+}
+
+// forwardSettingsLocked records a device's setup settings once for the
+// pool: the k-th settings event of each device is compared with the k-th
+// the pool recorded (from whichever device reported it first); the same
+// settings are dropped, different ones are recorded with the device's ID
+// in Settings.Device. So a pool of alike devices says its settings once,
+// and a device set up differently says how.
+func (p *Pool) forwardSettingsLocked(m *poolMember, ev Event) {
+	k := m.setups
+	m.setups++
+	st := *ev.Settings
+	st.Device = ""
+	b, err := json.Marshal(&st)
+	if err != nil { // cannot happen for these types; keep the event as it is
+		p.pushLocked(ev)
+		return
+	}
+	key := string(b)
+	switch {
+	case k >= len(p.setups):
+		p.setups = append(p.setups, key)
+	case p.setups[k] == key:
+		return
+	default:
+		st.Device = m.id
+	}
+	ev.Settings = &st
+	p.pushLocked(ev)
 }
 
 // finish records the pool's end once every device's runner has ended.
@@ -368,6 +419,7 @@ func (p *Pool) trialDone(ctx context.Context, m *poolMember, req TrialRequest, r
 			m.released = true
 			p.inflight--
 		}
+		p.pushLocked(Event{Type: EventDevice, Device: &DeviceState{Device: m.id, State: DeviceOffline, Reason: res.Reason}})
 		p.pushLocked(Event{Type: EventNote, Note: &Note{Text: fmt.Sprintf("%s offline: it leaves the pool, its round %d is redone on another device (%s)", m.id, req.Round, res.Reason)}})
 		if p.doneLocked() {
 			p.releaseLostLocked()
@@ -381,6 +433,7 @@ func (p *Pool) rejoined(m *poolMember) {
 	defer p.mu.Unlock()
 	if m.lost {
 		m.lost = false
+		p.pushLocked(Event{Type: EventDevice, Device: &DeviceState{Device: m.id, State: DeviceBack}})
 		p.pushLocked(Event{Type: EventNote, Note: &Note{Text: m.id + " is back: it rejoins the pool"}})
 	}
 }

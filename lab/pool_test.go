@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +161,7 @@ func TestPoolRunsThePlanOverAllDevices(t *testing.T) {
 	if notes != 3 {
 		t.Errorf("%d setup notes naming their device, want 3", notes)
 	}
+	checkStarts(t, evs)
 }
 
 func TestPoolLostDeviceRoundIsRedoneAndItRejoins(t *testing.T) {
@@ -201,6 +203,100 @@ func TestPoolLostDeviceRoundIsRedoneAndItRejoins(t *testing.T) {
 	if !back {
 		t.Error("no note says the device rejoined")
 	}
+	if got := deviceStates(evs, "lost"); got != "offline(device offline) back" {
+		t.Errorf("lost's device events: %s", got)
+	}
+	if got := deviceStates(evs, "other"); got != "" {
+		t.Errorf("other's device events: %s", got)
+	}
+	checkStarts(t, evs)
+}
+
+// deviceStates lists id's device events: "state(reason)" each.
+func deviceStates(evs []Event, id string) string {
+	var out []string
+	for _, e := range evs {
+		if e.Type == EventDevice && e.Device.Device == id {
+			s := e.Device.State
+			if e.Device.Reason != "" {
+				s += "(" + e.Device.Reason + ")"
+			}
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// checkStarts checks that every trial of a pool session follows a start
+// event of its device for its round and arm, and that each device starts
+// one trial at a time.
+func checkStarts(t *testing.T, evs []Event) {
+	t.Helper()
+	open := map[string]*TrialStart{}
+	starts := 0
+	for _, e := range evs {
+		switch e.Type {
+		case EventStart:
+			starts++
+			if o := open[e.Start.Device]; o != nil {
+				t.Fatalf("%s starts round %d %s while round %d %s runs", e.Start.Device, e.Start.Round, e.Start.Arm, o.Round, o.Arm)
+			}
+			open[e.Start.Device] = e.Start
+		case EventTrial:
+			o := open[e.Trial.Device]
+			if o == nil || o.Round != e.Trial.Round || o.Arm != e.Trial.Arm || o.Warmup != e.Trial.Warmup {
+				t.Fatalf("trial %d (%s round %d %s) after start %+v", e.Trial.Index, e.Trial.Device, e.Trial.Round, e.Trial.Arm, o)
+			}
+			delete(open, e.Trial.Device)
+		}
+	}
+	if n := len(poolTrials(evs)); starts != n {
+		t.Errorf("%d start events for %d trials", starts, n)
+	}
+}
+
+// setupFake is a poolFake whose setup reports the given governor.
+type setupFake struct {
+	*poolFake
+	governor string
+}
+
+func (d setupFake) Setup(ctx context.Context, exp *Experiment) ([]Event, error) {
+	return []Event{{Type: EventSettings, Settings: &Settings{Detail: map[string]string{"governor": d.governor}}}}, nil
+}
+
+// A pool records its settings once: its own (the devices' runners say
+// nothing), each device's setup once when alike, and labelled by device
+// where one differs.
+func TestPoolSettingsOnce(t *testing.T) {
+	devs := []Device{
+		setupFake{&poolFake{id: "a"}, "performance"},
+		setupFake{&poolFake{id: "b"}, "performance"},
+		setupFake{&poolFake{id: "c"}, "powersave"},
+	}
+	evs := collect(NewPool(devs, testExp(OrderRandom, 6, 0)).Run(context.Background()))
+	var got []string
+	for _, e := range evs {
+		if e.Type != EventSettings {
+			continue
+		}
+		st := e.Settings
+		switch {
+		case st.Detail["devices"] != "":
+			got = append(got, "pool "+st.Order+" "+st.Detail["devices"])
+		case st.Detail["device"] != "":
+			got = append(got, "runner "+st.Detail["device"])
+		default:
+			got = append(got, fmt.Sprintf("setup[%s] %s", st.Device, st.Detail["governor"]))
+		}
+	}
+	// The first device to report is the pool's; which one varies.
+	slices.Sort(got[1:])
+	g := strings.Join(got, "|")
+	if g != "pool random a,b,c|setup[] performance|setup[c] powersave" &&
+		g != "pool random a,b,c|setup[] powersave|setup[a] performance|setup[b] performance" {
+		t.Errorf("settings %s: want the pool's, the first setup unlabelled and the differing ones labelled", g)
+	}
 }
 
 func TestPoolDeviceThatCannotReconnectLeaves(t *testing.T) {
@@ -222,6 +318,9 @@ func TestPoolDeviceThatCannotReconnectLeaves(t *testing.T) {
 	}
 	if !left {
 		t.Error("no note says the device left the pool")
+	}
+	if got := deviceStates(evs, "gone"); !strings.HasPrefix(got, "offline(device offline) left(device-lost") {
+		t.Errorf("gone's device events: %s", got)
 	}
 }
 

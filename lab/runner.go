@@ -55,7 +55,9 @@ type Runner struct {
 // session, or ok false when the run is over (the plan is met, the
 // sequential rule decided, or ctx ended). A runner with a source leaves
 // when to stop to it: it neither counts trials against the plan nor
-// applies the sequential rule itself.
+// applies the sequential rule itself, nor records its starting settings
+// (the pool records them once for all its devices); it records each
+// trial's start (EventStart), which the pool names with the device.
 type RoundSource func(ctx context.Context) (round int, ok bool)
 
 // SetRoundSource makes the runner take its rounds from src. Call it
@@ -208,16 +210,18 @@ func (r *Runner) loop(ctx context.Context) {
 
 	r.mu.Lock()
 	gate := r.gate
-	r.pushLocked(Event{Type: EventSettings, Settings: &Settings{
-		Order:    r.order,
-		Controls: cloneControls(&r.controls),
-		Detail: map[string]string{
-			"device":         r.dev.Info().ID,
-			"trials_per_arm": strconv.Itoa(r.exp.Trials),
-			"warmup":         strconv.Itoa(r.exp.Warmup),
-			"seed":           strconv.FormatInt(r.exp.Seed, 10),
-		},
-	}})
+	if src == nil { // a pool records the settings of all its devices' runners once
+		r.pushLocked(Event{Type: EventSettings, Settings: &Settings{
+			Order:    r.order,
+			Controls: cloneControls(&r.controls),
+			Detail: map[string]string{
+				"device":         r.dev.Info().ID,
+				"trials_per_arm": strconv.Itoa(r.exp.Trials),
+				"warmup":         strconv.Itoa(r.exp.Warmup),
+				"seed":           strconv.FormatInt(r.exp.Seed, 10),
+			},
+		}})
+	}
 	r.mu.Unlock()
 
 	setupEvents, err := r.dev.Setup(ctx, &r.exp)
@@ -292,6 +296,9 @@ func (r *Runner) loop(ctx context.Context) {
 			}
 			if gate != nil {
 				gate(ctx)
+			}
+			if src != nil { // a pool's device: the pool shows its trial in progress
+				r.push(Event{Type: EventStart, Start: &TrialStart{Round: round, Arm: a.name, Warmup: warm}})
 			}
 			t0 := r.now()
 			res := r.dev.RunTrial(ctx, req)

@@ -98,6 +98,25 @@ func TestReadIntegrity(t *testing.T) {
 			trials:   "[0 1 2 3 4 5 6]", counted: [2]int{2, 2},
 		},
 		{
+			name: "pool events kept, bad ones named by line",
+			data: edit(func(l []string) []string {
+				return append(l,
+					`{"type":"start","t":9,"start":{"device":"sim:pixel#2","round":4,"arm":"control"}}`,
+					`{"type":"device","t":9,"device":{"device":"sim:pixel#2","state":"offline","reason":"adb: device offline"}}`,
+					`{"type":"device","t":9,"device":{"device":"sim:pixel#2","state":"gone"}}`,
+					`{"type":"device","t":9}`,
+					`{"type":"start","t":9,"start":{"device":"sim:pixel#2","round":4,"arm":"B"}}`,
+					`{"type":"start","t":9,"start":{"round":4,"arm":"control"}}`)
+			}),
+			problems: []string{
+				`14: invalid event skipped: device event for sim:pixel#2 has unknown state "gone"`,
+				`15: invalid event skipped: device event without its "device" object`,
+				`16: invalid event skipped: start event on sim:pixel#2 has unknown arm "B"`,
+				`17: invalid event skipped: start event without its "device" ID`,
+			},
+			trials: "[0 1 2 3 4 5 6]", counted: [2]int{2, 2},
+		},
+		{
 			name: "unit change left out",
 			data: edit(func(l []string) []string {
 				return append(l, trialLine(7, lab.ArmControl, lab.StatusOK,

@@ -452,6 +452,28 @@ func checkEvent(e *lab.Event) error {
 		ok = e.Note != nil
 	case lab.EventEnd:
 		ok = e.End != nil
+	case lab.EventDevice:
+		ok = e.Device != nil
+		if ok {
+			switch d := e.Device; {
+			case d.Device == "":
+				return errors.New(`device event without its "device" ID`)
+			case !lab.ValidDeviceState(d.State):
+				return fmt.Errorf("device event for %s has unknown state %q (want %q, %q or %q)", d.Device, d.State, lab.DeviceOffline, lab.DeviceBack, lab.DeviceLeft)
+			}
+		}
+	case lab.EventStart:
+		ok = e.Start != nil
+		if ok {
+			switch st := e.Start; {
+			case st.Device == "":
+				return errors.New(`start event without its "device" ID`)
+			case st.Arm != lab.ArmControl && st.Arm != lab.ArmTreatment:
+				return fmt.Errorf("start event on %s has unknown arm %q (want %q or %q)", st.Device, st.Arm, lab.ArmControl, lab.ArmTreatment)
+			case st.Round < 0:
+				return fmt.Errorf("start event on %s has negative round %d", st.Device, st.Round)
+			}
+		}
 	case "":
 		return errors.New(`no "type"`)
 	default:

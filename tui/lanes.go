@@ -18,6 +18,7 @@ const (
 	laneWaiting = "waiting" // no trial yet
 	laneRunning = "running"
 	laneOffline = "offline" // left the pool; it rejoins when back
+	laneLeft    = "left"    // left the pool for good (its runner ended)
 	laneDone    = "done"    // the session has ended
 )
 
@@ -25,8 +26,9 @@ const (
 type lane struct {
 	id     string
 	state  string
-	last   lab.Trial // the latest trial it ran (valid when trials > 0)
-	trials int       // trials run, warm-ups and failures included
+	now    *lab.TrialStart // the trial in progress, nil between trials
+	last   lab.Trial       // the latest trial it ran (valid when trials > 0)
+	trials int             // trials run, warm-ups and failures included
 	failed int
 	// rounds holds the lane's counted values of the pane's metric by
 	// round; its paired rounds give its Δ%.
@@ -37,9 +39,11 @@ type lane struct {
 }
 
 // lanesPane is a device pool: one lane per device with its state, the
-// trial it ran last, its trials so far and its own Δ% (the median ratio
+// trial in progress, the trial it ran last, its own Δ% (the median ratio
 // B/A of its paired rounds of the first metric, as the paired analysis
-// estimates it). It draws nothing for a single device.
+// estimates it) and its trials so far. It learns the devices' states and
+// trials in progress from the pool's device and start events (lab.Pool),
+// so a replay shows the same lanes. It draws nothing for a single device.
 type lanesPane struct {
 	st     *Styles
 	metric string // the metric the lanes' Δ% is of: the first one seen
@@ -81,9 +85,9 @@ func (p lanesPane) Len() int { return len(p.lanes) }
 // Pool reports whether there is more than one lane to show.
 func (p lanesPane) Pool() bool { return len(p.lanes) > 1 }
 
-// Update folds the events into the lanes: trials by their device, the
-// pool's settings (its devices), its notes (a device offline, back) and
-// the end.
+// Update folds the events into the lanes: trial starts and trials by
+// their device, the pool's settings (its devices), its device events
+// (offline, back, left) and the end.
 func (p lanesPane) Update(msg tea.Msg) (lanesPane, tea.Cmd) {
 	applied, ok := msg.(eventsAppliedMsg)
 	if !ok {
@@ -99,11 +103,25 @@ func (p lanesPane) Update(msg tea.Msg) (lanesPane, tea.Cmd) {
 					p.lane(id)
 				}
 			}
-		case ev.Type == lab.EventNote && ev.Note != nil:
-			p.note(ev.Note.Text)
+		case ev.Type == lab.EventStart && ev.Start != nil && ev.Start.Device != "":
+			l := p.lane(ev.Start.Device)
+			st := *ev.Start
+			l.now = &st
+			l.state = laneRunning
+		case ev.Type == lab.EventDevice && ev.Device != nil && ev.Device.Device != "":
+			l := p.lane(ev.Device.Device)
+			switch ev.Device.State {
+			case lab.DeviceOffline:
+				l.state = laneOffline
+			case lab.DeviceLeft:
+				l.state, l.now = laneLeft, nil
+			case lab.DeviceBack:
+				l.state = laneRunning
+			}
 		case ev.Type == lab.EventEnd:
 			for _, l := range p.lanes {
-				if l.state != laneOffline {
+				l.now = nil
+				if l.state != laneOffline && l.state != laneLeft {
 					l.state = laneDone
 				}
 			}
@@ -122,6 +140,9 @@ func (p *lanesPane) trial(t *lab.Trial) {
 	l := p.lane(t.Device)
 	l.trials++
 	l.last = *t
+	if l.now != nil && l.now.Round == t.Round && l.now.Arm == t.Arm {
+		l.now = nil
+	}
 	if l.state == laneWaiting {
 		l.state = laneRunning
 	}
@@ -153,24 +174,6 @@ func (p *lanesPane) trial(t *lab.Trial) {
 	}
 }
 
-// note takes a pool's word about a device: offline or left the pool,
-// back. The pool says it in notes (lab.Pool), each starting with the
-// device's id.
-func (p *lanesPane) note(text string) {
-	for _, l := range p.lanes {
-		rest, ok := strings.CutPrefix(text, l.id+" ")
-		if !ok {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(rest, "offline"), strings.HasPrefix(rest, "left the pool"):
-			l.state = laneOffline
-		case strings.HasPrefix(rest, "is back"):
-			l.state = laneRunning
-		}
-	}
-}
-
 // pairedDelta is the Δ% of a device's paired rounds: the median log ratio
 // log(B/A) as a change in %, the paired analysis' point estimate
 // (analysis.AnalyzePaired's DeltaPct), and the number of pairs.
@@ -198,6 +201,14 @@ func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
 	return n, math.Expm1(med) * 100
 }
 
+// armLetter is an arm as the lanes show it: A or B.
+func armLetter(arm string) string {
+	if arm == lab.ArmTreatment {
+		return "B"
+	}
+	return "A"
+}
+
 // View draws the title and a line per lane, as many as fit.
 func (p lanesPane) View() string {
 	if !p.Pool() || p.height <= 0 {
@@ -219,15 +230,18 @@ func (p lanesPane) View() string {
 			lines[len(lines)-1] = st.Muted.Render(fmt.Sprintf("  … %d more devices", len(p.lanes)-i+1))
 			break
 		}
-		cur := "—"
-		if l.trials > 0 {
-			arm := "A"
-			if l.last.Arm == lab.ArmTreatment {
-				arm = "B"
+		now := "—"
+		if l.now != nil {
+			now = fmt.Sprintf("r%d %s", l.now.Round, armLetter(l.now.Arm))
+			if l.now.Warmup {
+				now += " warm"
 			}
-			cur = fmt.Sprintf("#%d r%d %s", l.last.Index, l.last.Round, arm)
+		}
+		last := "—"
+		if l.trials > 0 {
+			last = fmt.Sprintf("#%d r%d %s", l.last.Index, l.last.Round, armLetter(l.last.Arm))
 			if l.last.Status != lab.StatusOK {
-				cur += " " + l.last.Status
+				last += " " + l.last.Status
 			}
 		}
 		runs := fmt.Sprintf("%d trials", l.trials)
@@ -241,9 +255,9 @@ func (p lanesPane) View() string {
 		if !math.IsNaN(l.delta) {
 			delta = fmt.Sprintf("Δ %s (%d pairs)", fmtPctShort(l.delta), l.pairs)
 		}
-		line := truncate(fmt.Sprintf("%s %-8s %-14s %-20s %s", pad(l.id, idW), l.state, cur, runs, delta), w)
+		line := truncate(fmt.Sprintf("%s %-8s now %-9s last %-14s %-19s %s", pad(l.id, idW), l.state, now, last, delta, runs), w)
 		switch l.state {
-		case laneOffline:
+		case laneOffline, laneLeft:
 			line = st.Error.Render(line)
 		case laneWaiting, laneDone:
 			line = st.Muted.Render(line)

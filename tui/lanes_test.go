@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -41,11 +42,17 @@ func synthPoolEvents(rounds int) []lab.Event {
 				t.Metrics[0].Value *= 1.08
 			}
 			ev.Trial = &t
+			evs = append(evs, lab.Event{Type: lab.EventStart, T: ev.T - t.Duration, Start: &lab.TrialStart{Device: t.Device, Round: t.Round, Arm: t.Arm, Warmup: t.Warmup}})
 		}
 		evs = append(evs, ev)
 	}
 	t := evs[len(evs)-1].T
-	return append(evs, lab.Event{Type: lab.EventNote, T: t, Note: &lab.Note{Text: "sim:pixel#3 offline: it leaves the pool, its round 21 is redone on another device (device offline)"}})
+	return append(evs,
+		lab.Event{Type: lab.EventStart, T: t, Start: &lab.TrialStart{Device: "sim:pixel#3", Round: rounds + 1, Arm: lab.ArmTreatment}},
+		lab.Event{Type: lab.EventDevice, T: t, Device: &lab.DeviceState{Device: "sim:pixel#3", State: lab.DeviceOffline, Reason: "device offline"}},
+		lab.Event{Type: lab.EventNote, T: t, Note: &lab.Note{Text: fmt.Sprintf("sim:pixel#3 offline: it leaves the pool, its round %d is redone on another device (device offline)", rounds+1)}},
+		lab.Event{Type: lab.EventStart, T: t, Start: &lab.TrialStart{Device: "sim:pixel", Round: rounds + 2, Arm: lab.ArmControl}},
+	)
 }
 
 // TestLanesFoldEachDevice: each lane counts its device's trials, its Δ%
@@ -96,16 +103,38 @@ func TestLanesFoldEachDevice(t *testing.T) {
 		t.Errorf("lanes hold %d trials of %d, metric %q", sum, total, p.metric)
 	}
 	if s := p.index["sim:pixel#3"].state; s != laneOffline {
-		t.Errorf("sim:pixel#3 %s after its offline note", s)
+		t.Errorf("sim:pixel#3 %s after its offline event", s)
 	}
-	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{{Type: lab.EventNote, Note: &lab.Note{Text: "sim:pixel#3 is back: it rejoins the pool"}}}})
+	// The trial in progress: started and not finished.
+	for id, want := range map[string]string{"sim:pixel": "r22 control", "sim:pixel#2": "", "sim:pixel#3": "r21 treatment"} {
+		got := ""
+		if n := p.index[id].now; n != nil {
+			got = fmt.Sprintf("r%d %s", n.Round, n.Arm)
+		}
+		if got != want {
+			t.Errorf("%s: trial in progress %q, want %q", id, got, want)
+		}
+	}
+	// A note that reads like the pool's says nothing to the lanes.
+	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{{Type: lab.EventNote, Note: &lab.Note{Text: "sim:pixel#2 offline: or so the user says"}}}})
+	if s := p.index["sim:pixel#2"].state; s != laneRunning {
+		t.Errorf("sim:pixel#2 %s after a user's note", s)
+	}
+	dev := func(id, state string) lab.Event {
+		return lab.Event{Type: lab.EventDevice, Device: &lab.DeviceState{Device: id, State: state}}
+	}
+	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{dev("sim:pixel#3", lab.DeviceBack)}})
 	if s := p.index["sim:pixel#3"].state; s != laneRunning {
 		t.Errorf("sim:pixel#3 %s after it is back", s)
 	}
-	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{{Type: lab.EventEnd, End: &lab.End{Reason: "completed"}}}})
+	p, _ = p.Update(eventsAppliedMsg{events: []lab.Event{dev("sim:pixel#2", lab.DeviceLeft), {Type: lab.EventEnd, End: &lab.End{Reason: "completed"}}}})
 	for _, l := range p.lanes {
-		if l.state != laneDone {
-			t.Errorf("%s %s after the end", l.id, l.state)
+		want := laneDone
+		if l.id == "sim:pixel#2" {
+			want = laneLeft
+		}
+		if l.state != want || l.now != nil {
+			t.Errorf("%s %s (in progress %v) after the end, want %s", l.id, l.state, l.now, want)
 		}
 	}
 }
@@ -165,5 +194,57 @@ func TestTeatestPoolOfSimPhones(t *testing.T) {
 	}
 	if lanes.Len() != 3 || sum != trials || trials == 0 {
 		t.Errorf("%d lanes holding %d trials; the session has %d", lanes.Len(), sum, trials)
+	}
+	// The event log says the settings once for the pool, not per phone.
+	settings := 0
+	for _, l := range fm.dash.state.log {
+		if strings.Contains(l, " settings") {
+			settings++
+		}
+	}
+	if settings != 1 {
+		t.Errorf("%d settings lines in the event log, want 1:\n%s", settings, strings.Join(fm.dash.state.log, "\n"))
+	}
+
+	// Replayed from the file, the pool shows the same lanes.
+	rm := sized(NewReplay(Options{Now: fixedNow}, s.Header.Device, s.Header.Plan, s.Events, 10, nil), 120, 40)
+	press(t, rm, "G")
+	replayed := rm.replay.lanes
+	if replayed.Len() != 3 {
+		t.Fatalf("replay: %d lanes", replayed.Len())
+	}
+	for _, id := range poolDevices {
+		live, re := *lanes.index[id], *replayed.index[id]
+		if live.state != re.state || live.trials != re.trials || live.pairs != re.pairs || live.last.Index != re.last.Index ||
+			(live.delta != re.delta && !(math.IsNaN(live.delta) && math.IsNaN(re.delta))) {
+			t.Errorf("%s live %s %d trials, %d pairs, Δ %g, last #%d; replayed %s %d trials, %d pairs, Δ %g, last #%d", id,
+				live.state, live.trials, live.pairs, live.delta, live.last.Index, re.state, re.trials, re.pairs, re.delta, re.last.Index)
+		}
+	}
+}
+
+// TestReplayPoolBeforeTheEnd: a replay stopped mid-session shows each
+// device's trial in progress from the file's start events.
+func TestReplayPoolBeforeTheEnd(t *testing.T) {
+	evs := synthPoolEvents(20)
+	// Up to the last start event before trial #30: its device is mid-trial.
+	cut := 0
+	for i, ev := range evs {
+		if ev.Type == lab.EventTrial && ev.Trial.Index == 30 {
+			cut = i
+			break
+		}
+	}
+	st := NewStyles(true, true)
+	p := newLanesPane(&st, poolDevices)
+	p, _ = p.Update(eventsAppliedMsg{events: evs[:cut]})
+	want := evs[cut].Trial
+	n := p.index[want.Device].now
+	if n == nil || n.Round != want.Round || n.Arm != want.Arm {
+		t.Fatalf("%s: in progress %+v, want round %d %s", want.Device, n, want.Round, want.Arm)
+	}
+	p.SetSize(120, 4)
+	if v := p.View(); !strings.Contains(v, fmt.Sprintf("now r%d %s", want.Round, armLetter(want.Arm))) {
+		t.Errorf("lanes do not show the trial in progress:\n%s", v)
 	}
 }

@@ -81,7 +81,12 @@ func (s *runState) apply(ev lab.Event) {
 		if len(st.Mismatches) > 0 {
 			parts = append(parts, fmt.Sprintf("%d read-back mismatches", len(st.Mismatches)))
 		}
-		if len(parts) > 0 {
+		if len(parts) == 0 {
+			break
+		}
+		if st.Device != "" { // a pool's device set up unlike the others
+			s.logf(ev.T, "settings on %s: %s", st.Device, strings.Join(parts, ", "))
+		} else {
 			s.logf(ev.T, "settings: %s", strings.Join(parts, ", "))
 		}
 	case lab.EventToggle:

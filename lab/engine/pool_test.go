@@ -63,6 +63,27 @@ func TestStartPoolOfSimPhones(t *testing.T) {
 	for _, tr := range got.Trials() {
 		byDev[tr.Device]++
 	}
+	// The file holds each trial's start on its device, and the settings
+	// once for the pool, not once per phone.
+	starts, settings := map[string]int{}, 0
+	for _, e := range got.Events {
+		switch e.Type {
+		case lab.EventStart:
+			starts[e.Start.Device]++
+		case lab.EventSettings:
+			if e.Settings.Order != "" {
+				settings++
+			}
+		}
+	}
+	for id, n := range byDev {
+		if starts[id] != n {
+			t.Errorf("%s: %d start events for %d trials", id, starts[id], n)
+		}
+	}
+	if settings != 1 {
+		t.Errorf("%d settings events with the order, want the pool's one", settings)
+	}
 	if len(byDev) != 3 || byDev[""] != 0 {
 		t.Errorf("trials by device %v", byDev)
 	}
