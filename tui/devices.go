@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,11 +15,13 @@ import (
 )
 
 // devicesPane is the device picker: every backend's devices with their state
-// and capabilities.
+// and capabilities. Space marks devices for a pool (one experiment over
+// several devices, lab.Pool); enter then starts on the marked ones.
 type devicesPane struct {
 	st      *Styles
 	devices []lab.DeviceInfo
 	cursor  int
+	marked  []string // IDs marked for a pool, in the order marked
 	loading bool
 	err     error
 	keys    devicesKeys
@@ -30,6 +33,7 @@ type devicesPane struct {
 type devicesKeys struct {
 	list    listKeys
 	Select  key.Binding
+	Mark    key.Binding
 	Refresh key.Binding
 	Check   key.Binding
 }
@@ -38,6 +42,7 @@ func newDevicesKeys() devicesKeys {
 	return devicesKeys{
 		list:    newListKeys(),
 		Select:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "use device")),
+		Mark:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark pool")),
 		Refresh: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh")),
 		Check:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "stability check")),
 	}
@@ -58,9 +63,12 @@ func listDevices(ctx context.Context, b Backend) tea.Cmd {
 	}
 }
 
-// deviceChosenMsg says the user picked a device (for a run or a check).
+// deviceChosenMsg says the user picked a device (for a run or a check),
+// or marked several for a pool: pool lists their IDs (device is the
+// first), nil for one device.
 type deviceChosenMsg struct {
 	device lab.DeviceInfo
+	pool   []string
 	check  bool
 }
 
@@ -90,6 +98,10 @@ func (p devicesPane) Update(msg tea.Msg) (devicesPane, tea.Cmd) {
 		case key.Matches(msg, p.keys.Refresh):
 			p.loading = true
 			return p, func() tea.Msg { return refreshDevicesMsg{} }
+		case key.Matches(msg, p.keys.Mark):
+			p.err = p.toggle()
+		case key.Matches(msg, p.keys.Select) && len(p.marked) > 0:
+			return p, p.choosePool()
 		case key.Matches(msg, p.keys.Select), key.Matches(msg, p.keys.Check):
 			d, ok := p.selected()
 			if !ok {
@@ -109,6 +121,70 @@ func (p devicesPane) Update(msg tea.Msg) (devicesPane, tea.Cmd) {
 		}
 	}
 	return p, nil
+}
+
+// toggle marks the device under the cursor for a pool, or unmarks it.
+// A pool's devices are usable and of one backend (their builds are
+// chosen once for all).
+func (p *devicesPane) toggle() error {
+	d, ok := p.selected()
+	if !ok {
+		return nil
+	}
+	if i := slices.Index(p.marked, d.ID); i >= 0 {
+		p.marked = slices.Delete(p.marked, i, i+1)
+		return nil
+	}
+	if ok, why := usable(d); !ok {
+		return fmt.Errorf("%s", why)
+	}
+	if len(p.marked) > 0 {
+		if first, ok := p.find(p.marked[0]); ok && first.Backend != d.Backend {
+			return fmt.Errorf("a pool's devices share a backend: %s is %s, the pool is %s", d.ID, d.Backend, first.Backend)
+		}
+	}
+	p.marked = append(p.marked, d.ID)
+	return nil
+}
+
+// choosePool picks the marked devices: a pool of two or more, or the one.
+func (p *devicesPane) choosePool() tea.Cmd {
+	var ids []string
+	var first lab.DeviceInfo
+	for _, id := range p.marked {
+		d, ok := p.find(id)
+		if !ok {
+			continue // gone since the refresh
+		}
+		if ok, why := usable(d); !ok {
+			p.err = fmt.Errorf("%s", why)
+			return nil
+		}
+		if len(ids) == 0 {
+			first = d
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		p.marked, p.err = nil, fmt.Errorf("the marked devices are gone: mark others (space)")
+		return nil
+	}
+	p.err = nil
+	msg := deviceChosenMsg{device: first}
+	if len(ids) > 1 {
+		msg.pool = ids
+	}
+	return func() tea.Msg { return msg }
+}
+
+// find returns the listed device id.
+func (p devicesPane) find(id string) (lab.DeviceInfo, bool) {
+	for _, d := range p.devices {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return lab.DeviceInfo{}, false
 }
 
 // refreshDevicesMsg asks the root to list devices again.
@@ -152,12 +228,12 @@ func (p devicesPane) selected() (lab.DeviceInfo, bool) {
 
 // ShortHelp lists the picker keys.
 func (k devicesKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.list.Up, k.list.Down, k.Select, k.Check, k.Refresh}
+	return []key.Binding{k.list.Up, k.list.Down, k.Select, k.Mark, k.Check, k.Refresh}
 }
 
 // FullHelp groups the picker keys.
 func (k devicesKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.list.Up, k.list.Down}, {k.Select, k.Check, k.Refresh}}
+	return [][]key.Binding{{k.list.Up, k.list.Down}, {k.Select, k.Mark, k.Check, k.Refresh}}
 }
 
 // ShortHelp lists the picker keys.
@@ -191,6 +267,9 @@ func (p devicesPane) View() string {
 	if p.err != nil {
 		avail--
 	}
+	if len(p.marked) > 0 {
+		avail--
+	}
 	first, avail := visibleRange(p.cursor, avail)
 	for i := first; i < len(p.devices) && i < first+avail; i++ {
 		d := p.devices[i]
@@ -200,6 +279,12 @@ func (p devicesPane) View() string {
 		}
 		line := fmt.Sprintf("%-22s %-6s %-22s %-12s %2d caps", d.ID, d.Backend, d.Model, state, len(d.Caps))
 		cur := "  "
+		switch { // the pool's mark column, shown once a device is marked
+		case slices.Contains(p.marked, d.ID):
+			line = "● " + line
+		case len(p.marked) > 0:
+			line = "  " + line
+		}
 		switch {
 		case i == p.cursor:
 			cur = st.Cursor.Render("▸ ")
@@ -211,6 +296,9 @@ func (p devicesPane) View() string {
 	}
 	if p.loading && len(p.devices) > 0 {
 		b.WriteString(st.Muted.Render("  refreshing…") + "\n")
+	}
+	if n := len(p.marked); n > 0 {
+		b.WriteString(st.Header.Render(truncate(fmt.Sprintf("  pool of %d marked: %s · enter starts on them", n, strings.Join(p.marked, ", ")), p.width)) + "\n")
 	}
 	if d, ok := p.selected(); ok {
 		b.WriteString("\n")

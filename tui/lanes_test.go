@@ -163,17 +163,7 @@ func TestTeatestPoolOfSimPhones(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	waitScreen(t, tm, "3/3 controls", screenWait)
-	tm.Send(keyPress("enter"))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		s := string(b)
-		return strings.Contains(s, "devices · 3 in the pool") && strings.Contains(s, "end: completed")
-	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(20*time.Millisecond))
-	tm.Send(keyPress("q"))
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
-	s, err := sessions.Load(fm.Session())
-	if err != nil {
-		t.Fatal(err)
-	}
+	fm, s := runPoolToEnd(t, tm, 3)
 	trials := 0
 	for _, ev := range s.Events {
 		if ev.Type == lab.EventTrial {
@@ -246,5 +236,72 @@ func TestReplayPoolBeforeTheEnd(t *testing.T) {
 	p.SetSize(120, 4)
 	if v := p.View(); !strings.Contains(v, fmt.Sprintf("now r%d %s", want.Round, armLetter(want.Arm))) {
 		t.Errorf("lanes do not show the trial in progress:\n%s", v)
+	}
+}
+
+// runPoolToEnd starts the run the stepper of tm shows, waits for the
+// lanes of its n devices and its end, quits and loads its session.
+func runPoolToEnd(t *testing.T, tm *teatest.TestModel, n int) (*Model, *sessions.Session) {
+	t.Helper()
+	tm.Send(keyPress("enter"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		s := string(b)
+		return strings.Contains(s, fmt.Sprintf("devices · %d in the pool", n)) && strings.Contains(s, "end: completed")
+	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(20*time.Millisecond))
+	tm.Send(keyPress("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
+	s, err := sessions.Load(fm.Session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fm, s
+}
+
+// TestPickerMarksAPool: space marks devices in the picker (of one
+// backend; a device of another is refused, space again unmarks), enter
+// starts on the marked ones as a pool, and the run is a pool session
+// with a lane per device.
+func TestPickerMarksAPool(t *testing.T) {
+	m := sized(New(Options{Now: fixedNow}), 100, 30)
+	nexus := simInfo()
+	nexus.ID = "sim:nexus5"
+	m.Update(devicesListedMsg{devices: []lab.DeviceInfo{simInfo(), nexus, localInfo()}})
+	press(t, m, "space", "down", "space", "down", "space")
+	if m.devices.err == nil || !strings.Contains(m.devices.err.Error(), "share a backend") {
+		t.Errorf("a local device joined a pool of sims: err %v", m.devices.err)
+	}
+	if s := screenText(m); !strings.Contains(s, "pool of 2 marked: sim:pixel, sim:nexus5") {
+		t.Errorf("the picker does not show the marked pool:\n%s", s)
+	}
+	press(t, m, "up", "space", "space") // unmark and mark again: order follows marking
+	if got := strings.Join(m.devices.marked, ","); got != "sim:pixel,sim:nexus5" {
+		t.Errorf("marked %s", got)
+	}
+
+	dir := t.TempDir()
+	m = New(Options{Backend: realBackend(), SessionDir: dir, Device: "sim:pixel", Now: fixedNow, Instant: true, Ctx: context.Background()})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	waitScreen(t, tm, "sim:pixel", screenWait)
+	tm.Send(keyPress("space")) // the preselected sim:pixel
+	tm.Send(keyPress("down"))
+	tm.Send(keyPress("space"))
+	waitScreen(t, tm, "pool of 2 marked", screenWait)
+	tm.Send(keyPress("enter"))
+	waitScreen(t, tm, "2/3 pick builds", screenWait)
+	tm.Send(keyPress("enter")) // A feed
+	tm.Send(keyPress("enter")) // B feed+5%
+	waitScreen(t, tm, "on a pool of 2 devices", screenWait)
+	_, s := runPoolToEnd(t, tm, 2)
+	devs := s.Header.Plan.Devices
+	if len(devs) != 2 || devs[0] != "sim:pixel" || s.Header.Plan.Device != "" {
+		t.Fatalf("plan devices %v, device %q", devs, s.Header.Plan.Device)
+	}
+	byDev := map[string]int{}
+	for _, tr := range s.Trials() {
+		byDev[tr.Device]++
+	}
+	if len(byDev) != 2 || byDev[devs[0]] == 0 || byDev[devs[1]] == 0 {
+		t.Errorf("trials by device %v", byDev)
 	}
 }

@@ -129,6 +129,7 @@ type Model struct {
 	recent   []recentBuild
 
 	device  lab.DeviceInfo
+	pool    []string // the devices marked for a pool in the picker (device is the first)
 	exp     lab.Experiment
 	stream  int
 	err     error
@@ -397,6 +398,7 @@ func (m *Model) back() tea.Cmd {
 
 func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 	m.device = msg.device
+	m.pool = msg.pool
 	if msg.check {
 		m.stream++
 		m.check = m.newCheckDash()
@@ -415,7 +417,13 @@ func (m *Model) chooseDevice(msg deviceChosenMsg) tea.Cmd {
 
 func (m *Model) chooseBuilds(msg buildsDoneMsg) tea.Cmd {
 	exp := m.exp
-	exp.Device = m.device.ID
+	exp.Device, exp.Devices = m.device.ID, nil
+	if len(m.pool) > 1 { // marked in the picker: one experiment over them all
+		exp.Device, exp.Devices = "", m.pool
+		if exp.Order == lab.OrderFixed {
+			exp.Order = lab.OrderRandom // a pool runs whole rounds of one A and one B
+		}
+	}
 	exp.Builds = map[string]lab.Build{lab.ArmControl: msg.control, lab.ArmTreatment: msg.treatment}
 	if exp.Seed == 0 {
 		exp.Seed = m.opt.Now().UnixNano() % 1_000_000
