@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 )
 
 // Capability names. A device lists the ones it supports in DeviceInfo.Caps so
@@ -84,6 +85,14 @@ type TrialResult struct {
 // limit or ctx ends.
 type Reconnector interface {
 	Reconnect(ctx context.Context) error
+}
+
+// VirtualClock is a device on simulated time. VirtualTime returns its own
+// clock (time since it booted) and whether that clock runs free of the
+// wall clock (instant, not paced at wall-clock speed). A pool whose every
+// device runs free is a deterministic discrete-event schedule (see Pool).
+type VirtualClock interface {
+	VirtualTime() (t time.Duration, free bool)
 }
 
 // Device is where trials run.

@@ -31,6 +31,14 @@ import (
 // left; the notes that say so are for people) and each trial's start as
 // a start event, so a view can show the trial in progress on each device.
 //
+// Real devices get rounds as they become free: whichever asks first. When
+// every device runs on a free virtual clock (VirtualClock, the simulated
+// phones in instant mode), the pool is a discrete-event schedule instead:
+// one round runs at a time, and the next goes to the free device whose
+// clock is earliest (ties to the device given first), after the earlier
+// trials have been relayed. The same seed then gives the same session:
+// the same rounds on the same devices, the same trial indexes and results.
+//
 // Pool has the live controls of Runner (SetOrder, SetControls, Pause,
 // Resume, AddNote), recorded once for the pool and effective from the next
 // round handed out. Fixed order is refused: rounds of one arm are no pairs.
@@ -57,7 +65,8 @@ type Pool struct {
 	gate      func(ctx context.Context, device string)
 	// setups holds, by position, the JSON of the setup settings the pool
 	// recorded for all its devices (see forwardSettingsLocked).
-	setups []string
+	setups  []string
+	virtual bool // every device runs on a free virtual clock: a discrete-event schedule
 }
 
 // poolMember is one device of a pool and its runner's round in progress.
@@ -72,6 +81,9 @@ type poolMember struct {
 	curWarm  bool // it is a warm-up round
 	released bool // the round no longer counts as in flight (the device was lost)
 	results  []poolResult
+	waiting  bool                 // in nextRoundFor, asking for a round
+	relaying int                  // trial results not yet relayed into the pool's stream
+	clock    func() time.Duration // the device's virtual clock (virtual pools)
 	lost     bool
 	end      *End
 	cancel   context.CancelFunc // ends this device's runner (set by Run)
@@ -98,8 +110,17 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 	}
 	p.cond = sync.NewCond(&p.mu)
 	p.auto = newAutoStop(&p.exp)
+	p.virtual = len(devs) > 0
 	for i, d := range devs {
 		m := &poolMember{id: d.Info().ID, cur: -1}
+		if vc, ok := d.(VirtualClock); ok {
+			if _, free := vc.VirtualTime(); free {
+				m.clock = func() time.Duration { t, _ := vc.VirtualTime(); return t }
+			}
+		}
+		if m.clock == nil {
+			p.virtual = false
+		}
 		m.exp = *exp
 		m.exp.Seed = MemberSeed(exp.Seed, i)
 		m.exp.Device, m.exp.Devices = m.id, nil
@@ -216,6 +237,9 @@ func (p *Pool) forward(m *poolMember, events <-chan Event) {
 			t := *ev.Trial
 			t.Device = m.id
 			p.mu.Lock()
+			if m.relaying > 0 {
+				m.relaying--
+			}
 			t.Index = p.index
 			p.index++
 			p.counts[t.Status]++
@@ -352,6 +376,9 @@ func (p *Pool) nextRoundFor(ctx context.Context, m *poolMember) (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finishRoundLocked(m)
+	m.waiting = true
+	defer func() { m.waiting = false }()
+	p.cond.Broadcast() // a virtual pool may now hand the round to another device
 	for {
 		if ctx.Err() != nil || p.doneLocked() {
 			p.releaseLostLocked()
@@ -359,7 +386,7 @@ func (p *Pool) nextRoundFor(ctx context.Context, m *poolMember) (int, bool) {
 			return 0, false
 		}
 		warm := m.granted < p.exp.Warmup
-		if !p.paused && (warm || p.pairs+p.inflight < p.exp.TrialCap()) {
+		if !p.paused && (warm || p.pairs+p.inflight < p.exp.TrialCap()) && (!p.virtual || p.nextVirtualLocked() == m) {
 			r := p.nextRound
 			p.nextRound++
 			m.granted++
@@ -371,6 +398,31 @@ func (p *Pool) nextRoundFor(ctx context.Context, m *poolMember) (int, bool) {
 		}
 		p.cond.Wait()
 	}
+}
+
+// nextVirtualLocked is the member a virtual pool hands the next round to:
+// nil while any device still runs a round (or sets up, or has trial
+// results not yet relayed), else the waiting device whose virtual clock
+// is earliest, the first given on a tie. Devices that have ended or are
+// away (lost) do not hold the schedule.
+func (p *Pool) nextVirtualLocked() *poolMember {
+	var best *poolMember
+	var bestT time.Duration
+	for _, o := range p.members {
+		if o.relaying > 0 {
+			return nil
+		}
+		if o.end != nil || o.lost && !o.waiting {
+			continue
+		}
+		if !o.waiting {
+			return nil
+		}
+		if t := o.clock(); best == nil || t < bestT {
+			best, bestT = o, t
+		}
+	}
+	return best
 }
 
 // finishRoundLocked closes m's round in progress: it is no longer in
@@ -410,6 +462,7 @@ func (p *Pool) trialDone(ctx context.Context, m *poolMember, req TrialRequest, r
 	if status == "" || (ctx.Err() != nil && status == StatusOK) {
 		status = StatusFailed
 	}
+	m.relaying++
 	if m.cur == req.Round {
 		m.results = append(m.results, poolResult{arm: req.Arm, status: status, metrics: res.Metrics})
 	}

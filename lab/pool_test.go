@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -438,5 +439,82 @@ func TestPoolDoesNotWaitForALostDeviceAtTheEnd(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the pool waits for a device that never comes back")
+	}
+}
+
+// virtFake is a pool member on a free virtual clock: each trial takes
+// speed × (1 + noise) virtual seconds, noise from the seed Setup gets,
+// and reports that time as its metric.
+type virtFake struct {
+	id    string
+	speed float64
+
+	mu    sync.Mutex
+	rng   *rand.Rand
+	clock time.Duration
+}
+
+func (d *virtFake) Info() DeviceInfo { return DeviceInfo{ID: d.id, Backend: "test"} }
+func (d *virtFake) Setup(ctx context.Context, exp *Experiment) ([]Event, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rng = rand.New(rand.NewPCG(uint64(exp.Seed), 1))
+	return nil, nil
+}
+func (d *virtFake) Close() error { return nil }
+func (d *virtFake) VirtualTime() (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.clock, true
+}
+func (d *virtFake) RunTrial(ctx context.Context, req TrialRequest) TrialResult {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sec := d.speed * (1 + 0.2*d.rng.Float64())
+	d.clock += time.Duration(sec * float64(time.Second))
+	return TrialResult{Status: StatusOK, Metrics: []Metric{{Name: "wall_ms", Value: 1000 * sec, Unit: "ms"}}}
+}
+
+// A pool of devices on free virtual clocks is a discrete-event schedule:
+// the same seed gives the same trials on the same devices with the same
+// results, and the next round goes to the device whose clock is earliest,
+// so a device twice as fast runs about twice the rounds.
+func TestVirtualPoolIsDeterministic(t *testing.T) {
+	run := func() ([]string, map[string]int) {
+		ds := []Device{&virtFake{id: "a", speed: 1}, &virtFake{id: "b", speed: 1}, &virtFake{id: "c", speed: 2}}
+		exp := testExp(OrderRandom, 60, 1)
+		exp.Seed = 7
+		evs := collect(NewPool(ds, exp).Run(context.Background()))
+		if end := lastEnd(t, evs); end.Reason != "completed" {
+			t.Fatalf("end %+v", end)
+		}
+		var out []string
+		for _, tr := range poolTrials(evs) {
+			out = append(out, fmt.Sprintf("%d %s r%d %s %.9g", tr.Index, tr.Device, tr.Round, tr.Arm, tr.Metrics[0].Value))
+		}
+		return out, pairsByRound(t, evs)
+	}
+	first, per := run()
+	for k := 0; k < 5; k++ {
+		again, _ := run()
+		if !slices.Equal(first, again) {
+			t.Fatalf("run %d differs from the first:\n%s\n---\n%s", k+2, strings.Join(first, "\n"), strings.Join(again, "\n"))
+		}
+	}
+	// a and b each get about 2/5 of the 60 rounds, c (half as fast) 1/5.
+	if per["c"] < 9 || per["c"] > 15 || per["a"] < 20 || per["b"] < 20 {
+		t.Errorf("rounds per device %v: want about a 24, b 24, c 12 (earliest clock first)", per)
+	}
+}
+
+// A pool with any device not on a free virtual clock keeps "first free
+// gets the round": a real device is never held for a simulated one.
+func TestPoolWithARealDeviceIsNotVirtual(t *testing.T) {
+	ds := []Device{&virtFake{id: "a", speed: 1}, &poolFake{id: "b"}}
+	if NewPool(ds, testExp(OrderRandom, 4, 0)).virtual {
+		t.Error("a pool with a device that has no virtual clock runs as a discrete-event schedule")
+	}
+	if !NewPool(ds[:1], testExp(OrderRandom, 4, 0)).virtual {
+		t.Error("a pool of virtual-clock devices is not a discrete-event schedule")
 	}
 }

@@ -66,6 +66,14 @@ func Open(preset string, opt Options) (*Device, error) {
 		snapshots: map[string]bool{}, tmpfs: map[string]bool{}}, nil
 }
 
+// VirtualTime is the phone's own clock (its uptime); it runs free of the
+// wall clock unless the device is paced (Options.Realtime).
+func (d *Device) VirtualTime() (time.Duration, bool) {
+	return d.ph.Uptime(), !d.opt.Realtime
+}
+
+var _ lab.VirtualClock = (*Device)(nil)
+
 // Phone exposes the model, e.g. to serve it over adb or to inspect it in tests.
 func (d *Device) Phone() *Phone { return d.ph }
 
