@@ -162,6 +162,10 @@ type MetricInput struct {
 	// one device.
 	Strata     []string
 	PairStrata []int
+	// MorePairs and MoreDropped are Pairs and DroppedRounds of the inputs
+	// after B (C, D, ...) with A, for CompareVersus; Compare ignores them.
+	MorePairs   [][]Pair
+	MoreDropped []int
 }
 
 // Trend holds the Spearman correlation of each arm's values with their
@@ -238,6 +242,15 @@ type Report struct {
 // their defaults with a report warning (call Options.Validate first to
 // reject them instead).
 func Compare(metrics []MetricInput, opt Options) Report {
+	r, opt := compareAll(metrics, opt)
+	correctAndDecide([]*Report{&r}, opt)
+	return r
+}
+
+// compareAll is Compare up to the correction: every metric's statistics,
+// and the verdicts already decided without a p-value. It returns the
+// options it used (defaults for invalid ones).
+func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 	opt = opt.withDefaults()
 	var rwarn []string
 	if err := opt.Validate(); err != nil {
@@ -265,34 +278,57 @@ func Compare(metrics []MetricInput, opt Options) Report {
 		}()
 	}
 	wg.Wait()
-
-	ps := make([]Float, len(r.Metrics))
-	for i, m := range r.Metrics {
-		ps[i] = primaryP(m, opt.Test)
-		if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
-			ps[i] = undefined() // not comparable: not part of the family of tests
-		}
-	}
-	adj := Adjust(ps, opt.Correction)
-	guardFloors(r.Metrics, ps, opt)
-	correctMDEs(r.Metrics, ps, opt)
-	for i := range r.Metrics {
-		m := &r.Metrics[i]
-		m.PAdjusted = adj[i]
-		if m.Verdict == "" {
-			m.Verdict = decide(m, opt)
-		} else {
-			m.Decision.MoreTrials = undefined()
-		}
-		if m.Warnings == nil {
-			m.Warnings = []string{}
-		}
-	}
-	warnDrift(r.Metrics, opt.Alpha)
 	if len(r.Metrics) == 1 {
 		r.KruskalWallisAll = r.Metrics[0].KruskalWallisAll
 	}
-	return r
+	return r, opt
+}
+
+// correctAndDecide corrects the primary p-values of every metric of the
+// reports as one family of tests (Holm or Bonferroni by opt.Correction)
+// and gives each metric its verdict.
+func correctAndDecide(reps []*Report, opt Options) {
+	var ps []Float
+	for _, r := range reps {
+		for _, m := range r.Metrics {
+			p := primaryP(m, opt.Test)
+			if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
+				p = undefined() // not comparable: not part of the family of tests
+			}
+			ps = append(ps, p)
+		}
+	}
+	adj := Adjust(ps, opt.Correction)
+	// The floors of what each test could reach are judged over the whole
+	// family too.
+	flat := make([]MetricResult, 0, len(ps))
+	for _, r := range reps {
+		flat = append(flat, r.Metrics...)
+	}
+	guardFloors(flat, ps, opt)
+	correctMDEs(flat, ps, opt)
+	k := 0
+	for _, r := range reps {
+		copy(r.Metrics, flat[k:k+len(r.Metrics)])
+		k += len(r.Metrics)
+	}
+	k = 0
+	for _, r := range reps {
+		for i := range r.Metrics {
+			m := &r.Metrics[i]
+			m.PAdjusted = adj[k]
+			k++
+			if m.Verdict == "" {
+				m.Verdict = decide(m, opt)
+			} else {
+				m.Decision.MoreTrials = undefined()
+			}
+			if m.Warnings == nil {
+				m.Warnings = []string{}
+			}
+		}
+		warnDrift(r.Metrics, opt.Alpha)
+	}
 }
 
 // pFloor is the smallest p-value a metric's primary test can produce at

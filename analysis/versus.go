@@ -8,10 +8,15 @@ import (
 
 // Versus compares several inputs with the first, the base, as benchstat
 // does with several files: each other input gets its own two-input Report
-// against the base (its own correction across metrics), and each unit
-// shared by two or more metrics a geometric-mean row.
+// against the base, the primary p-values of all of them corrected as one
+// family (every input after the base × every metric: Holm's step-down over
+// the lot keeps the family-wise error at alpha), and each unit shared by
+// two or more metrics a geometric-mean row.
 type Versus struct {
 	Inputs []string `json:"inputs"`
+	// Family is the number of tests corrected together: the comparable
+	// metrics of all comparisons.
+	Family int `json:"family"`
 	// Comparisons[i] compares input i+1 (B, C, ...) with the base (A).
 	Comparisons []Report  `json:"comparisons"`
 	Geomeans    []Geomean `json:"geomeans,omitempty"`
@@ -42,18 +47,44 @@ func CompareVersus(metrics []MetricInput, opt Options) Versus {
 		k = max(k, len(m.Samples))
 	}
 	v := Versus{Inputs: opt.Labels}
+	reps := make([]*Report, 0, max(k-1, 0))
+	var used Options
 	for j := 1; j < k; j++ {
 		pair := make([]MetricInput, len(metrics))
 		for i, m := range metrics {
 			pair[i] = m
 			pair[i].Samples = [][]float64{sampleAt(m.Samples, 0), sampleAt(m.Samples, j)}
+			pair[i].MorePairs, pair[i].MoreDropped = nil, nil
+			if j >= 2 {
+				// Input j's rounds with the base, not B's.
+				pair[i].Pairs, pair[i].DroppedRounds = nil, 0
+				pair[i].Strata, pair[i].PairStrata = nil, nil // B's blocks
+				if j-2 < len(m.MorePairs) {
+					pair[i].Pairs = m.MorePairs[j-2]
+				}
+				if j-2 < len(m.MoreDropped) {
+					pair[i].DroppedRounds = m.MoreDropped[j-2]
+				}
+			}
 		}
 		o := opt
 		o.Labels = nil
 		if len(opt.Labels) > j {
 			o.Labels = []string{opt.Labels[0], opt.Labels[j]}
 		}
-		v.Comparisons = append(v.Comparisons, Compare(pair, o))
+		r, uo := compareAll(pair, o)
+		reps, used = append(reps, &r), uo
+	}
+	correctAndDecide(reps, used)
+	for _, r := range reps {
+		v.Comparisons = append(v.Comparisons, *r)
+		for _, m := range r.Metrics {
+			if (m.A.N >= 2 && m.B.N >= 2) || m.Paired != nil {
+				if primaryP(m, used.Test).Defined() {
+					v.Family++
+				}
+			}
+		}
 	}
 	v.Geomeans = geomeans(v)
 	for j := 0; j < k; j++ {
@@ -149,7 +180,10 @@ func VersusTable(v Versus) string {
 	if first.PrimaryTest == TestWelch {
 		test, est = "Welch t", "means"
 	}
-	fmt.Fprintf(&sb, "each input vs A (the base): Δ of %s, %s test p after %s correction across metrics, alpha %g; ± is the %s CI of the median\n",
+	if len(first.Metrics) > 0 && first.Metrics[0].Paired != nil {
+		test, est = "Wilcoxon signed-rank (rounds paired)", "the paired rounds' median ratio"
+	}
+	fmt.Fprintf(&sb, "each input vs A (the base): Δ of %s, %s test p after %s correction across inputs × metrics, alpha %g; ± is the %s CI of the median\n",
 		est, test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
 	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? inconclusive\n\n")
 

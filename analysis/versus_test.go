@@ -91,3 +91,69 @@ func TestTimeScale(t *testing.T) {
 		t.Error("empty Versus rendered something")
 	}
 }
+
+// TestVersusFamily checks that the comparisons against the base are
+// corrected as one family: each adjusted p is Holm's over the raw p-values
+// of every input × metric, not over one comparison's metrics.
+func TestVersusFamily(t *testing.T) {
+	opt := DefaultOptions()
+	ins := versusInputs()
+	v := CompareVersus(ins, opt)
+	var raw []Float
+	for _, r := range v.Comparisons {
+		for _, m := range r.Metrics {
+			raw = append(raw, m.MannWhitney.P)
+		}
+	}
+	adj := Adjust(raw, CorrectionHolm)
+	k := 0
+	for j, r := range v.Comparisons {
+		for _, m := range r.Metrics {
+			if got, want := float64(m.PAdjusted), float64(adj[k]); math.Abs(got-want) > 1e-12 {
+				t.Errorf("comparison %d %s: p_adjusted %v, want %v (Holm over all %d tests)", j, m.Name, got, want, len(raw))
+			}
+			k++
+		}
+	}
+	if v.Family != len(raw) {
+		t.Errorf("family %d, want %d", v.Family, len(raw))
+	}
+	// One comparison alone is corrected over its own metrics only: the
+	// family makes p larger (or equal), never smaller.
+	alone := Compare([]MetricInput{{Name: ins[0].Name, Unit: "ms", Samples: ins[0].Samples[:2]},
+		{Name: ins[1].Name, Unit: "ms", Samples: ins[1].Samples[:2]},
+		{Name: ins[2].Name, Unit: "fps", Better: BetterHigher, Samples: ins[2].Samples[:2]}}, opt)
+	for i, m := range alone.Metrics {
+		if f := v.Comparisons[0].Metrics[i].PAdjusted; f < m.PAdjusted {
+			t.Errorf("%s: family p %v below the lone comparison's %v", m.Name, float64(f), float64(m.PAdjusted))
+		}
+	}
+}
+
+// TestVersusPairsPerInput checks that input C is paired with the base by
+// its own rounds (MorePairs), not B's.
+func TestVersusPairsPerInput(t *testing.T) {
+	a := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	b := []float64{110, 111, 109, 110, 112, 108, 110, 111}
+	c := []float64{100, 101, 99, 100, 102, 98, 100, 101}
+	pairs := func(x, y []float64) []Pair {
+		var p []Pair
+		for i := range x {
+			p = append(p, Pair{A: x[i], B: y[i]})
+		}
+		return p
+	}
+	in := []MetricInput{{Name: "t", Unit: "ms", Samples: [][]float64{a, b, c},
+		Pairs: pairs(a, b), MorePairs: [][]Pair{pairs(a, c)}, MoreDropped: []int{1}}}
+	v := CompareVersus(in, DefaultOptions())
+	pb, pc := v.Comparisons[0].Metrics[0].Paired, v.Comparisons[1].Metrics[0].Paired
+	if pb == nil || pc == nil {
+		t.Fatalf("paired analyses missing: %v %v", pb, pc)
+	}
+	if v.Comparisons[1].Metrics[0].Verdict == VerdictRegression || pc.Dropped != 1 {
+		t.Errorf("C vs A: verdict %s, dropped %d; want C's own pairs (identical to A, 1 dropped)", v.Comparisons[1].Metrics[0].Verdict, pc.Dropped)
+	}
+	if v.Comparisons[0].Metrics[0].Verdict != VerdictRegression {
+		t.Errorf("B vs A: %s, want regression", v.Comparisons[0].Metrics[0].Verdict)
+	}
+}

@@ -190,20 +190,30 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// pairInputs pairs value i of A with value i of B for every metric
-// (--paired).
+// pairInputs pairs value i of A with value i of B (and of C, ... with
+// three or more inputs) for every metric (--paired).
 func pairInputs(metrics []analysis.MetricInput) error {
 	for i := range metrics {
 		m := &metrics[i]
 		if len(m.Samples) < 2 {
 			continue // reported as inconclusive with a warning
 		}
-		a, b := m.Samples[0], m.Samples[1]
-		if len(a) != len(b) {
-			return fmt.Errorf("--paired pairs value i of A with value i of B, but metric %s has %d values in A and %d in B", m.Name, len(a), len(b))
-		}
-		for j := range a {
-			m.Pairs = append(m.Pairs, analysis.Pair{A: a[j], B: b[j]})
+		a := m.Samples[0]
+		for j, b := range m.Samples[1:] {
+			if len(a) != len(b) {
+				return fmt.Errorf("--paired pairs value i of A with value i of %c, but metric %s has %d values in A and %d in %c",
+					'B'+j, m.Name, len(a), len(b), 'B'+j)
+			}
+			var ps []analysis.Pair
+			for k := range a {
+				ps = append(ps, analysis.Pair{A: a[k], B: b[k]})
+			}
+			if j == 0 {
+				m.Pairs = ps
+			} else {
+				m.MorePairs = append(m.MorePairs, ps)
+				m.MoreDropped = append(m.MoreDropped, 0)
+			}
 		}
 	}
 	return nil

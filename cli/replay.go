@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/engine"
@@ -95,13 +94,13 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fold.Add(e)
 		}
 	}
-	rep := analysis.Compare(fold.Inputs(), opt)
-	rep.Warnings = append(rep.Warnings, rr.warnings...)
+	rep := engine.Analyse(&s.Header.Plan, fold.Inputs(), opt)
+	rep.Warn(rr.warnings...)
 	fmt.Fprintln(stdout)
 	for _, l := range append(rr.list, rr.order...) {
 		fmt.Fprintln(stdout, l)
 	}
-	fmt.Fprint(stdout, analysis.Table(rep))
+	fmt.Fprint(stdout, rep.Table())
 	return exitOK
 }
 

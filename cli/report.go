@@ -28,7 +28,8 @@ Output formats:
   --json       compare --json schema plus a "session" object (id, device,
                plan, trial counts by status, end, problems)
   --csv        one row per trial and metric (failed trials: one row, no metric)
-  --benchstat  Go benchmark format, control first; compare with: benchstat -col arm FILE
+  --benchstat  Go benchmark format, control (the base) first, then every
+               other build in order; compare with: benchstat -col arm FILE
   --dump       the whole session as one JSON document
 
 Exit status: 0 no regression, 3 regression detected, 1 error.
@@ -139,10 +140,11 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
 	}
-	rep := analysis.Compare(sessions.MetricInputs(events), opt)
-	rep.Warnings = append(rep.Warnings, regimeLines.warnings...)
+	plan := &s.Header.Plan
+	rep := engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt)
+	rep.Warn(regimeLines.warnings...)
 	if *plotFile != "" {
-		if err := plotSession(*plotFile, s, rep); err != nil {
+		if err := plotSession(*plotFile, s, rep.Report); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
 		}
@@ -169,7 +171,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stdout, l)
 		}
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, analysis.Table(rep))
+		fmt.Fprint(stdout, rep.Table())
 	}
 	return verdictCode(rep)
 }

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,15 +21,19 @@ import (
 )
 
 const runUsage = `Usage: perflab run EXPERIMENT.json [--headless] [flags]
-       perflab run --headless [-n NAME -n NAME] [flags] -- 'COMMAND A' 'COMMAND B'
+       perflab run --headless [-n NAME -n NAME ...] [flags] -- 'COMMAND A' 'COMMAND B' ['COMMAND C' ...]
 
-Runs the control and treatment builds of an experiment file in the chosen
+Runs the builds of an experiment file (control and treatment, or a list of
+builds, the base first) in rounds of one trial per build, in the chosen
 order, with the reset procedure around each trial, records every event to a
-session file (synced after each trial) and compares the arms.
+session file (synced after each trial) and compares each build with the
+base. With three or more builds the table has benchstat's layout: a column
+per build, Δ against the base, a geomean row, p-values corrected across
+builds × metrics.
 
-The second form needs no file, as hyperfine: two shell commands (each run
-as sh -c COMMAND on this host, from the current directory), the first the
-control, named by their text or by -n. --trials, --warmup, --order,
+The second form needs no file, as hyperfine: two or more shell commands
+(each run as sh -c COMMAND on this host, from the current directory), the
+first the control (the base), named by their text or by -n. --trials, --warmup, --order,
 --threshold, --stop and --max-trials override a file's values (and the
 defaults: 20 trials per arm, 1 warm-up round, random order, threshold 0,
 stop fixed). --stop auto ends the run as soon as the sequential paired
@@ -53,6 +59,7 @@ The session goes to --out, or to $XDG_DATA_HOME/perflab/sessions/ID.jsonl
 Examples:
   perflab run --headless -- 'gzip -1 -c big.txt' 'gzip -9 -c big.txt'
   perflab run --headless -n old -n new --trials 30 --export-markdown ab.md -- ./old ./new
+  perflab run --headless -n gz1 -n gz6 -n gz9 -- 'gzip -1 -c f' 'gzip -6 -c f' 'gzip -9 -c f'
   perflab run examples/local-aa.json --headless --trials 10 --order alternate
   perflab run examples/local-regression.json --headless --out /tmp/s.jsonl
   perflab run exp.json --headless --device sim:pixel --json > report.json
@@ -91,10 +98,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	commands := len(pos) != 1
 	switch {
 	case len(pos) == 0:
-		fmt.Fprintln(stderr, "perflab run: want an experiment file, or -- 'COMMAND A' 'COMMAND B' (perflab run --help)")
+		fmt.Fprintln(stderr, "perflab run: want an experiment file, or -- 'COMMAND A' 'COMMAND B' ... (perflab run --help)")
 		return exitUsage
-	case commands && len(pos) != 2:
-		fmt.Fprintf(stderr, "perflab run: want two commands (control, then treatment), got %d\n", len(pos))
+	case commands && (len(pos) < 2 || len(pos) > lab.MaxArms):
+		fmt.Fprintf(stderr, "perflab run: want 2 to %d commands (the base first), got %d\n", lab.MaxArms, len(pos))
 		return exitUsage
 	case commands && !*headless:
 		fmt.Fprintln(stderr, "perflab run: commands run with --headless; the workbench takes an experiment file or builds typed in it")
@@ -276,9 +283,9 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 // printReport analyses the folded trials and prints the table (or JSON); it
 // returns exitRegression when any metric regressed, else exitOK, and the
 // report.
-func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) (int, analysis.Report) {
+func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) (int, engine.Analysis) {
 	inputs := fold.Inputs()
-	rep := analysis.Compare(inputs, engine.Options(&s.Header.Plan))
+	rep := engine.Analyse(&s.Header.Plan, inputs, engine.Options(&s.Header.Plan))
 	switch {
 	case h.json:
 		// The summary is of the events seen; the file holds those written
@@ -291,16 +298,16 @@ func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events [
 	case len(inputs) == 0:
 		fmt.Fprintln(h.stderr, "no counted trials: nothing to compare")
 	default:
-		fmt.Fprint(h.stdout, analysis.Table(rep))
+		fmt.Fprint(h.stdout, rep.Table())
 	}
 	return verdictCode(rep), rep
 }
 
-func verdictCode(rep analysis.Report) int {
-	for _, m := range rep.Metrics {
-		if m.Verdict == analysis.VerdictRegression {
-			return exitRegression
-		}
+// verdictCode is exitRegression when any build regressed on any metric,
+// else exitOK.
+func verdictCode(rep engine.Analysis) int {
+	if rep.Regression() {
+		return exitRegression
 	}
 	return exitOK
 }
@@ -312,16 +319,39 @@ type sessionReport struct {
 	Session sessions.Summary `json:"session"`
 }
 
-func writeSessionReport(w io.Writer, s *sessions.Session, rep analysis.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(sessionReport{Report: rep, Session: s.Summary()})
+// versusReport is `report --json` of a session of more than two builds:
+// compare --json's schema for three or more inputs plus "session".
+type versusReport struct {
+	analysis.Versus
+	Session sessions.Summary `json:"session"`
 }
 
+func writeSessionReport(w io.Writer, s *sessions.Session, rep engine.Analysis) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if rep.Versus != nil {
+		return enc.Encode(versusReport{Versus: *rep.Versus, Session: s.Summary()})
+	}
+	return enc.Encode(sessionReport{Report: rep.Report, Session: s.Summary()})
+}
+
+// formatCounts words a session's counts: counted trials per arm (control
+// and treatment, or A, B, C, ...), warm-ups and failures.
 func formatCounts(c sessions.Counts) string {
-	parts := []string{
-		fmt.Sprintf("%d counted control", c.Counted[lab.ArmControl]),
-		fmt.Sprintf("%d counted treatment", c.Counted[lab.ArmTreatment]),
+	var parts []string
+	if len(c.Counted) > 2 {
+		keys := slices.Sorted(maps.Keys(c.Counted))
+		var per []string
+		for _, k := range keys {
+			if n := c.Counted[k]; n > 0 || (k != lab.ArmControl && k != lab.ArmTreatment) {
+				per = append(per, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		parts = append(parts, "counted "+strings.Join(per, " "))
+	} else {
+		parts = append(parts,
+			fmt.Sprintf("%d counted control", c.Counted[lab.ArmControl]),
+			fmt.Sprintf("%d counted treatment", c.Counted[lab.ArmTreatment]))
 	}
 	if c.Warmup > 0 {
 		parts = append(parts, fmt.Sprintf("%d warm-up", c.Warmup))

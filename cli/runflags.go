@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -71,22 +72,22 @@ func (o *runOverrides) apply(exp *lab.Experiment) error {
 	return nil
 }
 
-// commandExperiment is the experiment of `perflab run -- 'A' 'B'`: two
-// shell commands on this host, named by names (else by their text), with
-// the experiment file's defaults. It goes through the file's parser so both
-// forms get the same defaults and checks.
+// commandExperiment is the experiment of `perflab run -- 'A' 'B' ['C'
+// ...]`: shell commands on this host, the first the base (control), named
+// by names (else by their text), with the experiment file's defaults. It
+// goes through the file's parser (a list of builds) so both forms get the
+// same defaults and checks.
 func commandExperiment(commands, names []string) (*lab.Experiment, error) {
-	builds := map[string]lab.Build{}
-	for i, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
-		cmd := commands[i]
+	var builds []lab.Build
+	for i, cmd := range commands {
 		if strings.TrimSpace(cmd) == "" {
-			return nil, fmt.Errorf("command %d (%s) is empty", i+1, arm)
+			return nil, fmt.Errorf("command %d (%s) is empty", i+1, lab.ArmKeyAt(i, len(commands)))
 		}
 		name := cmd
 		if i < len(names) {
 			name = names[i]
 		}
-		builds[arm] = lab.Build{Name: name, Command: []string{"sh", "-c", cmd}}
+		builds = append(builds, lab.Build{Name: name, Command: []string{"sh", "-c", cmd}})
 	}
 	data, err := json.Marshal(map[string]any{"device": "local", "builds": builds})
 	if err != nil {
@@ -110,14 +111,14 @@ func (e *runExports) set() bool { return e.json != "" || e.csv != "" || e.markdo
 
 // write writes every requested export; the first error is returned, naming
 // its file.
-func (e *runExports) write(s *sessions.Session, rep analysis.Report) error {
+func (e *runExports) write(s *sessions.Session, rep engine.Analysis) error {
 	for _, x := range []struct {
 		path  string
 		write func(io.Writer) error
 	}{
 		{e.json, func(w io.Writer) error { return writeSessionReport(w, s, rep) }},
 		{e.csv, func(w io.Writer) error { return sessions.WriteCSV(w, s) }},
-		{e.markdown, func(w io.Writer) error { _, err := io.WriteString(w, markdownTable(rep)); return err }},
+		{e.markdown, func(w io.Writer) error { _, err := io.WriteString(w, markdownOf(rep)); return err }},
 	} {
 		if x.path == "" {
 			continue
@@ -135,6 +136,62 @@ func (e *runExports) write(s *sessions.Session, rep analysis.Report) error {
 		}
 	}
 	return nil
+}
+
+// markdownOf renders a session's comparison in Markdown: markdownTable,
+// or markdownVersus for more than two builds.
+func markdownOf(a engine.Analysis) string {
+	if a.Versus != nil {
+		return markdownVersus(*a.Versus)
+	}
+	return markdownTable(a.Report)
+}
+
+// markdownVersus renders every build against the base as a GitHub
+// Markdown table, one row per metric and build after the base.
+func markdownVersus(v analysis.Versus) string {
+	label := func(i int) string {
+		l := string(rune('A' + i))
+		if i < len(v.Inputs) && v.Inputs[i] != l {
+			l += ": " + strings.ReplaceAll(v.Inputs[i], "|", `\|`)
+		}
+		return l
+	}
+	var b strings.Builder
+	if len(v.Comparisons) == 0 {
+		return ""
+	}
+	fmt.Fprintf(&b, "| metric | unit | build | median | Δ median vs %s | %g%% CI | p adj | n | verdict |\n",
+		label(0), math.Round(v.Comparisons[0].Confidence*1000)/10)
+	b.WriteString("|:---|:---|:---|---:|---:|:---:|---:|---:|:---|\n")
+	for i, m := range v.Comparisons[0].Metrics {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | %d | base |\n", m.Name, m.Unit, label(0), mdNum(m.A.Median), m.A.N)
+		for j, r := range v.Comparisons {
+			mj := r.Metrics[i]
+			ci := fmt.Sprintf("[%s, %s]", mdPct(mj.Decision.CILowPct), mdPct(mj.Decision.CIHighPct))
+			p := "n/a"
+			if mj.PAdjusted.Defined() {
+				p = fmt.Sprintf("%.3g", float64(mj.PAdjusted))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), mdNum(mj.B.Median),
+				mdPct(mj.DeltaPctMedian), ci, p, mj.B.N, mj.Verdict)
+		}
+	}
+	return b.String()
+}
+
+func mdNum(f analysis.Float) string {
+	if !f.Defined() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4g", float64(f))
+}
+
+func mdPct(f analysis.Float) string {
+	if !f.Defined() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f%%", float64(f))
 }
 
 // markdownTable renders the comparison as a GitHub Markdown table, one

@@ -57,6 +57,10 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	if err != nil {
 		return nil, study.Devices{}, err
 	}
+	if exp.MultiArm() {
+		return nil, study.Devices{}, fmt.Errorf("%s: %s studies a control and a treatment, this experiment has %d builds: keep two (the base and one other) in a copy of the file",
+			f.experiment, name, len(exp.ArmKeys()))
+	}
 	switch {
 	case len(pos) == 1 && len(f.device) > 0:
 		return nil, study.Devices{}, fmt.Errorf("give the device as DEVICE or with --device, not both (perflab %s --help)", name)

@@ -14,7 +14,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
-	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
@@ -224,7 +223,8 @@ func completedRunRegressed(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return verdictCode(analysis.Compare(sessions.MetricInputs(events), opt)) == exitRegression, nil
+	plan := &s.Header.Plan
+	return engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt).Regression(), nil
 }
 
 // openReplayTUI opens a saved session in the workbench (perflab replay

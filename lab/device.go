@@ -60,7 +60,7 @@ type TrialRequest struct {
 	Index    int
 	Round    int
 	Arm      string
-	BuildKey string // "control" or "treatment"
+	BuildKey string // the arm's key in Experiment.Builds
 	Build    Build
 	Warmup   bool
 	Controls Controls

@@ -7,8 +7,11 @@ type Experiment struct {
 	Device string `json:"device,omitempty"` // "local", "sim:<preset>", "adb:<serial>", or a pool selector "adb:model=<model>"
 	// Devices is a pool: the experiment runs its rounds on all of them at
 	// once (each round on one device). Either Device or Devices is given.
-	Devices    []string         `json:"devices,omitempty"`
-	Builds     map[string]Build `json:"builds"` // keys "control" and "treatment"
+	Devices []string `json:"devices,omitempty"`
+	// Builds are keyed by arm: "control" and "treatment" for an A/B; with
+	// three or more builds "A" (the base), "B", "C", ... An experiment file
+	// may also give a list of builds, the base first (ParseExperiment).
+	Builds     map[string]Build `json:"builds"`
 	Trials     int              `json:"trials"` // counted trials per arm
 	Warmup     int              `json:"warmup"` // warm-up rounds, recorded but not analysed
 	Order      string           `json:"order"`  // fixed | alternate | random
@@ -53,6 +56,58 @@ func (e *Experiment) SetDevices(ids []string) {
 		e.Device = ids[0]
 	default:
 		e.Devices = append([]string(nil), ids...)
+	}
+}
+
+// MaxArms is the most builds an experiment may compare.
+const MaxArms = 26
+
+// ArmKeys returns the arms in base order: "control" and "treatment" for
+// an A/B, else "A", "B", ... one per build.
+func (e *Experiment) ArmKeys() []string {
+	n := len(e.Builds)
+	if _, ok := e.Builds[ArmControl]; ok || n <= 2 {
+		return []string{ArmControl, ArmTreatment}
+	}
+	keys := make([]string, min(n, MaxArms))
+	for i := range keys {
+		keys[i] = ArmKeyAt(i, n)
+	}
+	return keys
+}
+
+// MultiArm reports whether the experiment compares more than two builds.
+func (e *Experiment) MultiArm() bool { return len(e.ArmKeys()) > 2 }
+
+// ArmKeyAt names the i-th build of a list of n: "control" and "treatment"
+// when n is 2, else the letters "A" (the base), "B", "C", ...
+func ArmKeyAt(i, n int) string {
+	if n == 2 {
+		return []string{ArmControl, ArmTreatment}[i]
+	}
+	return string(rune('A' + i))
+}
+
+// ArmIndex is the position of an arm key in base order: control 0,
+// treatment 1, "A" 0, "B" 1, "C" 2, ... The keys alone fix the order, so
+// a session's trials can be folded without its plan.
+func ArmIndex(arm string) (int, bool) {
+	switch {
+	case arm == ArmControl:
+		return 0, true
+	case arm == ArmTreatment:
+		return 1, true
+	case len(arm) == 1 && arm[0] >= 'A' && arm[0] < 'A'+MaxArms:
+		return int(arm[0] - 'A'), true
+	}
+	return 0, false
+}
+
+// SetBuilds replaces the builds with list, base first, keyed by ArmKeyAt.
+func (e *Experiment) SetBuilds(list []Build) {
+	e.Builds = make(map[string]Build, len(list))
+	for i, b := range list {
+		e.Builds[ArmKeyAt(i, len(list))] = b
 	}
 }
 

@@ -95,12 +95,37 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 	if !ok {
 		return nil, fmt.Errorf("the experiment must be a JSON object, not %s", jsonKind(raw))
 	}
-	if err := checkShape("", raw, reflect.TypeOf(Experiment{})); err != nil {
+	// A list of builds, base first, is the same as the keyed form.
+	var list []Build
+	if arr, ok := obj["builds"].([]any); ok {
+		if err := checkShape("builds", arr, reflect.TypeOf([]Build{})); err != nil {
+			return nil, err
+		}
+		if len(arr) < 2 {
+			return nil, fmt.Errorf("builds: %d build(s) listed, want at least 2 (the base first)", len(arr))
+		}
+		if len(arr) > MaxArms {
+			return nil, fmt.Errorf("builds: %d builds listed, want at most %d", len(arr), MaxArms)
+		}
+		var wrap struct {
+			Builds []Build `json:"builds"`
+		}
+		if err := json.Unmarshal(data, &wrap); err != nil {
+			return nil, err
+		}
+		list = wrap.Builds
+		delete(obj, "builds")
+		data, _ = json.Marshal(obj) // numbers stay json.Number: exact
+	}
+	if err := checkShape("", obj, reflect.TypeOf(Experiment{})); err != nil {
 		return nil, err
 	}
 	var exp Experiment
 	if err := json.Unmarshal(data, &exp); err != nil {
 		return nil, err
+	}
+	if list != nil {
+		exp.SetBuilds(list)
 	}
 	_, hasDevice := obj["device"]
 	if _, ok := obj["devices"]; ok && hasDevice {
@@ -153,19 +178,12 @@ func (e *Experiment) Validate() error {
 		return errors.New(`device: empty (want "local", "sim:<preset>" or "adb:<serial>")`)
 	}
 	if len(e.Builds) == 0 {
-		return errors.New(`builds: missing (want "control" and "treatment")`)
+		return errors.New(`builds: missing (want "control" and "treatment", or a list of builds, the base first)`)
 	}
-	for _, k := range slices.Sorted(maps.Keys(e.Builds)) {
-		if k != ArmControl && k != ArmTreatment {
-			return fmt.Errorf(`builds.%s: unknown build (want "control" and "treatment")`, k)
-		}
+	if err := e.validateArms(); err != nil {
+		return err
 	}
-	for _, k := range []string{ArmControl, ArmTreatment} {
-		if _, ok := e.Builds[k]; !ok {
-			return fmt.Errorf("builds.%s: missing", k)
-		}
-	}
-	for _, k := range []string{ArmControl, ArmTreatment} {
+	for _, k := range e.ArmKeys() {
 		if b := e.Builds[k]; b.EffectPct != 0 {
 			if b.EffectPct <= MinEffectPct {
 				return fmt.Errorf("builds.%s.effect_pct: %v is %w (want more than %v)", k, b.EffectPct, ErrTooSmall, MinEffectPct)
@@ -211,6 +229,9 @@ func (e *Experiment) Validate() error {
 	switch e.Stop {
 	case "", StopFixed:
 	case StopAuto:
+		if e.MultiArm() {
+			return fmt.Errorf(`stop: "auto" compares two builds, this experiment has %d: use "fixed"`, len(e.ArmKeys()))
+		}
 		if e.Order == OrderFixed {
 			return errors.New(`stop: "auto" needs order "alternate" or "random": it analyses rounds as pairs`)
 		}
@@ -239,6 +260,30 @@ func (e *Experiment) Validate() error {
 		seen[m] = true
 	}
 	return e.Controls.Validate()
+}
+
+// validateArms checks that the builds are keyed by the arms: "control"
+// and "treatment", or "A", "B", "C", ... for three or more builds.
+func (e *Experiment) validateArms() error {
+	keys := e.ArmKeys()
+	want := `"control" and "treatment"`
+	if len(keys) > 2 {
+		want = fmt.Sprintf(`"A" (the base) to %q, one per build`, keys[len(keys)-1])
+	}
+	if len(e.Builds) > MaxArms {
+		return fmt.Errorf("builds: %d builds, want at most %d", len(e.Builds), MaxArms)
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Builds)) {
+		if !slices.Contains(keys, k) {
+			return fmt.Errorf(`builds.%s: unknown build (want %s, or a list of builds, the base first)`, k, want)
+		}
+	}
+	for _, k := range keys {
+		if _, ok := e.Builds[k]; !ok {
+			return fmt.Errorf("builds.%s: missing", k)
+		}
+	}
+	return nil
 }
 
 // Validate checks the controls that do not depend on the device.

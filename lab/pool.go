@@ -427,7 +427,8 @@ func (p *Pool) nextVirtualLocked() *poolMember {
 
 // finishRoundLocked closes m's round in progress: it is no longer in
 // flight, it counts toward the plan when it holds one counted trial per
-// arm, and it goes to the sequential rule.
+// arm (of every build, with more than two), and it goes to the
+// sequential rule.
 func (p *Pool) finishRoundLocked(m *poolMember) {
 	if m.cur < 0 {
 		return
@@ -442,7 +443,12 @@ func (p *Pool) finishRoundLocked(m *poolMember) {
 				ok[r.arm]++
 			}
 		}
-		if len(m.results) == 2 && ok[ArmControl] == 1 && ok[ArmTreatment] == 1 {
+		keys := p.exp.ArmKeys()
+		complete := len(m.results) == len(keys)
+		for _, k := range keys {
+			complete = complete && ok[k] == 1
+		}
+		if complete { // one counted trial of every build
 			p.pairs++
 		}
 		for _, r := range m.results {

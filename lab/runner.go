@@ -238,7 +238,11 @@ func (r *Runner) loop(ctx context.Context) {
 	}
 
 	rng := rand.New(rand.NewPCG(uint64(r.exp.Seed), 0x9e3779b97f4a7c15))
-	arms := []*armState{{name: ArmControl}, {name: ArmTreatment}}
+	// A round runs one trial of every build that still needs one.
+	var arms []*armState
+	for _, k := range r.exp.ArmKeys() {
+		arms = append(arms, &armState{name: k})
+	}
 	index := 0
 	for round := 0; ; round++ {
 		if src != nil {

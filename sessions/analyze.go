@@ -11,17 +11,25 @@ import (
 // not warm-ups), one input per metric with Samples[0] the control values
 // and Samples[1] the treatment values, in trial order. Metrics appear in the
 // order first seen. With upTo, only the first upTo[0] events are used (a
-// replay's position).
+// replay's position). A session of more than two builds needs ArmInputs.
 func MetricInputs(events []lab.Event, upTo ...int) []analysis.MetricInput {
 	if len(upTo) > 0 && upTo[0] >= 0 && upTo[0] < len(events) {
 		events = events[:upTo[0]]
 	}
-	var acc Accumulator
+	return ArmInputs(events, 2)
+}
+
+// ArmInputs is MetricInputs for a session of arms builds (at least 2):
+// Samples[i] holds the values of the arm at lab.ArmIndex i, the base
+// first, and each input after the base carries its rounds paired with the
+// base's (Pairs for B, MorePairs for C, ...).
+func ArmInputs(events []lab.Event, arms int) []analysis.MetricInput {
+	acc := Accumulator{Arms: arms}
 	// Size each arm's samples for every counted trial up front: one
 	// allocation per sample instead of repeated growth.
 	for i := range events {
 		if arm, ok := countedArm(&events[i]); ok {
-			acc.sizeHint[arm]++
+			acc.hint(arm)
 		}
 	}
 	for i := range events {
@@ -35,33 +43,48 @@ func MetricInputs(events []lab.Event, upTo ...int) []analysis.MetricInput {
 // of events into analysis inputs: lab/engine's Fold, which every view uses,
 // is built on it.
 type Accumulator struct {
+	// Arms is the number of builds of the session (0: 2, control and
+	// treatment); inputs have a sample per arm even before its first trial.
+	Arms int
+
 	index    map[string]int
 	ins      []analysis.MetricInput
-	ord      [][2][]uint8 // per input and arm: the order mode of each value
-	rnd      [][2][]int32 // per input and arm: the round of each value
-	orders   []string     // order modes seen in counted trials
-	unpaired bool         // a counted trial ran in fixed order: rounds are not pairs
+	ord      [][][]uint8 // per input and arm: the order mode of each value
+	rnd      [][][]int32 // per input and arm: the round of each value
+	orders   []string    // order modes seen in counted trials
+	unpaired bool        // a counted trial ran in fixed order: rounds are not pairs
 	// A session over a pool of devices: the device of each value (an
 	// index into devices), kept once a trial names its device.
-	dev      [][2][]uint16
+	dev      [][][]uint16 // per input and arm
 	devices  []string
 	devIdx   map[string]uint16
-	sizeHint [2]int // capacity of a new metric's samples per arm
+	sizeHint []int // capacity of a new metric's samples per arm
 }
 
-// countedArm returns the input index of e's arm (0 control, 1 treatment)
-// when e is a counted trial.
+// countedArm returns the input index of e's arm (lab.ArmIndex: 0 control
+// or A, 1 treatment or B, 2 C, ...) when e is a counted trial.
 func countedArm(e *lab.Event) (int, bool) {
 	if e.Type != lab.EventTrial || e.Trial == nil || !e.Trial.Counted() {
 		return 0, false
 	}
-	switch e.Trial.Arm {
-	case lab.ArmControl:
-		return 0, true
-	case lab.ArmTreatment:
-		return 1, true
+	return lab.ArmIndex(e.Trial.Arm)
+}
+
+// arms is the number of samples per input.
+func (a *Accumulator) arms() int { return max(a.Arms, 2) }
+
+func (a *Accumulator) hint(arm int) {
+	for len(a.sizeHint) <= arm {
+		a.sizeHint = append(a.sizeHint, 0)
 	}
-	return 0, false
+	a.sizeHint[arm]++
+}
+
+func (a *Accumulator) hintOf(arm int) int {
+	if arm < len(a.sizeHint) {
+		return a.sizeHint[arm]
+	}
+	return 0
 }
 
 // Add takes one event; only counted trials matter.
@@ -74,6 +97,19 @@ func (a *Accumulator) add(e *lab.Event) {
 	}
 	if a.index == nil {
 		a.index = map[string]int{}
+	}
+	if arm >= a.arms() {
+		a.Arms = arm + 1 // a session whose plan did not say: grow
+		for i := range a.ins {
+			for len(a.ins[i].Samples) < a.Arms {
+				a.ins[i].Samples = append(a.ins[i].Samples, nil)
+				a.ord[i] = append(a.ord[i], nil)
+				a.rnd[i] = append(a.rnd[i], nil)
+				if a.devIdx != nil {
+					a.dev[i] = append(a.dev[i], nil)
+				}
+			}
+		}
 	}
 	oi := a.orderIndex(e.Trial.Order)
 	if e.Trial.Order != lab.OrderAlternate && e.Trial.Order != lab.OrderRandom {
@@ -101,12 +137,19 @@ func (a *Accumulator) add(e *lab.Event) {
 				if better == "" {
 					better = analysis.BetterLower
 				}
-				a.ins = append(a.ins, analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better,
-					Samples: [][]float64{make([]float64, 0, a.sizeHint[0]), make([]float64, 0, a.sizeHint[1])}})
-				a.ord = append(a.ord, [2][]uint8{make([]uint8, 0, a.sizeHint[0]), make([]uint8, 0, a.sizeHint[1])})
-				a.rnd = append(a.rnd, [2][]int32{make([]int32, 0, a.sizeHint[0]), make([]int32, 0, a.sizeHint[1])})
+				n := a.arms()
+				in := analysis.MetricInput{Name: m.Name, Unit: m.Unit, Better: better, Samples: make([][]float64, n)}
+				ord, rnd := make([][]uint8, n), make([][]int32, n)
+				for j := range n {
+					in.Samples[j] = make([]float64, 0, a.hintOf(j))
+					ord[j] = make([]uint8, 0, a.hintOf(j))
+					rnd[j] = make([]int32, 0, a.hintOf(j))
+				}
+				a.ins = append(a.ins, in)
+				a.ord = append(a.ord, ord)
+				a.rnd = append(a.rnd, rnd)
 				if a.devIdx != nil {
-					a.dev = append(a.dev, [2][]uint16{})
+					a.dev = append(a.dev, make([][]uint16, n))
 				}
 			}
 		}
@@ -124,9 +167,10 @@ func (a *Accumulator) add(e *lab.Event) {
 func (a *Accumulator) startPool() {
 	a.devIdx = map[string]uint16{"": 0}
 	a.devices = []string{""}
-	a.dev = make([][2][]uint16, len(a.ins))
+	a.dev = make([][][]uint16, len(a.ins))
 	for i := range a.ins {
-		for arm := range 2 {
+		a.dev[i] = make([][]uint16, len(a.ins[i].Samples))
+		for arm := range a.ins[i].Samples {
 			a.dev[i][arm] = make([]uint16, len(a.ins[i].Samples[arm]))
 		}
 	}
@@ -179,23 +223,40 @@ func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 // accumulator; callers must not modify them. When every counted trial ran
 // in alternate or random order, each input also carries its rounds as
 // pairs (one A and one B; other rounds, broken by a failed trial, are
-// counted as dropped), which makes the paired analysis primary.
+// counted as dropped), which makes the paired analysis primary; with more
+// builds, each one after B is paired with the base the same way
+// (MorePairs).
 func (a *Accumulator) Inputs() []analysis.MetricInput {
 	out := make([]analysis.MetricInput, len(a.ins))
 	for i, in := range a.ins {
-		in.Samples = [][]float64{clip(in.Samples[0]), clip(in.Samples[1])}
+		in.Samples = make([][]float64, len(a.ins[i].Samples))
+		for j, s := range a.ins[i].Samples {
+			in.Samples[j] = clip(s)
+		}
 		switch {
 		case a.unpaired:
 		case a.devIdx != nil:
 			var strata []uint16
-			in.Pairs, strata, in.DroppedRounds = pairPoolRounds(in.Samples[0], in.Samples[1], a.rnd[i], a.dev[i])
+			in.Pairs, strata, in.DroppedRounds = pairPoolRounds(in.Samples[0], in.Samples[1], a.rnd[i][0], a.rnd[i][1], a.dev[i][0], a.dev[i][1])
 			in.Strata = a.devices
 			in.PairStrata = make([]int, len(strata))
 			for k, s := range strata {
 				in.PairStrata[k] = int(s)
 			}
+			// Builds after B: paired with the base by round, without
+			// the blocks by device (analysed as plain pairs).
+			for j := 2; j < len(in.Samples); j++ {
+				p, _, d := pairPoolRounds(in.Samples[0], in.Samples[j], a.rnd[i][0], a.rnd[i][j], a.dev[i][0], a.dev[i][j])
+				in.MorePairs = append(in.MorePairs, p)
+				in.MoreDropped = append(in.MoreDropped, d)
+			}
 		default:
 			in.Pairs, in.DroppedRounds = pairRounds(in.Samples[0], in.Samples[1], a.rnd[i][0], a.rnd[i][1])
+			for j := 2; j < len(in.Samples); j++ {
+				p, d := pairRounds(in.Samples[0], in.Samples[j], a.rnd[i][0], a.rnd[i][j])
+				in.MorePairs = append(in.MorePairs, p)
+				in.MoreDropped = append(in.MoreDropped, d)
+			}
 		}
 		out[i] = in
 	}
@@ -247,7 +308,8 @@ func pairRounds(av, bv []float64, ar, br []int32) (pairs []analysis.Pair, droppe
 // with a single value that is its device's latest round may still be in
 // progress and is left out uncounted; any other round is dropped. Pairs
 // come in round order.
-func pairPoolRounds(av, bv []float64, rnd [2][]int32, dev [2][]uint16) (pairs []analysis.Pair, strata []uint16, dropped int) {
+func pairPoolRounds(av, bv []float64, ar, br []int32, ad, bd []uint16) (pairs []analysis.Pair, strata []uint16, dropped int) {
+	rnd, dev := [2][]int32{ar, br}, [2][]uint16{ad, bd}
 	type round struct {
 		a, b   []int
 		device uint16

@@ -33,7 +33,7 @@ type Summary struct {
 func (s *Session) Summary() Summary {
 	sum := Summary{
 		ID: s.Header.ID, Path: s.Path, Created: s.Header.Created, Tool: s.Header.Tool, Seed: s.Header.Seed,
-		Device: s.Header.Device, Plan: s.Header.Plan, Counts: CountTrials(s.Events), End: s.End(),
+		Device: s.Header.Device, Plan: s.Header.Plan, Counts: CountTrials(s.Events, s.Header.Plan.ArmKeys()...), End: s.End(),
 		Problems: s.Problems,
 	}
 	for _, e := range s.Events {
@@ -103,7 +103,8 @@ func WriteCSV(w io.Writer, s *Session) error {
 // WriteBenchstat writes the counted trials in the Go benchmark format that
 // golang.org/x/perf/cmd/benchstat reads: an "arm: control" configuration
 // line, every control trial, then "arm: treatment" and every treatment
-// trial (any other arm follows, in name order), one line per trial with
+// trial (with more builds, every arm in the plan's order, the base first;
+// any other arm follows, in name order), one line per trial with
 // each metric as a value and its name as the unit. benchstat takes the
 // first value of a column key it meets as the base, so writing control
 // first makes `benchstat -col arm FILE` compare treatment against control
@@ -138,8 +139,8 @@ func WriteBenchstat(w io.Writer, s *Session) error {
 	return bw.Flush()
 }
 
-// benchArms lists the arms with counted trials: control, treatment, then
-// the others sorted.
+// benchArms lists the arms with counted trials in the plan's base order
+// (control, treatment for an A/B), then any others sorted.
 func benchArms(s *Session) []string {
 	have := map[string]bool{}
 	for _, e := range s.Events {
@@ -148,7 +149,7 @@ func benchArms(s *Session) []string {
 		}
 	}
 	var arms []string
-	for _, a := range []string{lab.ArmControl, lab.ArmTreatment} {
+	for _, a := range s.Header.Plan.ArmKeys() {
 		if have[a] {
 			arms = append(arms, a)
 			delete(have, a)

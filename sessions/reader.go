@@ -10,8 +10,10 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/perflab/perflab/lab"
@@ -122,6 +124,7 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 		starts[w] = i
 	}
 	starts[workers] = len(rest)
+	arms := s.Header.Plan.ArmKeys()
 	counts := make([]int, workers+1) // lines before each range, after counting
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -162,7 +165,7 @@ func parse(data []byte, fast, guard bool) (*Session, error) {
 				} else {
 					line, seg = seg, nil
 				}
-				e, prob, ok := decodeLine(line, k+2, &in, fast)
+				e, prob, ok := decodeLine(line, k+2, &in, fast, arms)
 				switch {
 				case prob != nil && prob.fatal:
 					fatal[w] = errors.New(prob.String())
@@ -215,9 +218,9 @@ type lineProblem struct {
 	fatal bool
 }
 
-// decodeLine decodes one event line (lineNo is 1-based). Blank lines give
-// neither an event nor a problem.
-func decodeLine(raw []byte, lineNo int, in *interner, fast bool) (lab.Event, *lineProblem, bool) {
+// decodeLine decodes one event line (lineNo is 1-based) of a session of
+// arms. Blank lines give neither an event nor a problem.
+func decodeLine(raw []byte, lineNo int, in *interner, fast bool, arms []string) (lab.Event, *lineProblem, bool) {
 	complete := len(raw) > 0 && raw[len(raw)-1] == '\n'
 	line := bytes.TrimSpace(raw)
 	var e lab.Event
@@ -236,7 +239,7 @@ func decodeLine(raw []byte, lineNo int, in *interner, fast bool) (lab.Event, *li
 			return e, &lineProblem{LineError: LineError{Line: lineNo, Err: msg}}, false
 		}
 	}
-	if perr := checkEvent(&e); perr != nil {
+	if perr := checkEvent(&e, arms); perr != nil {
 		if e.Type == "" {
 			var h Header
 			if json.Unmarshal(line, &h) == nil && h.Format == Format {
@@ -423,8 +426,10 @@ func readHeader(line []byte, h *Header) error {
 	return nil
 }
 
-// checkEvent rejects events whose payload does not match their type.
-func checkEvent(e *lab.Event) error {
+// checkEvent rejects events whose payload does not match their type, and
+// trials of an arm the session's plan does not have (arms: the plan's arm
+// keys; a session without "arms" in its plan has control and treatment).
+func checkEvent(e *lab.Event, arms []string) error {
 	var ok bool
 	switch e.Type {
 	case lab.EventSettings:
@@ -439,8 +444,8 @@ func checkEvent(e *lab.Event) error {
 		switch t := e.Trial; {
 		case t.Arm == "":
 			return errors.New("trial without an arm")
-		case t.Arm != lab.ArmControl && t.Arm != lab.ArmTreatment:
-			return fmt.Errorf("trial %d has unknown arm %q (want %q or %q), not counted", t.Index, t.Arm, lab.ArmControl, lab.ArmTreatment)
+		case !slices.Contains(arms, t.Arm):
+			return fmt.Errorf("trial %d has unknown arm %q (want %s), not counted", t.Index, t.Arm, quoteList(arms))
 		case t.Status != lab.StatusOK && t.Status != lab.StatusFailed && t.Status != lab.StatusTimeout:
 			return fmt.Errorf("trial %d has unknown status %q (want %q, %q or %q), not counted", t.Index, t.Status, lab.StatusOK, lab.StatusFailed, lab.StatusTimeout)
 		case t.Index < 0:
@@ -483,4 +488,16 @@ func checkEvent(e *lab.Event) error {
 		return fmt.Errorf("%s event without its %q object", e.Type, e.Type)
 	}
 	return nil
+}
+
+// quoteList words a list of names: "a" or "b", or "a", "b" or "c".
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Quote(x)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

@@ -70,7 +70,8 @@ func Regimes(events []lab.Event) []Regime {
 		default:
 			// A trial counts in the regime of its round: the rest of the
 			// round in which a toggle came belongs to the regime before.
-			if arm, ok := countedArm(e); ok {
+			// With more builds, the base and B stand for all.
+			if arm, ok := countedArm(e); ok && arm < 2 {
 				k := len(rs) - 1
 				for k > 0 && e.Trial.Round < rs[k].FromRound {
 					k--

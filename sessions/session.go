@@ -109,9 +109,10 @@ type Counts struct {
 	Counted  map[string]int `json:"counted"` // counted trials per arm
 }
 
-// CountTrials counts the trials among events by status, warm-up and arm.
-func CountTrials(events []lab.Event) Counts {
-	c := NewCounts()
+// CountTrials counts the trials among events by status, warm-up and arm;
+// arms (default: control and treatment) are listed even with no trial.
+func CountTrials(events []lab.Event, arms ...string) Counts {
+	c := NewCounts(arms...)
 	for i := range events {
 		if t := events[i].Trial; events[i].Type == lab.EventTrial && t != nil {
 			c.Add(t)
@@ -120,9 +121,17 @@ func CountTrials(events []lab.Event) Counts {
 	return c
 }
 
-// NewCounts returns empty counts (both arms present with zero).
-func NewCounts() Counts {
-	return Counts{ByStatus: map[string]int{}, Counted: map[string]int{lab.ArmControl: 0, lab.ArmTreatment: 0}}
+// NewCounts returns empty counts with every arm present with zero (no
+// arms: control and treatment).
+func NewCounts(arms ...string) Counts {
+	if len(arms) == 0 {
+		arms = []string{lab.ArmControl, lab.ArmTreatment}
+	}
+	c := Counts{ByStatus: map[string]int{}, Counted: make(map[string]int, len(arms))}
+	for _, a := range arms {
+		c.Counted[a] = 0
+	}
+	return c
 }
 
 // Add counts one trial.

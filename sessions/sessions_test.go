@@ -47,8 +47,14 @@ func testEvents() []lab.Event {
 
 func writeSession(t *testing.T, events []lab.Event) string {
 	t.Helper()
+	return writeSessionWith(t, testHeader(), events)
+}
+
+// writeSessionWith writes a session of h and events to a new file.
+func writeSessionWith(t *testing.T, h Header, events []lab.Event) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s", "session.jsonl")
-	w, err := Create(path, testHeader())
+	w, err := Create(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}

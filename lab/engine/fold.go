@@ -40,6 +40,8 @@ func NewFold(plan *lab.Experiment) *Fold {
 	}
 	if plan != nil {
 		f.plan = *plan
+		f.Accumulator.Arms = len(plan.ArmKeys())
+		f.counts = sessions.NewCounts(plan.ArmKeys()...)
 	}
 	return f
 }
@@ -71,7 +73,7 @@ func (f *Fold) Add(e lab.Event) {
 		f.failed++
 	}
 
-	if tr.Counted() && (tr.Arm == lab.ArmControl || tr.Arm == lab.ArmTreatment) {
+	if _, ok := lab.ArmIndex(tr.Arm); ok && tr.Counted() {
 		f.version++
 	}
 }
@@ -92,7 +94,7 @@ func (f *Fold) Version() int { return f.version }
 // its trials so far.
 func (f *Fold) Progress() Progress {
 	p := Progress{Total: planTotal(&f.plan), Failed: f.failed, Counted: map[string]int{}}
-	for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
+	for _, arm := range f.plan.ArmKeys() {
 		p.Done += min(f.warm[arm], f.plan.Warmup*max(1, len(f.plan.Devices))) + min(f.counted[arm], f.plan.TrialCap())
 		p.Counted[arm] = f.counted[arm]
 	}
@@ -109,14 +111,14 @@ func (f *Fold) Progress() Progress {
 // planTotal is (warm-up + trials) per arm, saturating at math.MaxInt
 // instead of overflowing into a negative total.
 func planTotal(e *lab.Experiment) int {
-	t, w := max(e.TrialCap(), 0), max(e.Warmup, 0)
+	t, w, k := max(e.TrialCap(), 0), max(e.Warmup, 0), len(e.ArmKeys())
 	if n := len(e.Devices); n > 1 && w <= math.MaxInt/(2*n) {
 		w *= n // a pool warms up each device
 	}
-	if t > math.MaxInt/2-w/2-1 {
+	if t > math.MaxInt/k-w-1 {
 		return math.MaxInt
 	}
-	return 2 * (t + w)
+	return k * (t + w)
 }
 
 // seconds converts to a Duration, saturating instead of overflowing.
@@ -152,7 +154,7 @@ func (p Progress) Fraction() float64 {
 
 // Options derives the analysis options of a session from its plan: the
 // plan's α and confidence (defaults otherwise), the arms with their builds'
-// names as labels. Every view (report, replay, the live dashboard, run
+// names as labels, the base first. Every view (report, replay, the live dashboard, run
 // --headless) uses them, so the same session gives the same numbers
 // everywhere.
 func Options(plan *lab.Experiment) analysis.Options {
@@ -168,6 +170,8 @@ func Options(plan *lab.Experiment) analysis.Options {
 	if o.Sequential {
 		o.SequentialMaxRounds = plan.TrialCap()
 	}
-	o.Labels = []string{plan.ArmLabel(lab.ArmControl), plan.ArmLabel(lab.ArmTreatment)}
+	for _, arm := range plan.ArmKeys() {
+		o.Labels = append(o.Labels, plan.ArmLabel(arm))
+	}
 	return o
 }

@@ -184,7 +184,7 @@ func (d *Device) Info() lab.DeviceInfo { return d.info }
 // Setup checks the builds and requested metrics, snapshots state_dir and
 // opens the metrics listener.
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
-	for _, k := range []string{lab.ArmControl, lab.ArmTreatment} {
+	for _, k := range exp.ArmKeys() {
 		b, ok := exp.Builds[k]
 		if !ok {
 			return nil, fmt.Errorf("builds.%s: missing", k)

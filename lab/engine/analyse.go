@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+)
+
+// Analysis is a session's comparison as every view gives it: for an A/B
+// the Report; for an experiment of more builds also Versus, every build
+// against the base (benchstat's layout, one family of tests across builds
+// × metrics), and Report is then its first comparison (B against A).
+type Analysis struct {
+	Report analysis.Report
+	Versus *analysis.Versus
+}
+
+// Analyse compares inputs (Fold.Inputs or sessions.ArmInputs) for plan
+// with opt (Options(plan), possibly changed by flags).
+func Analyse(plan *lab.Experiment, inputs []analysis.MetricInput, opt analysis.Options) Analysis {
+	if !plan.MultiArm() {
+		return Analysis{Report: analysis.Compare(inputs, opt)}
+	}
+	v := analysis.CompareVersus(inputs, opt)
+	a := Analysis{Versus: &v}
+	if len(v.Comparisons) > 0 {
+		a.Report = v.Comparisons[0]
+	}
+	return a
+}
+
+// Reports lists the comparisons: the one Report, or one per build after
+// the base.
+func (a Analysis) Reports() []analysis.Report {
+	if a.Versus != nil {
+		return a.Versus.Comparisons
+	}
+	return []analysis.Report{a.Report}
+}
+
+// Table renders the comparison: analysis.Table, or analysis.VersusTable
+// for several builds.
+func (a Analysis) Table() string {
+	if a.Versus != nil {
+		return analysis.VersusTable(*a.Versus)
+	}
+	return analysis.Table(a.Report)
+}
+
+// Regression reports whether any build regressed on any metric.
+func (a Analysis) Regression() bool {
+	for _, r := range a.Reports() {
+		for _, m := range r.Metrics {
+			if m.Verdict == analysis.VerdictRegression {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Warn adds report-level warnings (the first comparison's, which tables
+// print once).
+func (a *Analysis) Warn(ws ...string) {
+	if len(ws) == 0 {
+		return
+	}
+	a.Report.Warnings = append(a.Report.Warnings, ws...)
+	if a.Versus != nil && len(a.Versus.Comparisons) > 0 {
+		a.Versus.Comparisons[0].Warnings = append(a.Versus.Comparisons[0].Warnings, ws...)
+	}
+}
