@@ -3,7 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/format"
@@ -93,8 +96,16 @@ func (p *progressPrinter) draw(final bool) {
 	if !p.due(final, frac) {
 		return
 	}
-	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (control %d, treatment %d counted", format.Bar(frac, 20, "#", "."), frac*100,
-		pr.Done, pr.Total, pr.Counted[lab.ArmControl], pr.Counted[lab.ArmTreatment])
+	counted := fmt.Sprintf("control %d, treatment %d", pr.Counted[lab.ArmControl], pr.Counted[lab.ArmTreatment])
+	if _, ab := pr.Counted[lab.ArmControl]; !ab && len(pr.Counted) > 0 {
+		var per []string
+		for _, k := range slices.Sorted(maps.Keys(pr.Counted)) {
+			per = append(per, fmt.Sprintf("%s %d", k, pr.Counted[k]))
+		}
+		counted = strings.Join(per, ", ")
+	}
+	msg := fmt.Sprintf("[%s] %3.0f%% %d/%d trials (%s counted", format.Bar(frac, 20, "#", "."), frac*100,
+		pr.Done, pr.Total, counted)
 	if pr.Failed > 0 {
 		msg += fmt.Sprintf(", %d failed", pr.Failed)
 	}

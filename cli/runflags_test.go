@@ -70,7 +70,7 @@ func TestRunFlagErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"run", "--headless", "--", "true", "true", "true"}, exitUsage, "want two commands"},
+		{append([]string{"run", "--headless", "--"}, strings.Fields(strings.Repeat("true ", 27))...), exitUsage, "want 2 to 26 commands"},
 		{[]string{"run", "--", "true", "false"}, exitUsage, "commands run with --headless"},
 		{[]string{"run", exp, "--headless", "-n", "x"}, exitUsage, "-n names commands"},
 		{[]string{"run", "--headless", "-n", "a", "-n", "b", "-n", "c", "--", "true", "true"}, exitUsage, "3 names (-n) for 2 commands"},

@@ -77,7 +77,11 @@ func (p ciPane) View() string {
 	if conf == 0 {
 		conf = 0.95
 	}
-	title := fmt.Sprintf("Δ%% of medians, B vs A, %g%% bootstrap CI", conf*100)
+	vs := "B vs A"
+	if pd.builds > 2 {
+		vs = "each build vs A"
+	}
+	title := fmt.Sprintf("Δ%% of medians, %s, %g%% bootstrap CI", vs, conf*100)
 	switch {
 	case pd.sequential:
 		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
@@ -85,7 +89,7 @@ func (p ciPane) View() string {
 			title = fmt.Sprintf("Δ%% B vs A, paired, %g%% sequential CI: valid at any look up to max_trials %d", conf*100, pd.seqCap)
 		}
 	case pd.paired:
-		title = fmt.Sprintf("Δ%% B vs A, paired rounds, %g%% CI: valid at the planned end only", conf*100)
+		title = fmt.Sprintf("Δ%% %s, paired rounds, %g%% CI: valid at the planned end only", vs, conf*100)
 	}
 	if pd.final {
 		title += " · final"
@@ -221,7 +225,11 @@ func (p pPane) View() string {
 	if showKW {
 		head += fmt.Sprintf(" %8s", "order p")
 	}
-	head += fmt.Sprintf(" %7s %9s", "MDE", "n A/B")
+	nHead := "n A/B"
+	if pd.builds > 2 {
+		nHead = "n A/X" // each row's build after the base
+	}
+	head += fmt.Sprintf(" %7s %9s", "MDE", nHead)
 	lines = append(lines, st.Muted.Render(truncate(head, w)))
 	for i, m := range pd.metrics {
 		if i >= p.rows {

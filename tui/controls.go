@@ -261,8 +261,12 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		if dev.Has(lab.CapSimTime) {
 			p.rows = append(p.rows, controlRow{setting: "pace"})
 		}
-		p.rows = append(p.rows, controlRow{setting: "mode"}, controlRow{setting: "aa"},
-			controlRow{setting: "effect"}, controlRow{setting: "runs"})
+		// The studies (validate, order) take a control and a treatment:
+		// an experiment of more builds is only run.
+		if !exp.MultiArm() {
+			p.rows = append(p.rows, controlRow{setting: "mode"}, controlRow{setting: "aa"},
+				controlRow{setting: "effect"}, controlRow{setting: "runs"})
+		}
 	}
 	return p
 }

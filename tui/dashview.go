@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/format"
-	"github.com/perflab/perflab/lab"
 )
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -39,7 +38,15 @@ func (d *feed) headLine(word string, withBuilds bool, w int) string {
 	}
 	head := st.Title.Render(where) + " · " + st.Header.Render(word)
 	if withBuilds {
-		head += " · order " + s.order + " · A " + buildName(lab.ArmControl) + " vs B " + buildName(lab.ArmTreatment)
+		keys := s.plan.ArmKeys()
+		vs := "A " + buildName(keys[0]) + " vs"
+		for i, k := range keys[1:] {
+			if i > 0 {
+				vs += ","
+			}
+			vs += " " + string(rune('B'+i)) + " " + buildName(k)
+		}
+		head += " · order " + s.order + " · " + vs
 	}
 	return truncate(head, w)
 }

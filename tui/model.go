@@ -602,8 +602,15 @@ func (m *Model) render() string {
 
 // controlsHeader names the builds above the stepper.
 func (m *Model) controlsHeader() string {
-	a, b := m.exp.Builds[lab.ArmControl], m.exp.Builds[lab.ArmTreatment]
-	return truncate(fmt.Sprintf("A %s  vs  B %s", label(a), label(b)), m.width) + "\n"
+	keys := m.exp.ArmKeys()
+	head := "A " + label(m.exp.Builds[keys[0]]) + "  vs  "
+	for i, k := range keys[1:] {
+		if i > 0 {
+			head += ", "
+		}
+		head += string(rune('B'+i)) + " " + label(m.exp.Builds[k])
+	}
+	return truncate(head, m.width) + "\n"
 }
 
 // DefaultSessionDir is where the workbench saves sessions unless told.

@@ -24,6 +24,9 @@ type panelData struct {
 	paired            bool // some metric is analysed as paired rounds
 	sequential        bool // the verdicts come from the sequential analysis (stop auto)
 	seqCap            int  // > 0: the sequential analysis is calibrated to this many rounds (max_trials)
+	// builds is the number of builds (0 or 2: an A/B); with more, each
+	// metric has a row per build after the base, named "metric B", ...
+	builds int
 	// With toggles of controls or order: the regimes, the index of the
 	// analysed one and why it was chosen (sessions.ChooseRegime).
 	regimes    []sessions.Regime

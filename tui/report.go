@@ -19,19 +19,43 @@ import (
 // 10,000 bootstrap resamples takes about 6 ms here (BenchmarkAnalysis).
 func analyze(in []metricInput, opt analysis.Options) panelData {
 	ms := make([]analysis.MetricInput, 0, len(in))
-	n := 0
+	n, builds := 0, 2
 	for _, m := range in {
-		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better, Samples: [][]float64{m.a, m.b},
-			Pairs: m.pairs, DroppedRounds: m.dropped})
+		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better,
+			Samples: append([][]float64{m.a, m.b}, m.more...),
+			Pairs:   m.pairs, DroppedRounds: m.dropped, MorePairs: m.morePairs, MoreDropped: m.moreDropped})
 		n += len(m.a) + len(m.b)
+		for _, x := range m.more {
+			n += len(x)
+		}
+		builds = max(builds, 2+len(m.more))
 	}
 	opt.AnytimeValid = true // the panels are looked at after every trial
-	r := analysis.Compare(ms, opt)
+	var r analysis.Report
+	var results []analysis.MetricResult
+	if builds == 2 {
+		r = analysis.Compare(ms, opt)
+		results = r.Metrics
+	} else {
+		// Every build against the base, one family of tests (as perflab
+		// report): a row per metric and build, named "metric C".
+		v := analysis.CompareVersus(ms, opt)
+		if len(v.Comparisons) > 0 {
+			r = v.Comparisons[0]
+		}
+		for i := range r.Metrics {
+			for j, c := range v.Comparisons {
+				m := c.Metrics[i]
+				m.Name += " " + string(rune('B'+j))
+				results = append(results, m)
+			}
+		}
+	}
 	pd := panelData{
 		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
-		resamples: opt.Resamples, n: n,
+		resamples: opt.Resamples, n: n, builds: builds,
 	}
-	for _, m := range r.Metrics {
+	for _, m := range results {
 		p := float64(m.MannWhitney.P)
 		if r.PrimaryTest == analysis.TestWelch {
 			p = float64(m.Welch.P)

@@ -157,7 +157,8 @@ func foldInputs(f *engine.Fold) []metricInput {
 	out := make([]metricInput, 0, len(ins))
 	for _, in := range ins {
 		out = append(out, metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
-			pairs: in.Pairs, dropped: in.DroppedRounds})
+			pairs: in.Pairs, dropped: in.DroppedRounds,
+			more: in.Samples[2:], morePairs: in.MorePairs, moreDropped: in.MoreDropped})
 	}
 	return out
 }
@@ -168,6 +169,11 @@ type metricInput struct {
 	a, b               []float64
 	pairs              []analysis.Pair // rounds of one A and one B (alternate, random order)
 	dropped            int             // rounds left out of pairs (a failed trial)
+	// With more than two builds: the samples of C, D, ... and their
+	// rounds paired with A's.
+	more        [][]float64
+	morePairs   [][]analysis.Pair
+	moreDropped []int
 }
 
 // controlsSummary lists the controls that are on, for a log line.

@@ -61,8 +61,11 @@ func (p trialsPane) View() string {
 	h--
 	start := max(0, len(p.trials)-h)
 	for _, t := range p.trials[start:] {
-		arm := "A"
-		if t.Arm == lab.ArmTreatment {
+		arm := t.Arm // "A", "B", "C", ... with more than two builds
+		switch t.Arm {
+		case lab.ArmControl:
+			arm = "A"
+		case lab.ArmTreatment:
 			arm = "B"
 		}
 		// "ok" goes without saying: the room is the metrics'.
