@@ -21,7 +21,8 @@ per metric, whether B is a regression, an improvement, no change (within
 a practical threshold) or inconclusive. With three or more
 inputs every input is compared with A, the base, in benchstat's layout
 (one column per input, a geomean row per unit shared by several metrics,
-times scaled to ns/µs/ms/s); --json then gives {"inputs", "comparisons"
+times scaled to ns/µs/ms/s; p-values corrected over every input × metric
+as one family); --json then gives {"inputs", "family", "comparisons"
 (one report per input after A), "geomeans", "median_ci",
 "kruskal_wallis_all" (all inputs together, per metric)}.
 
