@@ -9,9 +9,10 @@ import (
 	"github.com/perflab/perflab/sessions/plot"
 )
 
-// plotSession draws a session and its report to path (.svg or .png).
-func plotSession(path string, s *sessions.Session, rep analysis.Report) error {
-	f, err := plot.Session(s, rep)
+// plotSession draws a session and its comparisons (one, or one per build
+// after the base) to path (.svg or .png).
+func plotSession(path string, s *sessions.Session, reps []analysis.Report) error {
+	f, err := plot.SessionVersus(s, reps)
 	if err != nil {
 		return err
 	}

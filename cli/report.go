@@ -144,7 +144,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rep := engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt)
 	rep.Warn(regimeLines.warnings...)
 	if *plotFile != "" {
-		if err := plotSession(*plotFile, s, rep.Report); err != nil {
+		if err := plotSession(*plotFile, s, rep.Reports()); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
 		}

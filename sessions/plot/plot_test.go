@@ -152,3 +152,26 @@ func TestStudyFigures(t *testing.T) {
 	svg = render(t, "order", Order(o), 2)
 	contains(t, "order", svg, "control/startup_ms", "RED FLAG", "fixed", "random")
 }
+
+// TestSessionVersusFigure draws a session of three builds: every arm in
+// the trial and distribution panels, and Δ% with an interval per build
+// after the base.
+func TestSessionVersusFigure(t *testing.T) {
+	exp := lab.Experiment{Device: "sim:pixel", Trials: 6, Order: lab.OrderAlternate}
+	exp.SetBuilds([]lab.Build{{Name: "v1"}, {Name: "v2"}, {Name: "v3"}})
+	s := &sessions.Session{Header: sessions.Header{ID: "s3", Plan: exp}}
+	for i := range 18 {
+		arm := exp.ArmKeys()[i%3]
+		v := map[string]float64{"A": 700, "B": 740, "C": 660}[arm] + float64(i%5)
+		s.Events = append(s.Events, lab.Event{Type: lab.EventTrial, T: float64(i), Trial: &lab.Trial{Index: i, Round: i / 3, Arm: arm,
+			Build: exp.Builds[arm].Name, Order: lab.OrderAlternate, Status: lab.StatusOK,
+			Metrics: []lab.Metric{{Name: "startup_ms", Value: v, Unit: "ms"}}}})
+	}
+	v := analysis.CompareVersus(sessions.ArmInputs(s.Events, 3), analysis.DefaultOptions())
+	f, err := SessionVersus(s, v.Comparisons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := render(t, "versus", f, 3)
+	contains(t, "versus", svg, "A (v1)", "B (v2)", "C (v3)", "each build vs A", "startup_ms B", "startup_ms C")
+}

@@ -27,6 +27,17 @@ const maxMetrics = 3
 // interval for every metric, coloured by verdict; and, when the session
 // holds probe samples, MFLOPS over time.
 func Session(s *sessions.Session, rep analysis.Report) (*Figure, error) {
+	return SessionVersus(s, []analysis.Report{rep})
+}
+
+// SessionVersus is Session for a session of more than two builds: reps
+// compare each build after the base with it (analysis.Versus's
+// comparisons), and the Δ% panel has an interval per metric and build.
+func SessionVersus(s *sessions.Session, reps []analysis.Report) (*Figure, error) {
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("session %s: nothing compared to plot", s.Header.ID)
+	}
+	rep := reps[0]
 	arms := sessionArms(s)
 	if len(arms) == 0 {
 		return nil, fmt.Errorf("session %s has no counted trials to plot", s.Header.ID)
@@ -38,7 +49,11 @@ func Session(s *sessions.Session, rep analysis.Report) (*Figure, error) {
 		}
 		f.Plots = append(f.Plots, trialsPlot(s, arms, m), distributionPlot(s, arms, m))
 	}
-	f.Plots = append(f.Plots, DeltaPlot(rep))
+	if len(reps) == 1 {
+		f.Plots = append(f.Plots, DeltaPlot(rep))
+	} else {
+		f.Plots = append(f.Plots, deltaVersusPlot(reps))
+	}
 	var probe []lab.ProbeSample
 	for _, e := range s.Events {
 		if e.Type == lab.EventProbe && e.Probe != nil {
@@ -264,19 +279,46 @@ func fade(c color.Color) color.Color {
 // grey otherwise, around a zero line.
 func DeltaPlot(rep analysis.Report) *plot.Plot {
 	title := fmt.Sprintf("Δ%% B vs A the verdict rests on, %.0f%% CI", rep.Confidence*100)
-	p := newPlot(title, "", "Δ (%)")
 	var iv []interval
 	for _, m := range rep.Metrics {
-		c := color.Color(grey)
-		switch m.Verdict {
-		case analysis.VerdictRegression:
-			c = red
-		case analysis.VerdictImprovement:
-			c = green
-		}
-		iv = append(iv, interval{Name: shorten(m.Name, 22) + "\n" + m.Verdict, Point: float64(m.Decision.DeltaPct),
-			Low: float64(m.Decision.CILowPct), High: float64(m.Decision.CIHighPct), Color: c})
+		iv = append(iv, deltaInterval(m, shorten(m.Name, 22)))
 	}
+	return intervalsPlot(title, iv)
+}
+
+// deltaVersusPlot is DeltaPlot for several builds against the base: an
+// interval per metric and build, named "metric C".
+func deltaVersusPlot(reps []analysis.Report) *plot.Plot {
+	title := fmt.Sprintf("Δ%% each build vs A the verdict rests on, %.0f%% CI", reps[0].Confidence*100)
+	var iv []interval
+	for i, m := range reps[0].Metrics {
+		for j, r := range reps {
+			if i < len(r.Metrics) {
+				iv = append(iv, deltaInterval(r.Metrics[i], shorten(m.Name, 20)+" "+string(rune('B'+j))))
+			}
+		}
+	}
+	return intervalsPlot(title, iv)
+}
+
+// deltaInterval is the Δ% one metric's verdict rests on with that
+// interval (Decision), red for a regression, green for an improvement,
+// grey otherwise.
+func deltaInterval(m analysis.MetricResult, name string) interval {
+	c := color.Color(grey)
+	switch m.Verdict {
+	case analysis.VerdictRegression:
+		c = red
+	case analysis.VerdictImprovement:
+		c = green
+	}
+	return interval{Name: name + "\n" + m.Verdict, Point: float64(m.Decision.DeltaPct),
+		Low: float64(m.Decision.CILowPct), High: float64(m.Decision.CIHighPct), Color: c}
+}
+
+// intervalsPlot draws intervals around a zero line.
+func intervalsPlot(title string, iv []interval) *plot.Plot {
+	p := newPlot(title, "", "Δ (%)")
 	drawIntervals(p, iv)
 	hline(p, 0, p.X.Min, p.X.Max, grey, false)
 	padRange(&p.Y, math.Min(p.Y.Min, 0), math.Max(p.Y.Max, 0), 0.1, 0.1)
