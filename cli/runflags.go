@@ -161,7 +161,7 @@ func markdownVersus(v analysis.Versus) string {
 	if len(v.Comparisons) == 0 {
 		return ""
 	}
-	fmt.Fprintf(&b, "| metric | unit | build | median | Δ median vs %s | %g%% CI | p adj | n | verdict |\n",
+	fmt.Fprintf(&b, "| metric | unit | build | median | Δ vs %s | %g%% CI | p adj | n | verdict |\n",
 		label(0), math.Round(v.Comparisons[0].Confidence*1000)/10)
 	b.WriteString("|:---|:---|:---|---:|---:|:---:|---:|---:|:---|\n")
 	for i, m := range v.Comparisons[0].Metrics {
@@ -174,7 +174,7 @@ func markdownVersus(v analysis.Versus) string {
 				p = fmt.Sprintf("%.3g", float64(mj.PAdjusted))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), mdNum(mj.B.Median),
-				mdPct(mj.DeltaPctMedian), ci, p, mj.B.N, mj.Verdict)
+				mdPct(mj.Decision.DeltaPct), ci, p, mj.B.N, mj.Verdict)
 		}
 	}
 	return b.String()
