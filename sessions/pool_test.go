@@ -22,7 +22,7 @@ func TestPairPoolRounds(t *testing.T) {
 	av = append(av, 50)
 	ar = append(ar, 5)
 	ad = append(ad, 2)
-	pairs, strata, dropped := pairPoolRounds(av, bv, [2][]int32{ar, br}, [2][]uint16{ad, bd})
+	pairs, strata, dropped := pairPoolRounds(av, bv, ar, br, ad, bd)
 	want := []analysis.Pair{{A: 10, B: 22}, {A: 20, B: 12}, {A: 50, B: 55}}
 	if !reflect.DeepEqual(pairs, want) || !reflect.DeepEqual(strata, []uint16{1, 2, 2}) || dropped != 2 {
 		t.Errorf("pairs %v strata %v dropped %d", pairs, strata, dropped)
