@@ -473,8 +473,8 @@ func checkEvent(e *lab.Event, arms []string) error {
 			switch st := e.Start; {
 			case st.Device == "":
 				return errors.New(`start event without its "device" ID`)
-			case st.Arm != lab.ArmControl && st.Arm != lab.ArmTreatment:
-				return fmt.Errorf("start event on %s has unknown arm %q (want %q or %q)", st.Device, st.Arm, lab.ArmControl, lab.ArmTreatment)
+			case !slices.Contains(arms, st.Arm):
+				return fmt.Errorf("start event on %s has unknown arm %q (want %s)", st.Device, st.Arm, quoteList(arms))
 			case st.Round < 0:
 				return fmt.Errorf("start event on %s has negative round %d", st.Device, st.Round)
 			}
