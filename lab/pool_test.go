@@ -210,6 +210,11 @@ func TestPoolLostDeviceRoundIsRedoneAndItRejoins(t *testing.T) {
 	if got := deviceStates(evs, "other"); got != "" {
 		t.Errorf("other's device events: %s", got)
 	}
+	for _, e := range evs { // the pool's note says it once, not the device's runner again
+		if e.Type == EventNote && strings.HasPrefix(e.Note.Text, "lost: device") {
+			t.Errorf("the runner's note is forwarded too: %q", e.Note.Text)
+		}
+	}
 	checkStarts(t, evs)
 }
 

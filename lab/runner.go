@@ -57,7 +57,8 @@ type Runner struct {
 // when to stop to it: it neither counts trials against the plan nor
 // applies the sequential rule itself, nor records its starting settings
 // (the pool records them once for all its devices); it records each
-// trial's start (EventStart), which the pool names with the device.
+// trial's start (EventStart), which the pool names with the device, and
+// leaves saying that its device went away and came back to the pool.
 type RoundSource func(ctx context.Context) (round int, ok bool)
 
 // SetRoundSource makes the runner take its rounds from src. Call it
@@ -350,7 +351,9 @@ func (r *Runner) loop(ctx context.Context) {
 					end("device-lost", errors.New(res.Reason))
 					return
 				}
-				r.push(Event{Type: EventNote, Note: &Note{Text: "device lost, run paused until it comes back: " + res.Reason}})
+				if src == nil { // a pool says it in its own device event and note
+					r.push(Event{Type: EventNote, Note: &Note{Text: "device lost, run paused until it comes back: " + res.Reason}})
+				}
 				if err := rc.Reconnect(ctx); err != nil {
 					if ctx.Err() != nil {
 						end("cancelled", nil)
@@ -359,7 +362,9 @@ func (r *Runner) loop(ctx context.Context) {
 					}
 					return
 				}
-				r.push(Event{Type: EventNote, Note: &Note{Text: "device back, run resumed"}})
+				if src == nil {
+					r.push(Event{Type: EventNote, Note: &Note{Text: "device back, run resumed"}})
+				}
 				a.failRun = 0
 			}
 			if ctx.Err() != nil {
