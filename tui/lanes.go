@@ -150,7 +150,8 @@ func (p *lanesPane) trial(t *lab.Trial) {
 		l.failed++
 		return
 	}
-	if t.Warmup || (t.Arm != lab.ArmControl && t.Arm != lab.ArmTreatment) {
+	arm, ok := lab.ArmIndex(t.Arm)
+	if t.Warmup || !ok || arm > 1 { // the lane's Δ is of B against A
 		return
 	}
 	for _, m := range t.Metrics {
@@ -165,7 +166,7 @@ func (p *lanesPane) trial(t *lab.Trial) {
 			r = &analysis.Round{}
 			l.rounds[t.Round] = r
 		}
-		if t.Arm == lab.ArmControl {
+		if arm == 0 {
 			r.A = append(r.A, m.Value)
 		} else {
 			r.B = append(r.B, m.Value)
@@ -201,12 +202,13 @@ func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
 	return n, math.Expm1(med) * 100
 }
 
-// armLetter is an arm as the lanes show it: A or B.
+// armLetter is an arm as the lanes show it: its letter (A, B, C...; the
+// control is A, the treatment B), or the arm itself when it has none.
 func armLetter(arm string) string {
-	if arm == lab.ArmTreatment {
-		return "B"
+	if i, ok := lab.ArmIndex(arm); ok {
+		return string(rune('A' + i))
 	}
-	return "A"
+	return arm
 }
 
 // View draws the title and a line per lane, as many as fit.

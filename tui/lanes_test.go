@@ -139,6 +139,14 @@ func TestLanesFoldEachDevice(t *testing.T) {
 	}
 }
 
+func TestArmLetter(t *testing.T) {
+	for arm, want := range map[string]string{lab.ArmControl: "A", lab.ArmTreatment: "B", "A": "A", "C": "C", "other": "other"} {
+		if got := armLetter(arm); got != want {
+			t.Errorf("armLetter(%q) = %q, want %q", arm, got, want)
+		}
+	}
+}
+
 // TestLanesOnlyForAPool: a single device draws no lanes.
 func TestLanesOnlyForAPool(t *testing.T) {
 	st := NewStyles(true, true)
