@@ -720,7 +720,7 @@ func correctMDEs(ms []MetricResult, ps []Float, opt Options) {
 			m.Paired.MDEPct = pairedMDE(m.Paired.logSD, m.Paired.N, fa)
 		}
 		switch m.Decision.Method {
-		case MethodPaired, MethodSequential:
+		case MethodPaired, MethodPairedBootstrap, MethodSequential:
 			if m.Paired != nil {
 				m.Decision.MDEPct = m.Paired.MDEPct
 			}

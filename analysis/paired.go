@@ -42,9 +42,11 @@ func LogRatios(pairs []Pair) (d []float64, ok bool) {
 }
 
 // Paired is the paired analysis of rounds that hold one A and one B: the
-// per-round log ratio log(B/A), Wilcoxon's signed-rank test of it and a
-// bootstrap interval of its median, expressed as a relative change
-// (e^x − 1)·100.
+// per-round log ratio log(B/A), Wilcoxon's signed-rank test of it, the
+// test's own Hodges–Lehmann estimate and the interval that inverts the
+// test (signedRankCI), expressed as a relative change (e^x − 1)·100. Above
+// maxWalshN non-zero pairs the interval is the bootstrap interval of the
+// median instead (CIMethod says which).
 type Paired struct {
 	N       int `json:"n"`       // pairs analysed
 	Dropped int `json:"dropped"` // rounds left out: broken by a failed trial
@@ -55,12 +57,18 @@ type Paired struct {
 	P         Float `json:"p"`         // two-sided
 	Exact     bool  `json:"exact"`     // p from the exact null distribution
 	DeltaPct  Float `json:"delta_pct"` // median log ratio as a change in %
-	// HodgesLehmannPct is the median of the Walsh averages of the log
-	// ratios (the signed-rank test's own estimate) as a change in %.
+	// HodgesLehmannPct is the median of the Walsh averages of the
+	// non-zero log ratios (the signed-rank test's own estimate, as R's
+	// wilcox.test) as a change in %; undefined above maxWalshN.
 	HodgesLehmannPct Float `json:"hodges_lehmann_pct"`
-	CILowPct         Float `json:"ci_low_pct"` // bootstrap percentile interval of the median log ratio, in %
-	CIHighPct        Float `json:"ci_high_pct"`
-	Resamples        int   `json:"resamples"`
+	// CILowPct, CIHighPct: the interval of the log ratio's centre that
+	// inverts the signed-rank test (CIMethodSignedRank), or above maxWalshN
+	// pairs the bootstrap percentile interval of the median log ratio
+	// (CIMethodBootstrapMedian), in %.
+	CILowPct  Float  `json:"ci_low_pct"`
+	CIHighPct Float  `json:"ci_high_pct"`
+	CIMethod  string `json:"ci_method"`
+	Resamples int    `json:"resamples"` // bootstrap resamples; 0 when the interval is the signed-rank one
 	// MDEPct is the smallest change the signed-rank test detects with 80%
 	// power at this n (pairedMDE); Compare gives it at the level corrected
 	// across metrics.
@@ -85,11 +93,29 @@ func WilcoxonSignedRank(d []float64) (t, p Float, exact bool, zeros int, warn []
 	return signedRankSorted(sortedCopy(d))
 }
 
-// signedRankSorted is WilcoxonSignedRank of sorted d. It ranks |d| without
-// sorting again: the negative values read backwards and the positive ones
-// forwards are two increasing runs of |d|, merged in one pass.
+// signedRankSorted is WilcoxonSignedRank of sorted d.
 func signedRankSorted(sorted []float64) (t, p Float, exact bool, zeros int, warn []string) {
-	t, p = undefined(), undefined()
+	r := signedRank(sorted)
+	return r.t, r.p, r.exact, r.zeros, r.warn
+}
+
+// signedRankResult is the signed-rank test of sorted d with what its
+// interval (signedRankCI) needs: the non-zero differences and the
+// standard error of R+ of the normal approximation.
+type signedRankResult struct {
+	t, p    Float
+	exact   bool
+	zeros   int
+	nonzero []float64 // sorted d without its zeros (sharing sorted when there are none)
+	se      float64   // tie-corrected SE of R+ (0 when undefined)
+	warn    []string
+}
+
+// signedRank is signedRankSorted's work. It ranks |d| without sorting
+// again: the negative values read backwards and the positive ones forwards
+// are two increasing runs of |d|, merged in one pass.
+func signedRank(sorted []float64) (r signedRankResult) {
+	t, p := undefined(), undefined()
 	neg := 0 // sorted[:neg] < 0
 	for neg < len(sorted) && sorted[neg] < 0 {
 		neg++
@@ -98,14 +124,21 @@ func signedRankSorted(sorted []float64) (t, p Float, exact bool, zeros int, warn
 	for pos < len(sorted) && sorted[pos] == 0 {
 		pos++
 	}
-	zeros = pos - neg
+	zeros := pos - neg
 	end := len(sorted)
 	for end > pos && sorted[end-1] != sorted[end-1] {
 		end--
 	}
 	n := neg + end - pos
+	r = signedRankResult{t: t, p: p, zeros: zeros, nonzero: sorted[:neg:neg]}
+	if zeros > 0 || end < len(sorted) {
+		r.nonzero = append(r.nonzero, sorted[pos:end]...)
+	} else {
+		r.nonzero = sorted
+	}
 	if n == 0 {
-		return t, p, false, zeros, []string{"signed-rank test undefined: every pair has B = A"}
+		r.warn = []string{"signed-rank test undefined: every pair has B = A"}
+		return r
 	}
 	i, j := neg-1, pos // next negative (backwards) and positive
 	rank := 0          // values ranked so far
@@ -140,18 +173,21 @@ func signedRankSorted(sorted []float64) (t, p Float, exact bool, zeros int, warn
 		}
 		rank += c
 	}
-	t = defined(math.Min(rplus, rminus))
-	if n <= maxExactWilcoxonN && !ties && zeros == 0 {
-		return t, defined(signedRankExactP(n, int(math.Round(rplus)))), true, zeros, nil
-	}
+	r.t = defined(math.Min(rplus, rminus))
 	fn := float64(n)
-	mean := fn * (fn + 1) / 4
-	se := math.Sqrt((fn*(fn+1)*(2*fn+1) - tieTerm/2) / 24)
-	if !(se > 0) {
-		return t, p, false, zeros, []string{"signed-rank test undefined: no variance"}
+	r.se = math.Sqrt((fn*(fn+1)*(2*fn+1) - tieTerm/2) / 24)
+	if n <= maxExactWilcoxonN && !ties && zeros == 0 {
+		r.p, r.exact = defined(signedRankExactP(n, int(math.Round(rplus)))), true
+		return r
 	}
-	z := (float64(t) - mean) / se
-	return t, defined(normalTwoSided(z)), false, zeros, nil
+	if !(r.se > 0) {
+		r.se = 0
+		r.warn = []string{"signed-rank test undefined: no variance"}
+		return r
+	}
+	z := (float64(r.t) - fn*(fn+1)/4) / r.se
+	r.p = defined(normalTwoSided(z))
+	return r
 }
 
 // signedRankCounts returns the number of sign assignments of ranks 1..n
@@ -207,10 +243,30 @@ func signedRankMinP(n int) float64 { return math.Min(1, math.Ldexp(2, -n)) }
 // ratios never reach, take the naive way.
 func walshMedian(sorted []float64) float64 {
 	n := len(sorted)
-	if n == 0 || !(math.Abs(sorted[0]) < math.MaxFloat64/2 && math.Abs(sorted[n-1]) < math.MaxFloat64/2) {
+	if n == 0 || !walshSelectable(sorted) {
 		// Sums that overflow (or of ±∞, or NaN) are not ordered like averages.
 		return walshMedianNaive(sorted)
 	}
+	total := n * (n + 1) / 2
+	lo, hi := walshSelect(sorted, total/2)
+	if total%2 == 1 {
+		return hi
+	}
+	return mid(lo, hi)
+}
+
+// walshSelectable reports whether the Walsh sums of sorted d order like
+// its averages (no sum overflows).
+func walshSelectable(sorted []float64) bool {
+	n := len(sorted)
+	return math.Abs(sorted[0]) < math.MaxFloat64/2 && math.Abs(sorted[n-1]) < math.MaxFloat64/2
+}
+
+// walshSelect returns the (k−1)-th and the k-th smallest (0-based) Walsh
+// average of sorted, non-empty d whose sums do not overflow
+// (walshSelectable), by selectDiff as walshMedian describes.
+func walshSelect(sorted []float64, k int) (prev, kth float64) {
+	n := len(sorted)
 	// Row i of the matrix b[j] − a[i] with a[i] = −d[n−1−i] and b = d
 	// holds d[j] + d[n−1−i]; the Walsh sums are its entries with
 	// j ≥ first[i] = n−1−i, each pair once.
@@ -219,15 +275,64 @@ func walshMedian(sorted []float64) float64 {
 		a[n-1-i] = -x
 		first[n-1-i] = i
 	}
-	total := n * (n + 1) / 2
 	// A fixed seed keeps the running time reproducible; the result does
 	// not depend on it.
 	rng := rand.New(rand.NewPCG(uint64(n), 0x77616c7368))
-	lo, hi := selectDiff(a, sorted, first, total/2, rng, hlSamples)
-	if total%2 == 1 {
-		return hi / 2
+	lo, hi := selectDiff(a, sorted, first, k, rng, hlSamples)
+	return lo / 2, hi / 2
+}
+
+// signedRankK is the rank k of signedRankCI's lower end among the Walsh
+// averages of r.nonzero, before it is raised to at least 1: below 1 when
+// the test cannot reach p < α at this n.
+func signedRankK(r signedRankResult, confidence float64) int {
+	n := len(r.nonzero)
+	if r.exact {
+		counts := signedRankCounts(n)
+		all := math.Ldexp(1, n)
+		cum := 0.0
+		for q, c := range counts {
+			cum += c
+			if cum/all >= (1-confidence)/2 {
+				return q
+			}
+		}
 	}
-	return mid(lo/2, hi/2)
+	fn := float64(n)
+	return int(math.Ceil(fn*(fn+1)/4 - math.Sqrt2*math.Erfinv(confidence)*r.se))
+}
+
+// signedRankCI is the interval of the centre of symmetry of the non-zero
+// differences that inverts the signed-rank test r of them at the given
+// confidence (Hollander & Wolfe, Nonparametric Statistical Methods, 3rd
+// ed., §3.3; R's wilcox.test(conf.int = TRUE, correct = FALSE)): the k-th
+// smallest and k-th largest Walsh average. With an exact test k is R's
+// qsignrank(α/2, n) (at least 1); otherwise k = ⌈n(n+1)/4 − z₁₋α/₂·SE⌉
+// with the test's tie-corrected SE (at least 1), the Walsh average where R's
+// uniroot of the normal statistic lands. The number of Walsh averages below
+// 0 is R− (and above 0 is R+) when no two differences cancel (dᵢ = −dⱼ),
+// so 0 lies outside the interval exactly when the test's p < α (p = α
+// keeps 0 inside); a Walsh average of exactly 0 (cancelling pairs) may
+// break the equivalence. The one other exception: when n is so
+// small that no exact p < α exists (2/2ⁿ ≥ α), k = 1 gives [min, max] of
+// the differences, which excludes 0 when all share a sign although p ≥ α;
+// so it does when the normal approximation cannot reach p < α (its k
+// would be below 1).
+func signedRankCI(r signedRankResult, confidence float64) (lo, hi float64, ok bool) {
+	d := r.nonzero
+	n := len(d)
+	if n == 0 || !walshSelectable(d) {
+		return 0, 0, false
+	}
+	total := n * (n + 1) / 2
+	k := signedRankK(r, confidence)
+	if !r.exact && !(r.se > 0) {
+		return 0, 0, false
+	}
+	k = min(max(k, 1), total)
+	_, lo = walshSelect(d, k-1)
+	_, hi = walshSelect(d, total-k)
+	return lo, hi, true
 }
 
 // walshMedianNaive is walshMedian by building every average (the
@@ -243,9 +348,16 @@ func walshMedianNaive(sorted []float64) float64 {
 	return medianInPlace(w)
 }
 
-// maxWalshN bounds the pairs for which the Hodges–Lehmann estimate is
-// computed (it builds n(n+1)/2 averages).
+// maxWalshN bounds the non-zero pairs for which the Hodges–Lehmann
+// estimate and the signed-rank interval are computed; above it the paired
+// analysis falls back to the median and its bootstrap interval.
 const maxWalshN = 3000
+
+// Paired.CIMethod values.
+const (
+	CIMethodSignedRank      = "signed-rank"      // Walsh averages' order statistics (signedRankCI)
+	CIMethodBootstrapMedian = "bootstrap median" // percentile bootstrap of the median (bootstrapMedianCI)
+)
 
 // AnalyzePaired runs the paired analysis of pairs (rounds already paired,
 // dropped counts those left out) at the given confidence, drawing the
@@ -270,20 +382,24 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 	_, sd := meanSD(d)
 	sorted := d
 	sortFloats(sorted)
-	var ws []string
-	pr.Statistic, pr.P, pr.Exact, pr.Zeros, ws = signedRankSorted(sorted)
-	warn = append(warn, ws...)
+	sr := signedRank(sorted)
+	pr.Statistic, pr.P, pr.Exact, pr.Zeros = sr.t, sr.p, sr.exact, sr.zeros
+	warn = append(warn, sr.warn...)
 	pr.DeltaPct = pct(medianSorted(sorted))
-	if len(sorted) <= maxWalshN {
-		pr.HodgesLehmannPct = pct(walshMedian(sorted))
-	}
 	if sd > 0 {
 		pr.logSD = sd
 		pr.MDEPct = pairedMDE(sd, len(d), alpha)
 	}
-	if resamples >= 2 {
+	if len(sr.nonzero) > 0 && len(sr.nonzero) <= maxWalshN {
+		pr.HodgesLehmannPct, pr.Resamples = pct(walshMedian(sr.nonzero)), 0
+		if lo, hi, ok := signedRankCI(sr, confidence); ok {
+			pr.CILowPct, pr.CIHighPct, pr.CIMethod = pct(lo), pct(hi), CIMethodSignedRank
+		}
+		return pr, warn
+	}
+	if resamples >= 2 && len(sr.nonzero) > maxWalshN {
 		lo, hi := bootstrapMedianCI(sorted, confidence, resamples, seed)
-		pr.CILowPct, pr.CIHighPct = pct(lo), pct(hi)
+		pr.CILowPct, pr.CIHighPct, pr.CIMethod = pct(lo), pct(hi), CIMethodBootstrapMedian
 	}
 	return pr, warn
 }

@@ -7,9 +7,11 @@ import (
 
 // Methods a Decision rests on.
 const (
-	MethodPaired      = "paired: Wilcoxon signed-rank + bootstrap CI of the median log ratio"
-	MethodMannWhitney = "Mann–Whitney U + bootstrap CI of the median difference"
-	MethodWelch       = "Welch t-test + its CI of the mean difference"
+	MethodPaired = "paired: Wilcoxon signed-rank + its Hodges–Lehmann estimate and CI of the log ratio"
+	// MethodPairedBootstrap is the paired analysis above maxWalshN pairs.
+	MethodPairedBootstrap = "paired: Wilcoxon signed-rank + bootstrap CI of the median log ratio (over 3000 pairs)"
+	MethodMannWhitney     = "Mann–Whitney U + bootstrap CI of the median difference"
+	MethodWelch           = "Welch t-test + its CI of the mean difference"
 )
 
 // Decision is what a metric's verdict rests on: one estimate of the change
@@ -49,7 +51,10 @@ func decisionBasis(m MetricResult, opt Options) Decision {
 		d.MDEPct, d.N = m.Paired.MDEPct, s.N
 	case m.Paired != nil:
 		d.Method = MethodPaired
-		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.DeltaPct, m.Paired.CILowPct, m.Paired.CIHighPct
+		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.HodgesLehmannPct, m.Paired.CILowPct, m.Paired.CIHighPct
+		if m.Paired.CIMethod == CIMethodBootstrapMedian {
+			d.Method, d.DeltaPct = MethodPairedBootstrap, m.Paired.DeltaPct
+		}
 		d.MDEPct, d.N = m.Paired.MDEPct, m.Paired.N
 	case opt.Test == TestWelch:
 		d.Method = MethodWelch

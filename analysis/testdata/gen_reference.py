@@ -212,12 +212,47 @@ def mul(x, s):
     return None if x is None else x * s
 
 
+def signed_rank_ci(nz, exact, conf=CONF):
+    """The interval that inverts the signed-rank test of the non-zero
+    differences nz (Hollander & Wolfe, Nonparametric Statistical Methods,
+    3rd ed., sec. 3.3; R's wilcox.test(conf.int=TRUE, correct=FALSE)): the
+    k-th smallest and k-th largest of all Walsh averages, enumerated. Exact:
+    k = R's qsignrank(alpha/2, n) from the null distribution of R+ (by
+    convolving the n sign choices), at least 1. Otherwise
+    k = ceil(n(n+1)/4 - z_{1-alpha/2} * se) with scipy's tie-corrected
+    standard error of R+, at least 1: the Walsh average where R's uniroot of
+    the normal statistic (a step function) lands."""
+    n = len(nz)
+    if n == 0:
+        return None, None
+    alpha = 1 - conf
+    s = np.sort(nz)
+    walsh = np.sort([(s[i] + s[j]) / 2 for i in range(n) for j in range(i, n)])
+    total = len(walsh)
+    if exact:
+        counts = np.array([1.0])
+        for r in range(1, n + 1):
+            shifted = np.zeros(len(counts) + r)
+            shifted[:len(counts)] += counts
+            shifted[r:] += counts
+            counts = shifted
+        cdf = np.cumsum(counts) / 2.0 ** n
+        k = int(np.argmax(cdf >= alpha / 2))
+    else:
+        _, tcounts = np.unique(np.abs(nz), return_counts=True)
+        se = math.sqrt((n * (n + 1) * (2 * n + 1) - np.sum(tcounts ** 3 - tcounts) / 2) / 24)
+        k = math.ceil(n * (n + 1) / 4 - stats.norm.ppf(1 - alpha / 2) * se)
+    k = min(max(k, 1), total)
+    return num(walsh[k - 1]), num(walsh[total - k])
+
+
 def paired_case(name, a, b, note=""):
     """Paired analysis of per-round log ratios log(b/a): scipy.stats.wilcoxon
     with its defaults zero_method="wilcox", correction=False; exact when at
     most 50 non-zero differences remain, none tied and none zero, else the
-    normal approximation; the median and Hodges-Lehmann (Walsh) estimates
-    and the percentile bootstrap CI of the median, as % changes."""
+    normal approximation; the median and the Hodges-Lehmann estimate (median
+    of the Walsh averages of the non-zero differences, as R's wilcox.test)
+    and the signed-rank interval (signed_rank_ci), as % changes."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     d = np.log(b / a)
     nz = d[d != 0]
@@ -233,17 +268,15 @@ def paired_case(name, a, b, note=""):
             warnings.simplefilter("ignore")
             w = stats.wilcoxon(d, zero_method="wilcox", correction=False, method="exact" if exact else "approx")
         out.update(statistic=num(w.statistic), p=num(w.pvalue))
-    ds = np.sort(d)
+    ds = np.sort(nz)
     walsh = [(ds[i] + ds[j]) / 2 for i in range(len(ds)) for j in range(i, len(ds))]
-    out.update(delta_pct=pct(np.median(d)), hodges_lehmann_pct=pct(np.median(walsh)))
+    out.update(delta_pct=pct(np.median(d)), hodges_lehmann_pct=pct(np.median(walsh)) if walsh else None)
     sd = np.std(d, ddof=1)
     df = len(d) - 1
     # The paired t test's MDE over sqrt(ARE): the signed-rank test's.
     out["mde_pct"] = pct((t_ppf(1 - ALPHA / 2, df) + t_ppf(0.8, df)) * sd / math.sqrt(len(d)) / math.sqrt(ARE)) if sd > 0 else None
-    r = stats.bootstrap((d,), np.median, n_resamples=RESAMPLES, confidence_level=CONF, method="percentile",
-                        random_state=np.random.default_rng(7), vectorized=True)
-    out.update(ci_low_pct=pct(r.confidence_interval.low), ci_high_pct=pct(r.confidence_interval.high),
-               ci_low=num(r.confidence_interval.low), ci_high=num(r.confidence_interval.high), se=num(r.standard_error))
+    lo, hi = signed_rank_ci(nz, exact)
+    out.update(ci_low=lo, ci_high=hi)
     return out
 
 
@@ -251,7 +284,7 @@ def paired_cases():
     rng = np.random.default_rng(20261123)
     base = rng.lognormal(4.6, 0.3, 80)  # round effects shared by both arms
     noise = lambda n, s=0.01: rng.normal(0, s, n)
-    return [
+    cases = [
         paired_case("exact_8", base[:8] * np.exp(noise(8)), base[:8] * 1.01 * np.exp(noise(8)), "exact, B 1% slower"),
         paired_case("exact_20_null", base[:20] * np.exp(noise(20)), base[:20] * np.exp(noise(20))),
         paired_case("exact_50", base[:50] * np.exp(noise(50)), base[:50] * 1.005 * np.exp(noise(50)), "largest exact"),
@@ -260,6 +293,17 @@ def paired_cases():
                     [100, 101, 101, 99, 100, 103, 101, 102, 103, 101, 99, 102], "integers: zeros and tied ratios"),
         paired_case("tiny_3", [10.0, 11.0, 12.0], [10.5, 11.4, 12.9], "smallest p is 0.25"),
     ]
+    # More cases for the signed-rank interval: its small-n edge, ties of one
+    # sign, a larger normal-approximation sample.
+    rng = np.random.default_rng(31337)
+    for n in (2, 6, 7, 12, 31):
+        a = rng.lognormal(4, 0.2, n)
+        cases.append(paired_case(f"ci_exact_{n}", a, a * np.exp(rng.normal(0.004, 0.01, n))))
+    a = np.round(rng.lognormal(4, 0.2, 40))
+    cases.append(paired_case("ci_ties_40", a, np.round(a * np.exp(rng.normal(0.01, 0.02, 40))), "rounded: ties and zeros"))
+    a = rng.lognormal(4, 0.2, 300)
+    cases.append(paired_case("ci_approx_300", a, a * np.exp(rng.normal(-0.002, 0.01, 300))))
+    return cases
 
 
 def corrections():
