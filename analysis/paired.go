@@ -14,6 +14,16 @@ type Pair struct{ A, B float64 }
 // value per arm; a round broken by a failed trial lacks one.
 type Round struct{ A, B []float64 }
 
+// Estimate is the estimate the interval belongs to: the Hodges–Lehmann
+// estimate with the signed-rank interval, else the median log ratio (both
+// as a change in %).
+func (p Paired) Estimate() Float {
+	if p.CIMethod == CIMethodSignedRank {
+		return p.HodgesLehmannPct
+	}
+	return p.DeltaPct
+}
+
 // PairRounds keeps the rounds with exactly one value per arm as pairs, in
 // order, and counts the others as dropped.
 func PairRounds(rounds []Round) (pairs []Pair, dropped int) {

@@ -163,7 +163,7 @@ func tableHeading(r Report) string {
 		seq := r.Metrics[0].Sequential
 		method = fmt.Sprintf("paired rounds, sequential (stop auto): %s of log(B/A); Δ and CI: mean ratio B/A, %s", seq.Method, seq.Guarantee)
 	case paired > 0:
-		method = "paired rounds: Wilcoxon signed-rank test of log(B/A); Δ and CI: median ratio B/A (bootstrap)"
+		method = "paired rounds: Wilcoxon signed-rank test of log(B/A); Δ and CI: its Hodges–Lehmann ratio B/A and the interval inverting the test"
 	case r.PrimaryTest == TestWelch:
 		method = "Welch t test; Δ and CI: mean B vs A (Welch)"
 	default:
@@ -328,7 +328,7 @@ func poolTable(r Report) string {
 		if m.Unit != "" {
 			id += " " + m.Unit
 		}
-		fmt.Fprintf(&sb, "\nper device, %s (paired: median ratio B/A, %s CI, signed-rank p):\n", id, fmtLevel(r.Confidence))
+		fmt.Fprintf(&sb, "\nper device, %s (paired: Hodges–Lehmann ratio B/A, %s signed-rank CI, p):\n", id, fmtLevel(r.Confidence))
 		rows := [][]string{{"  device", "pairs", "Δ", "CI", "p", ""}}
 		for _, d := range pa.Devices {
 			ci := "n/a"
@@ -339,7 +339,7 @@ func poolTable(r Report) string {
 			if d.Device == pa.Disagrees {
 				flag = "disagrees"
 			}
-			rows = append(rows, []string{"  " + d.Device, fmt.Sprint(d.N), fmtPct(d.DeltaPct), ci, fmtP(d.P, r.Alpha), flag})
+			rows = append(rows, []string{"  " + d.Device, fmt.Sprint(d.N), fmtPct(d.Estimate()), ci, fmtP(d.P, r.Alpha), flag})
 		}
 		writeAligned(&sb, rows, []bool{false, true, true, false, true, false})
 		fmt.Fprintf(&sb, "  pooled over %d devices: stratified signed-rank (van Elteren weights) z=%s p %s; devices differ: Kruskal–Wallis p %s\n",

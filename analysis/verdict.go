@@ -51,9 +51,9 @@ func decisionBasis(m MetricResult, opt Options) Decision {
 		d.MDEPct, d.N = m.Paired.MDEPct, s.N
 	case m.Paired != nil:
 		d.Method = MethodPaired
-		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.HodgesLehmannPct, m.Paired.CILowPct, m.Paired.CIHighPct
+		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.Estimate(), m.Paired.CILowPct, m.Paired.CIHighPct
 		if m.Paired.CIMethod == CIMethodBootstrapMedian {
-			d.Method, d.DeltaPct = MethodPairedBootstrap, m.Paired.DeltaPct
+			d.Method = MethodPairedBootstrap
 		}
 		d.MDEPct, d.N = m.Paired.MDEPct, m.Paired.N
 	case opt.Test == TestWelch:

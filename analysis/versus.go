@@ -176,15 +176,15 @@ func VersusTable(v Versus) string {
 		names = append(names, fmt.Sprintf("%s: %s", inputLetter(i), in))
 	}
 	sb.WriteString(strings.Join(names, "   ") + "\n")
-	test, est := "Mann–Whitney U", "medians"
+	test, est, ciOf := "Mann–Whitney U", "medians", "the median"
 	if first.PrimaryTest == TestWelch {
 		test, est = "Welch t", "means"
 	}
 	if len(first.Metrics) > 0 && first.Metrics[0].Paired != nil {
-		test, est = "Wilcoxon signed-rank (rounds paired)", "the paired rounds' median ratio"
+		test, est, ciOf = "Wilcoxon signed-rank (rounds paired)", "the paired rounds' Hodges–Lehmann ratio", "that estimate (inverting the signed-rank test)"
 	}
-	fmt.Fprintf(&sb, "each input vs A (the base): Δ of %s, %s test p after %s correction across inputs × metrics, alpha %g; ± is the %s CI of the median\n",
-		est, test, first.Correction, first.Alpha, fmtLevel(first.Confidence))
+	fmt.Fprintf(&sb, "each input vs A (the base): Δ of %s, %s test p after %s correction across inputs × metrics, alpha %g; ± is the %s CI of %s\n",
+		est, test, first.Correction, first.Alpha, fmtLevel(first.Confidence), ciOf)
 	sb.WriteString("▲ regression, ▼ improvement, ~ no change, ? inconclusive\n\n")
 
 	k := len(v.Comparisons) + 1

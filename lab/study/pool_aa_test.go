@@ -78,7 +78,10 @@ func countAA(t *testing.T, data []*runData, opt analysis.Options) aaCounts {
 //	PERFLAB_POOL_AA=2000 go test -run TestPoolAARateByHand -v ./lab/study/
 //
 // Measured (2026-11-23, 20 pairs, about 5 per device): pool test p<α
-// 88/2000, interval excludes 0 113, verdict 67; one phone 78, 101, 52.
+// 88/2000, interval excludes 0 113, verdict 67; one phone 78, 101, 52,
+// with the bootstrap interval of the median. With the signed-rank
+// interval (which inverts the test) all three agree: pool 88, 88, 88; one
+// phone 78, 78, 78.
 // The exact size of the two-sided signed-rank test at n = 20, α = 0.05
 // is 0.0484.
 func TestPoolAARateByHand(t *testing.T) {

@@ -43,8 +43,11 @@ func TestValidateOverAPoolOfUnequalPhones(t *testing.T) {
 	if v.AA.Experiments != aa || v.AA.FalsePositives != c.Verdict {
 		t.Errorf("validate counted %d/%d false positives, the same runs analysed here give %d/%d", v.AA.FalsePositives, v.AA.Experiments, c.Verdict, c.Runs)
 	}
-	if c.Verdict > c.TestSig || c.Verdict > hi {
-		t.Errorf("A/A over the pool: %d verdicts of a change, above the test's %d rejections or the band's %d", c.Verdict, c.TestSig, hi)
+	// The paired interval inverts the signed-rank test, so the verdicts of
+	// a change are the test's rejections, and inside the band too.
+	if c.Verdict != c.TestSig || c.IntervalExcl != c.TestSig || c.Verdict < lo || c.Verdict > hi {
+		t.Errorf("A/A over the pool: %d verdicts of a change and %d intervals excluding 0, want the test's %d rejections, inside %d–%d",
+			c.Verdict, c.IntervalExcl, c.TestSig, lo, hi)
 	}
 }
 
