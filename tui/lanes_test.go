@@ -290,11 +290,15 @@ func TestPickerMarksAPool(t *testing.T) {
 	m = New(Options{Backend: realBackend(), SessionDir: dir, Device: "sim:pixel", Now: fixedNow, Instant: true, Ctx: context.Background()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	waitScreen(t, tm, "sim:pixel", screenWait)
+	// The listed devices, not the header's preselected id. Keys are then
+	// handled in order; the marks are not awaited on screen: the renderer
+	// redraws only the changed cells of "pool of 1 marked" → "pool of 2
+	// marked", so that text need never appear whole in the output (it did
+	// not under load). "on a pool of 2 devices" below proves both marks.
+	waitScreen(t, tm, "sim:nexus5", screenWait)
 	tm.Send(keyPress("space")) // the preselected sim:pixel
 	tm.Send(keyPress("down"))
 	tm.Send(keyPress("space"))
-	waitScreen(t, tm, "pool of 2 marked", screenWait)
 	tm.Send(keyPress("enter"))
 	waitScreen(t, tm, "2/3 pick builds", screenWait)
 	tm.Send(keyPress("enter")) // A feed
