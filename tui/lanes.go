@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -39,9 +38,9 @@ type lane struct {
 }
 
 // lanesPane is a device pool: one lane per device with its state, the
-// trial in progress, the trial it ran last, its own Δ% (the median ratio
-// B/A of its paired rounds of the first metric, as the paired analysis
-// estimates it) and its trials so far. It learns the devices' states and
+// trial in progress, the trial it ran last, its own Δ% (the Hodges–Lehmann
+// ratio B/A of its paired rounds of the first metric, the paired analysis' estimate
+// the verdict rests on) and its trials so far. It learns the devices' states and
 // trials in progress from the pool's device and start events (lab.Pool),
 // so a replay shows the same lanes. It draws nothing for a single device.
 type lanesPane struct {
@@ -175,9 +174,9 @@ func (p *lanesPane) trial(t *lab.Trial) {
 	}
 }
 
-// pairedDelta is the Δ% of a device's paired rounds: the median log ratio
-// log(B/A) as a change in %, the paired analysis' point estimate
-// (analysis.AnalyzePaired's DeltaPct), and the number of pairs.
+// pairedDelta is the Δ% of a device's paired rounds: the paired
+// analysis' own estimate (analysis.AnalyzePaired's Estimate: Hodges–Lehmann
+// of the log ratios, the one the verdict rests on), and the number of pairs.
 func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
 	keys := make([]int, 0, len(rounds))
 	for k := range rounds {
@@ -188,18 +187,14 @@ func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
 	for _, k := range keys {
 		rs = append(rs, *rounds[k])
 	}
-	pairs, _ := analysis.PairRounds(rs)
-	d, ok := analysis.LogRatios(pairs)
-	if !ok || len(d) == 0 {
+	pairs, dropped := analysis.PairRounds(rs)
+	// No resamples: the estimate needs none (the bootstrap, drawn only
+	// above thousands of pairs, would only give an interval).
+	pr, _ := analysis.AnalyzePaired(pairs, dropped, 0.05, 0.95, 0, 0)
+	if pr.N == 0 || !pr.Estimate().Defined() {
 		return len(pairs), math.NaN()
 	}
-	slices.Sort(d)
-	n := len(d)
-	med := d[n/2]
-	if n%2 == 0 {
-		med = (d[n/2-1] + d[n/2]) / 2
-	}
-	return n, math.Expm1(med) * 100
+	return pr.N, float64(pr.Estimate())
 }
 
 // armLetter is an arm as the lanes show it: its letter (A, B, C...; the
@@ -219,7 +214,7 @@ func (p lanesPane) View() string {
 	st, w := p.st, p.width
 	title := fmt.Sprintf("devices · %d in the pool", len(p.lanes))
 	if p.metric != "" {
-		title += " · Δ% of " + p.metric + ": median B/A of each device's paired rounds"
+		title += " · Δ% of " + p.metric + ": Hodges–Lehmann B/A of each device's paired rounds"
 	}
 	lines := []string{st.PanelTitle.Render(truncate(title, w))}
 	idW := 0

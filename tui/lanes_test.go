@@ -95,8 +95,8 @@ func TestLanesFoldEachDevice(t *testing.T) {
 		sum += l.trials
 		pairs, dropped := analysis.PairRounds(byDev[l.id])
 		want, _ := analysis.AnalyzePaired(pairs, dropped, 0.05, 0.95, 100, 1)
-		if l.pairs != want.N || math.Abs(l.delta-float64(want.DeltaPct)) > 1e-9 {
-			t.Errorf("%s: Δ %g%% over %d pairs, the paired analysis says %g%% over %d", l.id, l.delta, l.pairs, float64(want.DeltaPct), want.N)
+		if l.pairs != want.N || math.Abs(l.delta-float64(want.Estimate())) > 1e-9 {
+			t.Errorf("%s: Δ %g%% over %d pairs, the paired analysis says %g%% over %d", l.id, l.delta, l.pairs, float64(want.Estimate()), want.N)
 		}
 	}
 	if sum != total || p.metric != "startup_ms" {
