@@ -107,6 +107,16 @@ type Device interface {
 	Close() error
 }
 
+// BuildChecker is a device that can tell, without any device I/O, that it
+// cannot run a build of exp (a sim build that names no app, a local build
+// with no command, an adb build with no package). The error names the field
+// (builds.control.app). The session engine asks before it creates a
+// session file, so such a run leaves none behind; Setup makes the same
+// checks, with the same code, for its other callers.
+type BuildChecker interface {
+	CheckBuilds(exp *Experiment) error
+}
+
 // Prober is a device that can run the MFLOPS stability probe. Samples are
 // sent on out until ctx is cancelled or dur (in device time) has elapsed;
 // the probe does not close out.

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -420,31 +422,57 @@ func (d *Device) builtinProfiles() governor.Resolver {
 	return d.builtins
 }
 
-// resolveBuild finds the package and activity a build runs.
-func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (appBuild, error) {
-	ab := appBuild{Package: b.Package, Activity: b.Activity}
-	if b.APK != "" {
-		if ab.Package == "" || ab.Activity == "" {
-			m, err := apk.Read(b.APK)
-			if err != nil {
-				return ab, fmt.Errorf("builds.%s.apk: %w (or set \"package\" and \"activity\")", key, err)
-			}
-			if ab.Package == "" {
-				ab.Package = m.Package
-			}
-			if ab.Activity == "" {
-				ab.Activity = m.Launcher
-			}
+// CheckBuilds says, without touching the phone, whether every build of exp
+// names an app (lab.BuildChecker): a package and an activity, given or read
+// from the APK's manifest. Setup makes the same check; whether the package
+// is installed is only known there.
+func (d *Device) CheckBuilds(exp *lab.Experiment) error {
+	for _, k := range slices.Sorted(maps.Keys(exp.Builds)) {
+		if _, err := buildApp(k, exp.Builds[k]); err != nil {
+			return err
 		}
-		if err := d.installAPK(ctx, key, b.APK); err != nil {
-			return ab, fmt.Errorf("builds.%s.apk: %w", key, err)
+	}
+	return nil
+}
+
+var _ lab.BuildChecker = (*Device)(nil)
+
+// buildApp is the package and activity build key runs: its own fields, or
+// its APK's manifest for those it leaves out.
+func buildApp(key string, b lab.Build) (appBuild, error) {
+	ab := appBuild{Package: b.Package, Activity: b.Activity}
+	if b.APK != "" && (ab.Package == "" || ab.Activity == "") {
+		m, err := apk.Read(b.APK)
+		if err != nil {
+			return ab, fmt.Errorf("builds.%s.apk: %w (or set \"package\" and \"activity\")", key, err)
+		}
+		if ab.Package == "" {
+			ab.Package = m.Package
+		}
+		if ab.Activity == "" {
+			ab.Activity = m.Launcher
 		}
 	}
 	if ab.Package == "" {
-		return ab, fmt.Errorf("builds.%s: no package: set \"package\" (and \"activity\")", key)
+		return ab, fmt.Errorf("builds.%s.package: empty; a build on an adb device is an Android app: set \"apk\", or \"package\" and \"activity\"", key)
 	}
 	if ab.Activity == "" {
-		return ab, fmt.Errorf("builds.%s: no activity for %s: set \"activity\", e.g. \".MainActivity\"", key, ab.Package)
+		return ab, fmt.Errorf("builds.%s.activity: empty for %s: set \"activity\", e.g. \".MainActivity\"", key, ab.Package)
+	}
+	return ab, nil
+}
+
+// resolveBuild finds the package and activity a build runs, installing its
+// APK if it has one.
+func (d *Device) resolveBuild(ctx context.Context, key string, b lab.Build) (appBuild, error) {
+	ab, err := buildApp(key, b)
+	if err != nil {
+		return ab, err
+	}
+	if b.APK != "" {
+		if err := d.installAPK(ctx, key, b.APK); err != nil {
+			return ab, fmt.Errorf("builds.%s.apk: %w", key, err)
+		}
 	}
 	if _, err := d.c.Run(ctx, d.serial, "pm path "+shquote.Quote(ab.Package)); err != nil {
 		var ee *ExitError

@@ -79,21 +79,33 @@ func (p *simPhone) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event,
 	p.mu.Lock()
 	p.proxy = ""
 	p.mu.Unlock()
-	if p.extras[sim.ExtraApps] {
-		e := *exp
-		e.Builds = maps.Clone(exp.Builds)
-		for k, b := range e.Builds {
-			if b.Package == "" && b.App != "" {
-				b.Package = sim.BuildPackage(b)
-				if b.Activity == "" {
-					b.Activity = sim.MainActivity
-				}
-				e.Builds[k] = b
-			}
-		}
-		exp = &e
+	return p.Device.Setup(ctx, p.appBuilds(exp))
+}
+
+// CheckBuilds is the adb device's check of the builds as Setup passes them
+// on (a sim app named by its package).
+func (p *simPhone) CheckBuilds(exp *lab.Experiment) error {
+	return p.Device.CheckBuilds(p.appBuilds(exp))
+}
+
+// appBuilds names each build of a sim app by the package the phone has it
+// installed under, when the phone has the simulated apps.
+func (p *simPhone) appBuilds(exp *lab.Experiment) *lab.Experiment {
+	if !p.extras[sim.ExtraApps] {
+		return exp
 	}
-	return p.Device.Setup(ctx, exp)
+	e := *exp
+	e.Builds = maps.Clone(exp.Builds)
+	for k, b := range e.Builds {
+		if b.Package == "" && b.App != "" {
+			b.Package = sim.BuildPackage(b)
+			if b.Activity == "" {
+				b.Activity = sim.MainActivity
+			}
+			e.Builds[k] = b
+		}
+	}
+	return &e
 }
 
 // RunTrial flips the phone's proxy model to the trial's proxy mode (the

@@ -2,6 +2,7 @@ package devices
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func TestSimExtrasOverADB(t *testing.T) {
 		ok   bool
 	}{
 		{"lab.Prober", is[lab.Prober](d)}, {"lab.Governor", is[lab.Governor](d)}, {"lab.Reconnector", is[lab.Reconnector](d)},
+		{"lab.BuildChecker", is[lab.BuildChecker](d)},
 	} {
 		if !iface.ok {
 			t.Errorf("the wrapped phone lost %s", iface.name)
@@ -71,6 +73,16 @@ func TestSimExtrasOverADB(t *testing.T) {
 	}
 	if _, ok := r.Info().Props[sim.PropExtras]; ok {
 		t.Errorf("plain phone's props name sim extras: %v", r.Info().Props)
+	}
+
+	// A sim app is a build on the phone with the simulated apps, as Setup
+	// passes it on, and none on the plain phone.
+	apps := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed", EffectPct: 5}}}
+	if err := p.CheckBuilds(apps); err != nil {
+		t.Errorf("sim apps on the phone with the sim extras: %v", err)
+	}
+	if err := r.(lab.BuildChecker).CheckBuilds(apps); err == nil || !strings.Contains(err.Error(), "builds.control.package: empty") {
+		t.Errorf("sim apps on the plain phone: %v, want builds.control.package: empty", err)
 	}
 }
 

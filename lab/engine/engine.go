@@ -169,6 +169,10 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 	}
 	info := dev.Info()
 	exp.Device = info.ID
+	if err := checkBuilds([]lab.Device{dev}, &exp); err != nil {
+		dev.Close()
+		return nil, err
+	}
 	hdr := sessions.NewHeader(p.Tool, info, &exp)
 	hdr.Source = p.Source
 	hdr.Host, _ = os.Hostname()
@@ -253,6 +257,10 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 	exp.Device, exp.Devices = "", make([]string, len(infos))
 	for i, info := range infos {
 		exp.Devices[i] = info.ID
+	}
+	if err := checkBuilds(devs, &exp); err != nil {
+		closeAll()
+		return nil, err
 	}
 	hdr := sessions.NewHeader(p.Tool, infos[0], &exp)
 	hdr.Devices = infos

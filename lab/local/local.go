@@ -184,25 +184,8 @@ func (d *Device) Info() lab.DeviceInfo { return d.info }
 // Setup checks the builds and requested metrics, snapshots state_dir and
 // opens the metrics listener.
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
-	for _, k := range exp.ArmKeys() {
-		b, ok := exp.Builds[k]
-		if !ok {
-			return nil, fmt.Errorf("builds.%s: missing", k)
-		}
-		if len(b.Command) == 0 || b.Command[0] == "" {
-			return nil, fmt.Errorf("builds.%s.command: empty; a local build is a command line, e.g. [\"sh\",\"-c\",\"make test\"]", k)
-		}
-		if b.App != "" || b.APK != "" || b.Package != "" {
-			return nil, fmt.Errorf("builds.%s: app/apk/package are for sim and adb devices; a local build is a command", k)
-		}
-		if b.Dir != "" {
-			if st, err := os.Stat(b.Dir); err != nil || !st.IsDir() {
-				return nil, fmt.Errorf("builds.%s.dir: %s is not a directory", k, b.Dir)
-			}
-		}
-		if _, err := exec.LookPath(b.Command[0]); err != nil && !strings.Contains(b.Command[0], "/") {
-			return nil, fmt.Errorf("builds.%s.command: %q not found in PATH", k, b.Command[0])
-		}
+	if err := d.CheckBuilds(exp); err != nil {
+		return nil, err
 	}
 	metrics, err := d.checkMetrics(exp.Metrics, exp.Controls)
 	if err != nil {
@@ -277,6 +260,36 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	}
 	return events, nil
 }
+
+// CheckBuilds says whether every build of exp is a command this host can
+// start (lab.BuildChecker): a command found in PATH, in an existing
+// directory, with no app, apk or package. It runs nothing; Setup makes the
+// same check.
+func (d *Device) CheckBuilds(exp *lab.Experiment) error {
+	for _, k := range exp.ArmKeys() {
+		b, ok := exp.Builds[k]
+		if !ok {
+			return fmt.Errorf("builds.%s: missing", k)
+		}
+		if len(b.Command) == 0 || b.Command[0] == "" {
+			return fmt.Errorf("builds.%s.command: empty; a local build is a command line, e.g. [\"sh\",\"-c\",\"make test\"]", k)
+		}
+		if b.App != "" || b.APK != "" || b.Package != "" {
+			return fmt.Errorf("builds.%s: app/apk/package are for sim and adb devices; a local build is a command", k)
+		}
+		if b.Dir != "" {
+			if st, err := os.Stat(b.Dir); err != nil || !st.IsDir() {
+				return fmt.Errorf("builds.%s.dir: %s is not a directory", k, b.Dir)
+			}
+		}
+		if _, err := exec.LookPath(b.Command[0]); err != nil && !strings.Contains(b.Command[0], "/") {
+			return fmt.Errorf("builds.%s.command: %q not found in PATH", k, b.Command[0])
+		}
+	}
+	return nil
+}
+
+var _ lab.BuildChecker = (*Device)(nil)
 
 // checkMetrics validates the requested metrics against what this host can
 // measure; nil means the defaults plus everything the command reports.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/checktest"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -380,6 +381,32 @@ func TestSetupErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// CheckBuilds refuses exactly the builds Setup refuses, with the same
+// error, and passes those it runs.
+func TestCheckBuildsMatchesSetup(t *testing.T) {
+	ok := lab.Build{Command: []string{"true"}}
+	tests := []struct {
+		name    string
+		control lab.Build
+		want    string // "" for a build the host runs
+	}{
+		{"command", ok, ""},
+		{"no command", lab.Build{}, "builds.control.command: empty"},
+		{"app", lab.Build{App: "feed"}, "builds.control.command: empty"},
+		{"app and command", lab.Build{App: "feed", Command: []string{"true"}}, "builds.control: app/apk/package are for sim and adb devices"},
+		{"no such dir", lab.Build{Command: []string{"true"}, Dir: "/no/such/dir"}, "builds.control.dir: /no/such/dir is not a directory"},
+		{"not found", lab.Build{Command: []string{"no-such-cmd-xyz"}}, `builds.control.command: "no-such-cmd-xyz" not found in PATH`},
+	}
+	for _, tt := range tests {
+		exp := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: tt.control, lab.ArmTreatment: ok}}
+		d := New()
+		cerr := d.CheckBuilds(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		d.Close()
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,17 +131,11 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	sort.Strings(keys)
 	d.pkgs = nil
 	seen := map[string]bool{}
+	if err := checkBuilds(exp, keys); err != nil {
+		return nil, err
+	}
 	for _, k := range keys {
 		b := exp.Builds[k]
-		if b.App == "" {
-			return nil, fmt.Errorf("builds.%s.app: a sim build names a simulated app (%s)", k, appNames())
-		}
-		if _, err := LookupApp(b.App); err != nil {
-			return nil, fmt.Errorf("builds.%s.app: %w", k, err)
-		}
-		if b.EffectPct <= -100 {
-			return nil, fmt.Errorf("builds.%s.effect_pct: %v would make startup free; want > -100", k, b.EffectPct)
-		}
 		pkg := BuildPackage(b)
 		if err := d.ph.Install(pkg); err != nil {
 			return nil, fmt.Errorf("builds.%s: %w", k, err)
@@ -181,6 +177,35 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	d.startClock = d.ph.Now()
 	d.ph.Advance(2 * time.Second)
 	return events, nil
+}
+
+// CheckBuilds says, without touching the phone, whether every build of exp
+// names a simulated app this phone has (lab.BuildChecker); Setup makes the
+// same check.
+func (d *Device) CheckBuilds(exp *lab.Experiment) error {
+	if exp == nil {
+		return errors.New("sim: no experiment")
+	}
+	return checkBuilds(exp, slices.Sorted(maps.Keys(exp.Builds)))
+}
+
+var _ lab.BuildChecker = (*Device)(nil)
+
+// checkBuilds checks the builds of exp named by keys, in that order.
+func checkBuilds(exp *lab.Experiment, keys []string) error {
+	for _, k := range keys {
+		b := exp.Builds[k]
+		if b.App == "" {
+			return fmt.Errorf("builds.%s.app: a sim build names a simulated app (%s)", k, appNames())
+		}
+		if _, err := LookupApp(b.App); err != nil {
+			return fmt.Errorf("builds.%s.app: %w", k, err)
+		}
+		if b.EffectPct <= -100 {
+			return fmt.Errorf("builds.%s.effect_pct: %v would make startup free; want > -100", k, b.EffectPct)
+		}
+	}
+	return nil
 }
 
 func appNames() string {

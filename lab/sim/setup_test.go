@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/perflab/perflab/internal/checktest"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -60,5 +61,31 @@ func TestSetupSnapshotIsCleanOnReuse(t *testing.T) {
 		if s != sizes[0] {
 			t.Errorf("run %d snapshot %d bytes, run 0 %d bytes: state carried over between runs", i, s, sizes[0])
 		}
+	}
+}
+
+// CheckBuilds refuses exactly the builds Setup refuses, with the same
+// error, and passes those it runs.
+func TestCheckBuildsMatchesSetup(t *testing.T) {
+	tests := []struct {
+		name   string
+		builds map[string]lab.Build
+		want   string // "" for builds the phone runs
+	}{
+		{"apps", map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "notes", EffectPct: 5}}, ""},
+		{"command", map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {App: "feed"}}, "builds.control.app: a sim build names a simulated app (feed, notes)"},
+		{"unknown app", map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "nosuch"}}, "builds.treatment.app: "},
+		{"free startup", map[string]lab.Build{lab.ArmControl: {App: "feed", EffectPct: -100}, lab.ArmTreatment: {App: "feed"}}, "builds.control.effect_pct: -100 would make startup free"},
+	}
+	for _, tt := range tests {
+		d, err := Open("pixel", Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := &lab.Experiment{Builds: tt.builds, Seed: 3}
+		cerr := d.CheckBuilds(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		d.Close()
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
 	}
 }
