@@ -65,6 +65,17 @@ type TrialRequest struct {
 	Warmup   bool
 	Controls Controls
 	Metrics  []string // requested metrics; empty means the device's defaults
+	// Started, when not nil, is for a TrialStartReporter to call once the
+	// trial is under way (see TrialStartReporter); calling it again, or
+	// from a device that is not one, does no harm.
+	Started func()
+}
+
+// TrialUnderWay calls req.Started, if any.
+func (req *TrialRequest) TrialUnderWay() {
+	if req.Started != nil {
+		req.Started()
+	}
 }
 
 // TrialResult is what a device reports for one trial. Status is StatusOK,

@@ -62,7 +62,7 @@ type Pool struct {
 	queue     []Event
 	started   bool
 	finished  bool
-	gate      func(ctx context.Context, device string)
+	rec       Recorder // see SetRecorder
 	// setups holds, by position, the JSON of the setup settings the pool
 	// recorded for all its devices (see forwardSettingsLocked).
 	setups  []string
@@ -128,6 +128,7 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 		m.runner = NewRunner(m.dev, &m.exp)
 		mm := m
 		m.runner.SetRoundSource(func(ctx context.Context) (int, bool) { return p.nextRoundFor(ctx, mm) })
+		m.runner.setTrialGate(func(ctx context.Context) { p.waitRelayed(ctx, mm) })
 		p.members = append(p.members, m)
 	}
 	return p
@@ -143,15 +144,34 @@ func MemberSeed(seed int64, i int) int64 {
 	return seed + int64(i)*1_000_003
 }
 
-// SetDeviceTrialGate makes each device's runner call gate, with the
-// device's ID, before each trial (see Runner.SetTrialGate): the engine
-// holds a device's trial until that device's earlier trials are written,
-// without holding the other devices. Call it before Run.
-func (p *Pool) SetDeviceTrialGate(gate func(ctx context.Context, device string)) {
-	for _, m := range p.members {
-		id := m.id
-		m.runner.SetTrialGate(func(ctx context.Context) { gate(ctx, id) })
+// SetRecorder makes the pool call rec with every event of its stream, in
+// order, before it is queued for Run's channel (see Recorder). A device's
+// trial starts only once the pool has recorded that device's trials
+// before it, so killing perflab loses at most the trials in flight; the
+// other devices are not held. Call it before Run.
+func (p *Pool) SetRecorder(rec Recorder) {
+	p.mu.Lock()
+	p.rec = rec
+	p.mu.Unlock()
+}
+
+// waitRelayed is m's trial gate: it returns once every trial result m's
+// device returned is in the pool's stream (recorded), or ctx ends.
+func (p *Pool) waitRelayed(ctx context.Context, m *poolMember) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.relaying == 0 {
+		return
 	}
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	for m.relaying > 0 && ctx.Err() == nil {
+		p.cond.Wait()
+	}
+	stop()
 }
 
 // Devices returns the IDs of the pool's devices, in the order given.
@@ -557,6 +577,9 @@ func (p *Pool) emit(out chan<- Event) {
 // hold p.mu.
 func (p *Pool) pushLocked(e Event) {
 	e.T = p.now().Sub(p.start).Seconds()
+	if p.rec != nil {
+		p.rec(e)
+	}
 	p.queue = append(p.queue, e)
 	p.cond.Broadcast()
 }

@@ -45,8 +45,39 @@ type Runner struct {
 	started  bool
 	finished bool // no more events will be queued
 	now      func() time.Time
-	gate     func(ctx context.Context) // see SetTrialGate
+	gate     func(ctx context.Context) // see setTrialGate
 	rounds   RoundSource               // see SetRoundSource
+	rec      Recorder                  // see SetRecorder
+	held     bool                      // queue ends with a trial event not yet handed on (see holdLocked)
+}
+
+// Recorder records an event of a run where it is made: the runner (or
+// pool) calls it with each event, in order, before the event is queued
+// for Run's channel and before the run goes on. The engine writes the
+// event to the session file there, so a trial is on disk before the next
+// one starts (killing perflab loses at most the trial in flight) without a
+// hand-off to another goroutine per trial. It is called with the runner's
+// lock held: it must not call the runner. The recorder deals with its own
+// errors (the engine cancels the run on the first failed write).
+type Recorder func(Event)
+
+// SetRecorder makes the runner call rec with every event. Call it before
+// Run.
+func (r *Runner) SetRecorder(rec Recorder) {
+	r.mu.Lock()
+	r.rec = rec
+	r.mu.Unlock()
+}
+
+// TrialStartReporter is a device that calls TrialRequest.Started once each
+// trial is under way (its reset procedure or its command running). For
+// such a device the runner hands the previous trial's event on to the
+// channel then, so waking the views overlaps the trial instead of delaying
+// its start: on the local host, with trials of a millisecond, that hand-off
+// is a measurable share of the time per trial. Other devices get their
+// events handed on before each trial.
+type TrialStartReporter interface {
+	ReportsTrialStart() bool
 }
 
 // RoundSource hands a runner its rounds when the runner is one device of a
@@ -69,12 +100,12 @@ func (r *Runner) SetRoundSource(src RoundSource) {
 	r.mu.Unlock()
 }
 
-// SetTrialGate makes the runner call gate before each trial and start the
-// trial when it returns; gate should return promptly once ctx ends. The
-// engine holds a trial there until the trials before it are written to
-// the session, so killing perflab loses at most the trial in flight. Call
-// it before Run.
-func (r *Runner) SetTrialGate(gate func(ctx context.Context)) {
+// setTrialGate makes the runner call gate before each trial and start the
+// trial when it returns; gate should return promptly once ctx ends. A
+// pool holds a device's trial there until the pool has recorded the
+// device's trials before it (see Pool.SetRecorder). Events are handed on
+// before the gate is called. Call it before Run.
+func (r *Runner) setTrialGate(gate func(ctx context.Context)) {
 	r.mu.Lock()
 	r.gate = gate
 	r.mu.Unlock()
@@ -148,6 +179,10 @@ func (r *Runner) emit(out chan<- Event) {
 // it. Callers hold r.mu.
 func (r *Runner) pushLocked(e Event) {
 	e.T = r.now().Sub(r.start).Seconds()
+	if r.rec != nil {
+		r.rec(e)
+	}
+	r.held = false // queued behind held events, which go with it
 	if len(r.queue) == 0 && !r.sending && r.out != nil {
 		select {
 		case r.out <- e:
@@ -162,6 +197,35 @@ func (r *Runner) pushLocked(e Event) {
 func (r *Runner) push(e Event) {
 	r.mu.Lock()
 	r.pushLocked(e)
+	r.mu.Unlock()
+}
+
+// hold is push for a trial's event on a device that reports its next
+// trial's start: the event is recorded at once but queued without waking
+// the emitter, until release (TrialRequest.Started, a pause, the next
+// round's gate, or any other event pushed behind it).
+func (r *Runner) hold(e Event) {
+	r.mu.Lock()
+	e.T = r.now().Sub(r.start).Seconds()
+	if r.rec != nil {
+		r.rec(e)
+	}
+	r.queue = append(r.queue, e)
+	r.held = true
+	r.mu.Unlock()
+}
+
+// releaseLocked hands held events on. Callers hold r.mu.
+func (r *Runner) releaseLocked() {
+	if r.held {
+		r.held = false
+		r.cond.Broadcast()
+	}
+}
+
+func (r *Runner) release() {
+	r.mu.Lock()
+	r.releaseLocked()
 	r.mu.Unlock()
 }
 
@@ -211,6 +275,8 @@ func (r *Runner) loop(ctx context.Context) {
 
 	r.mu.Lock()
 	gate := r.gate
+	reporter, _ := r.dev.(TrialStartReporter)
+	holdTrials := gate == nil && reporter != nil && reporter.ReportsTrialStart()
 	if src == nil { // a pool records the settings of all its devices' runners once
 		r.pushLocked(Event{Type: EventSettings, Settings: &Settings{
 			Order:    r.order,
@@ -260,6 +326,9 @@ func (r *Runner) loop(ctx context.Context) {
 		// Round boundary: wait while paused, then read the live settings.
 		r.mu.Lock()
 		r.round = round
+		if r.paused {
+			r.releaseLocked()
+		}
 		for r.paused && ctx.Err() == nil {
 			r.cond.Wait()
 		}
@@ -299,6 +368,11 @@ func (r *Runner) loop(ctx context.Context) {
 				Controls: controls,
 				Metrics:  r.exp.Metrics,
 			}
+			if holdTrials {
+				req.Started = r.release
+			} else {
+				r.release()
+			}
 			if gate != nil {
 				gate(ctx)
 			}
@@ -326,7 +400,11 @@ func (r *Runner) loop(ctx context.Context) {
 			if tr.Metrics == nil {
 				tr.Metrics = []Metric{}
 			}
-			r.push(Event{Type: EventTrial, Trial: tr})
+			if holdTrials {
+				r.hold(Event{Type: EventTrial, Trial: tr})
+			} else {
+				r.push(Event{Type: EventTrial, Trial: tr})
+			}
 			auto.add(tr)
 			index++
 			counts[res.Status]++

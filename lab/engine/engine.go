@@ -46,8 +46,6 @@ type Lab struct {
 	// Open opens a device by id ("sim:<preset>", "local", "adb:<serial>");
 	// realtime paces a simulated device at wall-clock speed.
 	Open func(ctx context.Context, id string, realtime bool) (lab.Device, error)
-	// NewRunner prepares a run of exp on dev.
-	NewRunner func(dev lab.Device, exp *lab.Experiment) Runner
 	// Create creates the session file at path and writes h.
 	Create func(path string, h sessions.Header, overwrite bool) (Writer, error)
 	// Resolve turns the experiment's devices, which may hold pool
@@ -145,9 +143,6 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 	if l.Open == nil {
 		return nil, errors.New("no device backend: cannot run trials")
 	}
-	if l.NewRunner == nil {
-		l.NewRunner = func(dev lab.Device, exp *lab.Experiment) Runner { return lab.NewRunner(dev, exp) }
-	}
 	if l.Create == nil {
 		l.Create = createFile
 	}
@@ -189,26 +184,24 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		return nil, fmt.Errorf("create session %s: %w", path, err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
+	rec := newRecorder(w, cancel)
 	// Only a run with a stability check gets the probing wrapper, so the
 	// runner sees the device itself otherwise (every interface it has).
-	var samples chan lab.ProbeSample // nil: no check; the relay never reads it
+	var samples chan Item // nil: no check; the relay never reads it
 	rdev := dev
 	if p.ProbeS > 0 {
-		samples = make(chan lab.ProbeSample) // unbuffered: see probingDevice
+		samples = make(chan Item) // unbuffered: see probingDevice
 		probe := lab.ProbeOptions{DurationS: p.ProbeS, IntervalS: 1, Realtime: p.Realtime}
-		rdev = withProbe(dev, probe, samples)
+		rdev = withProbe(dev, probe, rec, samples)
 	}
-	r := l.NewRunner(rdev, &exp)
-	gate := newTrialGate()
-	if g, ok := r.(interface{ SetTrialGate(func(context.Context)) }); ok {
-		g.SetTrialGate(gate.wait)
-	}
+	r := lab.NewRunner(rdev, &exp)
+	r.SetRecorder(rec.record)
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: info, Runner: r, Events: out, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(out)
-		s.result = relay(rctx, cancel, dev.Close, r, w, samples, gate, out)
+		s.result = relay(rctx, cancel, dev.Close, r, rec, samples, out)
 	}()
 	return s, nil
 }
@@ -280,14 +273,14 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	pool := lab.NewPool(devs, &exp)
-	gate := newTrialGate()
-	pool.SetDeviceTrialGate(gate.waitFor)
+	rec := newRecorder(w, cancel)
+	pool.SetRecorder(rec.record)
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: infos[0], Devices: infos, Runner: pool, Events: out, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(out)
-		s.result = relay(rctx, cancel, closeAll, pool, w, nil, gate, out)
+		s.result = relay(rctx, cancel, closeAll, pool, rec, nil, out)
 	}()
 	return s, nil
 }
@@ -367,52 +360,106 @@ func (s *Session) Wait() Result {
 	return s.result
 }
 
-// relay writes every event of the run, and the stability probe's samples
-// as probe events, to the session before passing it on. The first failure
-// to record stops the run. It closes the file and then the device.
-func relay(ctx context.Context, cancel context.CancelFunc, closeDev func() error, r Runner, w Writer, samples <-chan lab.ProbeSample, gate *trialGate, out chan<- Item) Result {
+// recorder writes a run's events to the session file. The runner (or
+// pool) calls record with each event where it is made, before the run goes
+// on (lab.Recorder): a trial is on disk before the next one starts, so
+// killing perflab loses at most the trial in flight, and no goroutine
+// hand-off stands between two trials. The first failed write cancels the
+// run (nothing more can be kept); later events are not written.
+type recorder struct {
+	w      Writer
+	cancel context.CancelFunc
+	start  time.Time // for the probe samples' times
+
+	mu      sync.Mutex
+	n       int // runner events recorded (or not, after a failure)
+	failAt  int // 1-based number of the runner event whose write failed; 0: none
+	err     error
+	written sessions.Counts
+}
+
+func newRecorder(w Writer, cancel context.CancelFunc) *recorder {
+	return &recorder{w: w, cancel: cancel, start: time.Now(), written: sessions.NewCounts()}
+}
+
+// record is the runner's lab.Recorder.
+func (rc *recorder) record(ev lab.Event) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.n++
+	if rc.writeLocked(ev) != nil && rc.failAt == 0 {
+		rc.failAt = rc.n
+	}
+}
+
+// write records an event of the engine's own (a probe sample) and returns
+// the error of its write, if it failed. The probe's clock starts with the
+// recorder, as the runner's does with Run, microseconds later.
+func (rc *recorder) write(ev lab.Event) error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.writeLocked(ev)
+}
+
+func (rc *recorder) writeLocked(ev lab.Event) error {
+	if rc.err != nil {
+		return nil // already reported; the run is being cancelled
+	}
+	if err := rc.w.Write(ev); err != nil {
+		rc.err = fmt.Errorf("session write: %w", err)
+		rc.cancel()
+		return rc.err
+	}
+	if ev.Type == lab.EventTrial && ev.Trial != nil {
+		rc.written.Add(ev.Trial)
+	}
+	return nil
+}
+
+// errAt returns the write error of the k-th runner event (1-based), if
+// its write was the one that failed.
+func (rc *recorder) errAt(k int) error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if k == rc.failAt {
+		return rc.err
+	}
+	return nil
+}
+
+// relay passes every event of the run on to out, the write error of the
+// event whose write failed with it, and the stability probe's samples,
+// recorded by probingDevice. It closes the file and then the device.
+func relay(ctx context.Context, cancel context.CancelFunc, closeDev func() error, r Runner, rec *recorder, samples <-chan Item, out chan<- Item) Result {
 	defer cancel()
 	var res Result
-	res.Written = sessions.NewCounts()
-	send := func(ev lab.Event) {
-		var err error
-		if res.Err == nil {
-			if err = w.Write(ev); err != nil {
-				err = fmt.Errorf("session write: %w", err)
-				res.Err = err
-				cancel() // nothing more can be recorded
-			} else if ev.Type == lab.EventTrial && ev.Trial != nil {
-				res.Written.Add(ev.Trial)
-			}
-		}
-		if ev.Type == lab.EventTrial && ev.Trial != nil {
-			gate.trialRecorded(ev.Trial.Device) // after a failed write the run is cancelled anyway
-		}
-		if ev.Type == lab.EventEnd && ev.End != nil {
-			e := *ev.End
-			res.End = &e
-		}
-		out <- Item{Event: ev, Err: err}
-	}
-	start := time.Now() // the runner's clock starts with Run, just below
 	events := r.Run(ctx)
+	k := 0 // runner events seen
 	for events != nil {
 		select {
-		case s, ok := <-samples:
+		case it, ok := <-samples:
 			if !ok {
 				samples = nil
 				continue
 			}
-			send(lab.Event{Type: lab.EventProbe, T: time.Since(start).Seconds(), Probe: &s})
+			out <- it
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
-			send(ev)
+			k++
+			if ev.Type == lab.EventEnd && ev.End != nil {
+				e := *ev.End
+				res.End = &e
+			}
+			out <- Item{Event: ev, Err: rec.errAt(k)}
 		}
 	}
-	if err := w.Close(); err != nil && res.Err == nil {
+	rec.mu.Lock()
+	res.Written, res.Err = rec.written, rec.err
+	rec.mu.Unlock()
+	if err := rec.w.Close(); err != nil && res.Err == nil {
 		res.Err = fmt.Errorf("close session: %w", err)
 		out <- Item{Err: res.Err}
 	}
@@ -420,54 +467,6 @@ func relay(ctx context.Context, cancel context.CancelFunc, closeDev func() error
 		out <- Item{Err: fmt.Errorf("closing device: %w", err)}
 	}
 	return res
-}
-
-// trialGate holds each trial until the trial events before it are
-// written: the runner's events reach the relay through buffers, and
-// without it a lagging relay could leave several finished trials unwritten
-// when perflab is killed. The README promises kill -9 loses at most the
-// trial in flight.
-type trialGate struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	started  map[string]int // per device: trials the runner was let start
-	recorded map[string]int // per device: trial events the relay has written (or failed to)
-}
-
-func newTrialGate() *trialGate {
-	g := &trialGate{started: map[string]int{}, recorded: map[string]int{}}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-// wait returns once every trial started so far is recorded, or ctx ends.
-func (g *trialGate) wait(ctx context.Context) { g.waitFor(ctx, "") }
-
-// waitFor returns once every trial started so far on device (a pool's
-// device ID; "" for a single device) is recorded, or ctx ends: a pool's
-// devices wait only for their own trials, so they run side by side.
-func (g *trialGate) waitFor(ctx context.Context, device string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.recorded[device] < g.started[device] {
-		stop := context.AfterFunc(ctx, func() {
-			g.mu.Lock()
-			g.cond.Broadcast()
-			g.mu.Unlock()
-		})
-		for g.recorded[device] < g.started[device] && ctx.Err() == nil {
-			g.cond.Wait()
-		}
-		stop()
-	}
-	g.started[device]++
-}
-
-func (g *trialGate) trialRecorded(device string) {
-	g.mu.Lock()
-	g.recorded[device]++
-	g.cond.Broadcast()
-	g.mu.Unlock()
 }
 
 // RunOn runs exp on an open device without recording it, folding every
@@ -516,14 +515,15 @@ func EndErr(end *lab.End) error {
 
 // probingDevice runs the MFLOPS stability check at the end of Setup, after
 // the governor profile and the other controls are applied and before the
-// first trial, sending the samples to the relay as they come. The channel
-// is unbuffered, so every sample has been taken by the relay when Setup
-// returns and the session keeps probe samples before trials. Only the
-// first Setup probes.
+// first trial, recording the samples as probe events and sending them to
+// the relay as they come. The channel is unbuffered, so every sample is
+// written and taken by the relay when Setup returns: the session file and
+// the views get probe samples before trials. Only the first Setup probes.
 type probingDevice struct {
 	lab.Device
 	probe   lab.ProbeOptions
-	samples chan<- lab.ProbeSample
+	rec     *recorder
+	samples chan<- Item
 	once    sync.Once
 }
 
@@ -534,8 +534,8 @@ type probingReconnector struct {
 	lab.Reconnector
 }
 
-func withProbe(dev lab.Device, probe lab.ProbeOptions, samples chan<- lab.ProbeSample) lab.Device {
-	p := &probingDevice{Device: dev, probe: probe, samples: samples}
+func withProbe(dev lab.Device, probe lab.ProbeOptions, rec *recorder, samples chan<- Item) lab.Device {
+	p := &probingDevice{Device: dev, probe: probe, rec: rec, samples: samples}
 	if rc, ok := dev.(lab.Reconnector); ok {
 		return probingReconnector{p, rc}
 	}
@@ -557,7 +557,19 @@ func (p *probingDevice) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.E
 	if !ok {
 		return append(evs, note("stability check skipped: this device cannot run the MFLOPS probe")), nil
 	}
-	if err := pr.Probe(ctx, p.probe, p.samples); err != nil && ctx.Err() == nil {
+	in := make(chan lab.ProbeSample)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range in {
+			ev := lab.Event{Type: lab.EventProbe, T: time.Since(p.rec.start).Seconds(), Probe: &s}
+			p.samples <- Item{Event: ev, Err: p.rec.write(ev)}
+		}
+	}()
+	err = pr.Probe(ctx, p.probe, in)
+	close(in)
+	<-done
+	if err != nil && ctx.Err() == nil {
 		evs = append(evs, note("stability check failed: "+err.Error()))
 	}
 	return evs, nil

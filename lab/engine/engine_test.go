@@ -173,6 +173,9 @@ func TestWriteErrorStopsTheRunAndCountsWhatIsOnDisk(t *testing.T) {
 	if res.Err == nil || len(errs) == 0 || !strings.Contains(res.Err.Error(), "no space left") {
 		t.Fatalf("write error not reported: %v / %v", res.Err, errs)
 	}
+	if len(errs) != 1 {
+		t.Errorf("%d items carry an error, want only the event whose write failed: %v", len(errs), errs)
+	}
 	if res.Written.Total != 5 || sessions.CountTrials(w.written).Total != 5 {
 		t.Errorf("written %d trials, writer holds %d; want 5", res.Written.Total, sessions.CountTrials(w.written).Total)
 	}
@@ -339,5 +342,125 @@ func TestTrialWaitsForTheTrialsBeforeItOnDisk(t *testing.T) {
 	}
 	if n := dev.early.Load(); n != 0 {
 		t.Errorf("%d trials started before the trials before them were written", n)
+	}
+}
+
+// reportingGateDevice is gateCheckingDevice on a device that reports its
+// trials' start (lab.TrialStartReporter), whose trial events the runner
+// hands on late: they must still be on disk first.
+type reportingGateDevice struct{ gateCheckingDevice }
+
+func (d *reportingGateDevice) ReportsTrialStart() bool { return true }
+func (d *reportingGateDevice) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	req.TrialUnderWay()
+	return d.gateCheckingDevice.RunTrial(ctx, req)
+}
+
+// TestTrialWaitsForTheTrialsBeforeItOnDiskWhenHandedOnLate: as above, for
+// a device whose trial events reach the views only once the next trial
+// is under way; every event still reaches them, in order.
+func TestTrialWaitsForTheTrialsBeforeItOnDiskWhenHandedOnLate(t *testing.T) {
+	w := &slowWriter{}
+	dev := &reportingGateDevice{gateCheckingDevice{w: w}}
+	l := fakeLab(dev)
+	l.Create = func(string, sessions.Header, bool) (Writer, error) { return w, nil }
+	s, err := Start(t.Context(), l, Plan{Experiment: testPlan(20), Path: filepath.Join(t.TempDir(), "s.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := drain(t, s)
+	if res := s.Wait(); res.Written.Total != 42 || w.trials.Load() != 42 {
+		t.Fatalf("written %d trials, writer has %d; want 42", res.Written.Total, w.trials.Load())
+	}
+	if n := dev.early.Load(); n != 0 {
+		t.Errorf("%d trials started before the trials before them were written", n)
+	}
+	var idx []int
+	for _, ev := range evs {
+		if ev.Type == lab.EventTrial {
+			idx = append(idx, ev.Trial.Index)
+		}
+	}
+	for i, k := range idx {
+		if k != i {
+			t.Fatalf("trial events reached the views as %v, want 0..41 in order", idx)
+		}
+	}
+	if len(idx) != 42 || evs[len(evs)-1].Type != lab.EventEnd {
+		t.Errorf("views got %d trials, last event %q; want 42 and the end", len(idx), evs[len(evs)-1].Type)
+	}
+}
+
+// poolWriter counts each device's trial lines, slowly.
+type poolWriter struct {
+	mu     sync.Mutex
+	trials map[string]int
+}
+
+func (w *poolWriter) Write(ev lab.Event) error {
+	if ev.Type == lab.EventTrial {
+		time.Sleep(2 * time.Millisecond)
+		w.mu.Lock()
+		w.trials[ev.Trial.Device]++
+		w.mu.Unlock()
+	}
+	return nil
+}
+func (w *poolWriter) Close() error { return nil }
+
+// poolGateDevice records each trial that starts before the device's own
+// earlier trials are written.
+type poolGateDevice struct {
+	fakeDevice
+	id       string
+	w        *poolWriter
+	returned atomic.Int64
+	early    atomic.Int64
+}
+
+func (d *poolGateDevice) Info() lab.DeviceInfo {
+	return lab.DeviceInfo{ID: d.id, Backend: "test", Model: "Fake"}
+}
+func (d *poolGateDevice) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	d.w.mu.Lock()
+	n := d.w.trials[d.id]
+	d.w.mu.Unlock()
+	if int64(n) != d.returned.Load() {
+		d.early.Add(1)
+	}
+	res := d.fakeDevice.RunTrial(ctx, req)
+	d.returned.Add(1)
+	return res
+}
+
+// TestPoolTrialWaitsForItsDevicesTrialsOnDisk: in a pool each device's
+// trial starts only once that device's earlier trials are written.
+func TestPoolTrialWaitsForItsDevicesTrialsOnDisk(t *testing.T) {
+	w := &poolWriter{trials: map[string]int{}}
+	devs := map[string]*poolGateDevice{}
+	for _, id := range []string{"one", "two"} {
+		devs[id] = &poolGateDevice{id: id, w: w}
+	}
+	l := Lab{
+		Open:   func(ctx context.Context, id string, realtime bool) (lab.Device, error) { return devs[id], nil },
+		Create: func(string, sessions.Header, bool) (Writer, error) { return w, nil },
+	}
+	exp := testPlan(15)
+	exp.Device, exp.Devices = "", []string{"one", "two"}
+	exp.Order = lab.OrderAlternate
+	s, err := Start(t.Context(), l, Plan{Experiment: exp, Path: filepath.Join(t.TempDir(), "s.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	res := s.Wait()
+	total := devs["one"].returned.Load() + devs["two"].returned.Load()
+	if int64(res.Written.Total) != total || total < 30 {
+		t.Fatalf("written %d trials, devices ran %d; want all, at least 30", res.Written.Total, total)
+	}
+	for id, d := range devs {
+		if n := d.early.Load(); n != 0 {
+			t.Errorf("%s: %d trials started before its trials before them were written", id, n)
+		}
 	}
 }

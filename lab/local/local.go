@@ -181,6 +181,12 @@ func (d *Device) describe(perf *perfStatus, gnuTime *string) lab.DeviceInfo {
 // Info describes the host.
 func (d *Device) Info() lab.DeviceInfo { return d.info }
 
+// ReportsTrialStart says the device calls TrialRequest.Started once each
+// trial is under way (lab.TrialStartReporter): its trials can be a
+// millisecond, and the hand-off of the previous trial to the views then
+// overlaps the command.
+func (d *Device) ReportsTrialStart() bool { return true }
+
 // Setup checks the builds and requested metrics, snapshots state_dir and
 // opens the metrics listener.
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {

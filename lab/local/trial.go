@@ -81,6 +81,9 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	limit := trialLimit(exp.TrialTimeout)
 
 	// Reset procedure.
+	if c.StateDir != "" || len(c.Prepare) > 0 {
+		req.TrialUnderWay() // it may take a while: let the views see the last trial now
+	}
 	if c.StateDir != "" {
 		snap, err := d.snapshot(c.StateDir)
 		if err != nil {
@@ -204,6 +207,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	start := time.Now()
 	err := rp.run(cmd, func(pgid int) {
 		groups[pgid] = true
+		req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		stopTimer = func() { stop() }
