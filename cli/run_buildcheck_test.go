@@ -8,34 +8,52 @@ import (
 	"testing"
 )
 
-// A run whose builds the device cannot run (commands on a simulated phone)
-// exits with an error naming the device and the field, and leaves no
-// session file behind: neither in the session directory nor at --out.
-func TestRunRefusesBuildsWithoutASession(t *testing.T) {
+// A run whose builds the device cannot run (commands on a simulated phone),
+// or that asks for a metric the device cannot give (a simulated phone
+// measures startup_ms and bytes_written only), exits with an error naming
+// the device and the field, and leaves no session file behind: neither in
+// the session directory nor at --out.
+func TestRunRefusesWithoutASession(t *testing.T) {
 	bin, err := perflabBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
+	apps := map[string]any{"control": map[string]any{"app": "feed"}, "treatment": map[string]any{"app": "feed"}}
+	commands := map[string]any{"control": map[string]any{"command": []string{"true"}}, "treatment": map[string]any{"command": []string{"true"}}}
 	tests := []struct {
 		name string
+		exp  map[string]any // nil: the commands true and true
 		args []string
 		want []string
 	}{
-		{"sim", []string{"--device", "sim:pixel"},
+		{"sim", nil, []string{"--device", "sim:pixel"},
 			[]string{"device sim:pixel cannot run the builds: builds.control.app: a sim build names a simulated app"}},
-		{"pool of sims", []string{"--device", "sim:pixel", "--device", "sim:pixel#2"},
+		{"pool of sims", nil, []string{"--device", "sim:pixel", "--device", "sim:pixel#2"},
 			[]string{"device sim:pixel cannot run the builds: builds.control.app: ", "device sim:pixel#2 cannot run the builds: builds.control.app: "}},
-		{"sim, --out", []string{"--device", "sim:pixel", "--out", "OUT"},
+		{"sim, --out", nil, []string{"--device", "sim:pixel", "--out", "OUT"},
 			[]string{"device sim:pixel cannot run the builds: builds.control.app: "}},
+		{"sim metric", map[string]any{"device": "sim:pixel", "builds": apps, "metrics": []string{"cpu_ms"}}, nil,
+			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "cpu_ms" is not measured here (known: [startup_ms bytes_written])`}},
+		{"sim metric, --out", map[string]any{"device": "sim:pixel", "builds": apps, "metrics": []string{"startup_ms", "cpu_ms"}}, []string{"--out", "OUT"},
+			[]string{`device sim:pixel cannot measure the metrics: metrics[1]: "cpu_ms" is not measured here`}},
+		{"pool of sims, metric", map[string]any{"devices": []string{"sim:pixel", "sim:pixel#2"}, "builds": apps, "metrics": []string{"cpu_ms"}}, nil,
+			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "cpu_ms"`, `device sim:pixel#2 cannot measure the metrics: metrics[0]: "cpu_ms"`}},
+		{"local metric typo", map[string]any{"builds": commands, "metrics": []string{"wall_ms", "usr_ms"}}, nil,
+			[]string{`device local cannot measure the metrics: metrics[1]: "usr_ms" is not measured here; did you mean "user_ms"?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data, outDir := t.TempDir(), t.TempDir()
 			args := []string{"run", "--headless"}
+			if tt.exp != nil {
+				args = append(args, writeExperiment(t, tt.exp))
+			}
 			for _, a := range tt.args {
 				args = append(args, strings.ReplaceAll(a, "OUT", filepath.Join(outDir, "s.jsonl")))
 			}
-			args = append(args, "--", "true", "true")
+			if tt.exp == nil {
+				args = append(args, "--", "true", "true")
+			}
 			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+data)
 			out, _ := cmd.CombinedOutput()

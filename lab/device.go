@@ -128,6 +128,18 @@ type BuildChecker interface {
 	CheckBuilds(exp *Experiment) error
 }
 
+// MetricChecker is a device that can tell, without any device I/O, that it
+// cannot give a metric exp asks for (a simulated phone measures a fixed set;
+// the local host knows its built-in names but not what a command reports).
+// The error names the field (metrics[0]) and lists what the device offers.
+// It is BuildChecker's twin, asked at the same point for the same reason:
+// the session engine refuses such a run before it creates a session file,
+// and Setup makes the same check, with the same code. What needs probing
+// (perf, valgrind, GNU time on the local host) stays at Setup.
+type MetricChecker interface {
+	CheckMetrics(exp *Experiment) error
+}
+
 // Prober is a device that can run the MFLOPS stability probe. Samples are
 // sent on out until ctx is cancelled or dur (in device time) has elapsed;
 // the probe does not close out.

@@ -66,7 +66,7 @@ func editDistance(a, b string) int {
 // trial (or, where extra metrics are allowed, record nothing) only once the
 // run has started. open says whether names outside known are allowed at
 // all (a local command may report any metric); i is the index in
-// "metrics".
+// "metrics". A closed set is listed in the error.
 func CheckMetricName(i int, name string, known []string, open bool) error {
 	for _, k := range known {
 		if k == name {
@@ -77,7 +77,7 @@ func CheckMetricName(i int, name string, known []string, open bool) error {
 		if open {
 			return fmt.Errorf("metrics[%d]: %q is not measured here; did you mean %q? (a metric the command reports itself must not be a typo away from a built-in one)", i, name, s)
 		}
-		return fmt.Errorf("metrics[%d]: %q is not measured here; did you mean %q?", i, name, s)
+		return fmt.Errorf("metrics[%d]: %q is not measured here; did you mean %q? (known: %v)", i, name, s, known)
 	}
 	if !open {
 		return fmt.Errorf("metrics[%d]: %q is not measured here (known: %v)", i, name, known)

@@ -20,7 +20,7 @@ func TestCheckMetricName(t *testing.T) {
 		{"usr_ms", local, true, `did you mean "user_ms"?`},
 		{"instrucitons", local, true, `did you mean "instructions"?`},
 		{"startup_ms", sim, false, ""},
-		{"startup", sim, false, `did you mean "startup_ms"?`},
+		{"startup", sim, false, `did you mean "startup_ms"? (known: [startup_ms bytes_written])`},
 		{"startp_ms", sim, false, `did you mean "startup_ms"?`},
 		{"frames", sim, false, `"frames" is not measured here (known: [startup_ms bytes_written])`},
 	}

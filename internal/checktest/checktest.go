@@ -1,5 +1,6 @@
 // Package checktest holds the test helper the device backends share to
-// show that their lab.BuildChecker and their Setup agree.
+// show that their lab.BuildChecker or lab.MetricChecker and their Setup
+// agree.
 package checktest
 
 import (
@@ -7,21 +8,21 @@ import (
 	"testing"
 )
 
-// Agree reports, as errors of t under name, unless CheckBuilds' error
-// (check) and Setup's (setup) are both nil when want is "", or otherwise
-// the same error containing want.
+// Agree reports, as errors of t under name, unless the check's error
+// (CheckBuilds' or CheckMetrics') and Setup's (setup) are both nil when
+// want is "", or otherwise the same error containing want.
 func Agree(t testing.TB, name string, check, setup error, want string) {
 	t.Helper()
 	if want == "" {
 		if check != nil || setup != nil {
-			t.Errorf("%s: CheckBuilds %v, Setup %v; want both nil", name, check, setup)
+			t.Errorf("%s: check %v, Setup %v; want both nil", name, check, setup)
 		}
 		return
 	}
 	if check == nil || !strings.Contains(check.Error(), want) {
-		t.Errorf("%s: CheckBuilds %v, want %q", name, check, want)
+		t.Errorf("%s: check %v, want %q", name, check, want)
 	}
 	if setup == nil || check == nil || setup.Error() != check.Error() {
-		t.Errorf("%s: Setup %v, CheckBuilds %v; want the same error", name, setup, check)
+		t.Errorf("%s: Setup %v, check %v; want the same error", name, setup, check)
 	}
 }

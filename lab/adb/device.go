@@ -550,6 +550,9 @@ func rootControls(c lab.Controls) []string {
 // the record/replay proxy and points the phone's http_proxy at it through
 // adb reverse (see proxy.go).
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	if err := d.CheckMetrics(exp); err != nil {
+		return nil, err
+	}
 	if need := rootControls(exp.Controls); len(need) > 0 && d.rootVia == "" {
 		return nil, fmt.Errorf("device %s: controls %s need root, and adbd is not root and su is missing", d.serial, strings.Join(need, ", "))
 	}
@@ -630,14 +633,9 @@ func (d *Device) setup(ctx context.Context) ([]lab.Event, error) {
 		}
 		d.mu.Unlock()
 	}
-	if d.c.Remote() && d.c.Tunnel == nil {
-		// The app's metrics cannot come back: only am start -W's are
-		// measured, and an experiment naming others is refused.
-		for _, m := range exp.Metrics {
-			if m != MetricTotalTime && m != MetricWaitTime {
-				return events, fmt.Errorf("metric %s: %w", m, d.c.remoteErr("app metrics over adb reverse"))
-			}
-		}
+	if !d.appMetricsReach() {
+		// Only am start -W's metrics are measured; Setup refused an
+		// experiment naming others (CheckMetrics).
 		return events, nil
 	}
 	if err := d.openMetrics(ctx); err != nil {
@@ -674,6 +672,35 @@ func (d *Device) applyGovernor(ctx context.Context, raw json.RawMessage) ([]lab.
 	ev := lab.Event{Type: lab.EventSettings, Settings: &lab.Settings{Profile: &read, Mismatches: mis,
 		Detail: map[string]string{"governor": governor.Describe(*p), "via": d.rootVia}}}
 	return []lab.Event{ev}, nil
+}
+
+// amMetrics are the metrics am start -W measures on every launch.
+var amMetrics = []string{MetricTotalTime, MetricWaitTime}
+
+// CheckMetrics says, without touching the phone, whether the metrics exp
+// asks for can come back (lab.MetricChecker): am start -W's always; any
+// other is the app's own, reported over adb reverse, which cannot reach
+// this host from an adb server on another one without a tunnel. Setup
+// makes the same check first.
+func (d *Device) CheckMetrics(exp *lab.Experiment) error {
+	if d.appMetricsReach() {
+		return nil
+	}
+	for i, m := range exp.Metrics {
+		if !slices.Contains(amMetrics, m) {
+			return fmt.Errorf("metrics[%d]: %q is not measured here (known: %v): %w", i, m, amMetrics, d.c.remoteErr("the app's own metrics over adb reverse"))
+		}
+	}
+	return nil
+}
+
+var _ lab.MetricChecker = (*Device)(nil)
+
+// appMetricsReach says whether the app's own metrics can reach this host
+// through adb reverse: the adb server is on this host, or on one perflab
+// has a tunnel to.
+func (d *Device) appMetricsReach() bool {
+	return !d.c.Remote() || d.c.Tunnel != nil
 }
 
 // metricListener accepts the app's connections (through adb reverse) and
@@ -911,7 +938,7 @@ func wantsAppMetrics(want []string) bool {
 		return true
 	}
 	for _, w := range want {
-		if w != MetricTotalTime && w != MetricWaitTime {
+		if !slices.Contains(amMetrics, w) {
 			return true
 		}
 	}

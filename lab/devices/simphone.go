@@ -73,13 +73,34 @@ func (p *simPhone) Info() lab.DeviceInfo {
 	return info
 }
 
-// Setup names each build of a sim app by the package the phone has it
-// installed under, then sets the adb device up.
+// Setup checks the metrics (CheckMetrics), names each build of a sim app
+// by the package the phone has it installed under, then sets the adb
+// device up.
 func (p *simPhone) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	if err := p.CheckMetrics(exp); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	p.proxy = ""
 	p.mu.Unlock()
 	return p.Device.Setup(ctx, p.appBuilds(exp))
+}
+
+// CheckMetrics is the adb device's check (app metrics need adb reverse to
+// reach this host), then, on a phone with the simulated apps, a closed
+// set: am start -W's metrics and those every simulated app reports
+// (sim.Metrics), where a real phone's app may report any.
+func (p *simPhone) CheckMetrics(exp *lab.Experiment) error {
+	if err := p.Device.CheckMetrics(exp); err != nil || !p.extras[sim.ExtraApps] {
+		return err
+	}
+	known := append([]string{adb.MetricTotalTime, adb.MetricWaitTime}, sim.Metrics...)
+	for i, m := range exp.Metrics {
+		if err := lab.CheckMetricName(i, m, known, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CheckBuilds is the adb device's check of the builds as Setup passes them

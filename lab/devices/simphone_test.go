@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/checktest"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
@@ -56,7 +57,7 @@ func TestSimExtrasOverADB(t *testing.T) {
 		ok   bool
 	}{
 		{"lab.Prober", is[lab.Prober](d)}, {"lab.Governor", is[lab.Governor](d)}, {"lab.Reconnector", is[lab.Reconnector](d)},
-		{"lab.BuildChecker", is[lab.BuildChecker](d)},
+		{"lab.BuildChecker", is[lab.BuildChecker](d)}, {"lab.MetricChecker", is[lab.MetricChecker](d)},
 	} {
 		if !iface.ok {
 			t.Errorf("the wrapped phone lost %s", iface.name)
@@ -83,6 +84,27 @@ func TestSimExtrasOverADB(t *testing.T) {
 	}
 	if err := r.(lab.BuildChecker).CheckBuilds(apps); err == nil || !strings.Contains(err.Error(), "builds.control.package: empty") {
 		t.Errorf("sim apps on the plain phone: %v, want builds.control.package: empty", err)
+	}
+
+	// The phone with the simulated apps measures a fixed set of metrics,
+	// and its CheckMetrics and Setup refuse any other with the same error;
+	// the plain phone's app may report any.
+	for _, tt := range []struct {
+		name    string
+		metrics []string
+		want    string // "" for metrics the phone gives
+	}{
+		{"am start and the app's", []string{"total_time_ms", "startup_ms", "bytes_written", "wait_time_ms"}, ""},
+		{"unknown", []string{"startup_ms", "cpu_ms"}, `metrics[1]: "cpu_ms" is not measured here (known: [total_time_ms wait_time_ms startup_ms bytes_written])`},
+		{"typo", []string{"total_time"}, `metrics[0]: "total_time" is not measured here; did you mean "total_time_ms"?`},
+	} {
+		exp := &lab.Experiment{Builds: apps.Builds, Metrics: tt.metrics}
+		cerr := p.CheckMetrics(exp)
+		_, serr := p.Setup(ctx, exp)
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
+		if err := r.(lab.MetricChecker).CheckMetrics(exp); err != nil {
+			t.Errorf("%s on the plain phone: %v", tt.name, err)
+		}
 	}
 }
 

@@ -12,11 +12,11 @@ import (
 	"github.com/perflab/perflab/lab/engine"
 )
 
-// A build the device cannot run is refused before the session file is
-// created: the error names the device and the field, no file is left in
-// the session directory, and every device opened is closed. A pool checks
-// every member.
-func TestStartRefusesBuildsBeforeCreate(t *testing.T) {
+// A build the device cannot run, or a metric it cannot give, is refused
+// before the session file is created: the error names the device and the
+// field, no file is left in the session directory, and every device opened
+// is closed. A pool checks every member.
+func TestStartRefusesBeforeCreate(t *testing.T) {
 	commands := map[string]lab.Build{
 		lab.ArmControl:   {Command: []string{"true"}},
 		lab.ArmTreatment: {Command: []string{"true"}},
@@ -29,27 +29,42 @@ func TestStartRefusesBuildsBeforeCreate(t *testing.T) {
 		name    string
 		devices []string
 		builds  map[string]lab.Build
+		metrics []string
 		want    []string // substrings of the error, in order
 		notWant string   // "" or a substring the error must not hold
 	}{
-		{"sim, command builds", []string{"sim:pixel"}, commands,
+		{"sim, command builds", []string{"sim:pixel"}, commands, nil,
 			[]string{"device sim:pixel cannot run the builds: builds.control.app: a sim build names a simulated app (feed, notes)"}, ""},
-		{"sim, unknown app", []string{"sim:pixel"}, map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "nosuch"}},
+		{"sim, unknown app", []string{"sim:pixel"}, map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "nosuch"}}, nil,
 			[]string{"device sim:pixel cannot run the builds: builds.treatment.app: "}, ""},
-		{"sim, free startup", []string{"sim:pixel"}, map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed", EffectPct: -100}},
+		{"sim, free startup", []string{"sim:pixel"}, map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed", EffectPct: -100}}, nil,
 			[]string{"device sim:pixel cannot run the builds: builds.treatment.effect_pct: "}, ""},
-		{"local, app builds", []string{"local"}, apps,
+		{"local, app builds", []string{"local"}, apps, nil,
 			[]string{"device local cannot run the builds: builds.control.command: empty"}, ""},
-		{"local, no such dir", []string{"local"}, map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}, Dir: "/no/such/dir"}, lab.ArmTreatment: {Command: []string{"true"}}},
+		{"local, no such dir", []string{"local"}, map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}, Dir: "/no/such/dir"}, lab.ArmTreatment: {Command: []string{"true"}}}, nil,
 			[]string{"device local cannot run the builds: builds.control.dir: /no/such/dir is not a directory"}, ""},
-		{"pool of sims, command builds", []string{"sim:pixel", "sim:pixel#2"}, commands,
+		{"pool of sims, command builds", []string{"sim:pixel", "sim:pixel#2"}, commands, nil,
 			[]string{"device sim:pixel cannot run the builds: builds.control.app: ", "device sim:pixel#2 cannot run the builds: builds.control.app: "}, ""},
-		{"pool of a sim and local, app builds", []string{"sim:pixel", "local"}, apps,
+		{"pool of a sim and local, app builds", []string{"sim:pixel", "local"}, apps, nil,
 			[]string{"device local cannot run the builds: builds.control.command: empty"}, "sim:pixel"},
+		{"sim, unknown metric", []string{"sim:pixel"}, apps, []string{"startup_ms", "cpu_ms"},
+			[]string{`device sim:pixel cannot measure the metrics: metrics[1]: "cpu_ms" is not measured here (known: [startup_ms bytes_written])`}, "cannot run the builds"},
+		{"sim, metric typo", []string{"sim:pixel"}, apps, []string{"startup"},
+			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "startup" is not measured here; did you mean "startup_ms"? (known: [startup_ms bytes_written])`}, ""},
+		{"sim, builds and metric", []string{"sim:pixel"}, commands, []string{"cpu_ms"},
+			[]string{"device sim:pixel cannot run the builds: builds.control.app: ", `device sim:pixel cannot measure the metrics: metrics[0]: "cpu_ms"`}, ""},
+		{"local, metric typo", []string{"local"}, commands, []string{"usr_ms"},
+			[]string{`device local cannot measure the metrics: metrics[0]: "usr_ms" is not measured here; did you mean "user_ms"?`}, ""},
+		{"local, wall_ms under cachegrind", []string{"local"}, commands, []string{"wall_ms", "cachegrind"},
+			[]string{"device local cannot measure the metrics: metrics: wall_ms cannot be measured in the same trial as cachegrind"}, ""},
+		{"pool of sims, unknown metric", []string{"sim:pixel", "sim:pixel#2"}, apps, []string{"cpu_ms"},
+			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "cpu_ms"`, `device sim:pixel#2 cannot measure the metrics: metrics[0]: "cpu_ms"`}, ""},
+		{"pool of a sim and local, wall_ms", []string{"sim:pixel", "local"}, apps, []string{"wall_ms"},
+			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "wall_ms"`, "device local cannot run the builds: "}, "local cannot measure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			exp := lab.Experiment{Builds: tt.builds, Trials: 3, Warmup: 1, Order: lab.OrderAlternate, Seed: 3}
+			exp := lab.Experiment{Builds: tt.builds, Metrics: tt.metrics, Trials: 3, Warmup: 1, Order: lab.OrderAlternate, Seed: 3}
 			if len(tt.devices) == 1 {
 				exp.Device = tt.devices[0]
 			} else {
@@ -99,16 +114,18 @@ func TestStartRefusesBuildsBeforeCreate(t *testing.T) {
 	}
 }
 
-// A sim run whose builds the phone can run is not refused: the check
-// passes builds through, and the session file is created.
+// A run whose builds the device can run and whose metrics it gives is not
+// refused: the checks pass them through, and the session file is created.
 func TestStartAcceptsRunnableBuilds(t *testing.T) {
 	for _, id := range []string{"sim:pixel", "local"} {
 		t.Run(id, func(t *testing.T) {
 			builds := map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed"}}
+			metrics := []string{"bytes_written"}
 			if id == "local" {
 				builds = map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}}}
+				metrics = []string{"wall_ms"}
 			}
-			exp := lab.Experiment{Device: id, Builds: builds, Trials: 2, Warmup: 0, Order: lab.OrderAlternate, Seed: 3}
+			exp := lab.Experiment{Device: id, Builds: builds, Metrics: metrics, Trials: 2, Warmup: 0, Order: lab.OrderAlternate, Seed: 3}
 			l := engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
 				return devices.Open(ctx, id, devices.Options{Seed: 3})
 			}}
@@ -127,7 +144,8 @@ func TestStartAcceptsRunnableBuilds(t *testing.T) {
 	}
 }
 
-// closeCounter counts Close calls and keeps the device's build check.
+// closeCounter counts Close calls and keeps the device's build and metric
+// checks.
 type closeCounter struct {
 	lab.Device
 	closed int
@@ -136,6 +154,13 @@ type closeCounter struct {
 func (c *closeCounter) CheckBuilds(exp *lab.Experiment) error {
 	if bc, ok := c.Device.(lab.BuildChecker); ok {
 		return bc.CheckBuilds(exp)
+	}
+	return nil
+}
+
+func (c *closeCounter) CheckMetrics(exp *lab.Experiment) error {
+	if mc, ok := c.Device.(lab.MetricChecker); ok {
+		return mc.CheckMetrics(exp)
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 	}
 	info := dev.Info()
 	exp.Device = info.ID
-	if err := checkBuilds([]lab.Device{dev}, &exp); err != nil {
+	if err := checkDevices([]lab.Device{dev}, &exp); err != nil {
 		dev.Close()
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 	for i, info := range infos {
 		exp.Devices[i] = info.ID
 	}
-	if err := checkBuilds(devs, &exp); err != nil {
+	if err := checkDevices(devs, &exp); err != nil {
 		closeAll()
 		return nil, err
 	}

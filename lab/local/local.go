@@ -297,9 +297,22 @@ func (d *Device) CheckBuilds(exp *lab.Experiment) error {
 
 var _ lab.BuildChecker = (*Device)(nil)
 
-// checkMetrics validates the requested metrics against what this host can
-// measure; nil means the defaults plus everything the command reports.
-func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
+// CheckMetrics says, without running anything, whether the metrics exp
+// asks for can be measured here as far as their names tell
+// (lab.MetricChecker): a name a letter or two from a built-in one is a
+// typo, and cachegrind cannot share a trial with a process metric. Any
+// other name is one the command reports itself. Whether perf, valgrind or
+// GNU time is there is only learnt at Setup, which makes this check first.
+func (d *Device) CheckMetrics(exp *lab.Experiment) error {
+	_, err := requestedMetrics(exp.Metrics, exp.Controls)
+	return err
+}
+
+var _ lab.MetricChecker = (*Device)(nil)
+
+// requestedMetrics is the metrics a trial measures, checked by name only;
+// nil means the defaults plus everything the command reports.
+func requestedMetrics(req []string, c lab.Controls) ([]string, error) {
 	cg := c.Cachegrind
 	for _, m := range req {
 		if m == MetricCachegrind {
@@ -318,6 +331,24 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 	if cg && !contains(metrics, MetricCachegrind) {
 		metrics = append(metrics, MetricCachegrind)
 	}
+	if cg {
+		for _, m := range metrics {
+			if processMetric(m) {
+				return nil, fmt.Errorf("metrics: %s cannot be measured in the same trial as cachegrind (the command runs under valgrind, which is ~50x slower); use two experiments", m)
+			}
+		}
+	}
+	return metrics, nil
+}
+
+// checkMetrics validates the requested metrics against what this host can
+// measure: requestedMetrics, then the tools they need; nil means the
+// defaults plus everything the command reports.
+func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
+	metrics, err := requestedMetrics(req, c)
+	if err != nil {
+		return nil, err
+	}
 	for i, m := range metrics {
 		switch {
 		case m == MetricInstructions && !d.perfStatus().ok:
@@ -327,13 +358,6 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 		case m == MetricCachegrind:
 			if _, err := exec.LookPath("valgrind"); err != nil {
 				return nil, fmt.Errorf("metrics: cachegrind needs valgrind, which is not installed (apt-get install valgrind)")
-			}
-		}
-	}
-	if cg {
-		for _, m := range metrics {
-			if processMetric(m) {
-				return nil, fmt.Errorf("metrics: %s cannot be measured in the same trial as cachegrind (the command runs under valgrind, which is ~50x slower); use two experiments", m)
 			}
 		}
 	}

@@ -410,6 +410,34 @@ func TestCheckBuildsMatchesSetup(t *testing.T) {
 	}
 }
 
+// CheckMetrics refuses exactly the metrics Setup refuses by name, with the
+// same error, and passes a built-in one and one the command reports; what
+// needs a tool (perf, GNU time, valgrind) is left to Setup.
+func TestCheckMetricsMatchesSetup(t *testing.T) {
+	ok := lab.Build{Command: []string{"true"}}
+	tests := []struct {
+		name       string
+		metrics    []string
+		cachegrind bool   // controls.cachegrind
+		want       string // "" for metrics the host gives
+	}{
+		{"built-in", []string{"wall_ms", "user_ms"}, false, ""},
+		{"reported", []string{"frames"}, false, ""},
+		{"typo", []string{"wall_ms", "usr_ms"}, false, `metrics[1]: "usr_ms" is not measured here; did you mean "user_ms"?`},
+		{"wall_ms with cachegrind", []string{"wall_ms", "cachegrind"}, false, "metrics: wall_ms cannot be measured in the same trial as cachegrind"},
+		{"sys_ms under controls.cachegrind", []string{"sys_ms"}, true, "metrics: sys_ms cannot be measured in the same trial as cachegrind"},
+	}
+	for _, tt := range tests {
+		exp := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: ok, lab.ArmTreatment: ok}, Metrics: tt.metrics}
+		exp.Controls.Cachegrind = tt.cachegrind
+		d := New()
+		cerr := d.CheckMetrics(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		d.Close()
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
+	}
+}
+
 // BenchmarkTrialTrue measures the harness cost of one trial of /bin/true.
 func BenchmarkTrialTrue(b *testing.B) {
 	exp := &lab.Experiment{Builds: map[string]lab.Build{

@@ -114,10 +114,8 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if exp == nil {
 		return nil, errors.New("sim: no experiment")
 	}
-	for i, m := range exp.Metrics {
-		if err := lab.CheckMetricName(i, m, Metrics, false); err != nil {
-			return nil, err
-		}
+	if err := checkMetrics(exp.Metrics); err != nil {
+		return nil, err
 	}
 	seed := d.opt.Seed
 	if seed == 0 {
@@ -190,6 +188,28 @@ func (d *Device) CheckBuilds(exp *lab.Experiment) error {
 }
 
 var _ lab.BuildChecker = (*Device)(nil)
+
+// CheckMetrics says, without touching the phone, whether every metric exp
+// asks for is one a simulated app reports (lab.MetricChecker); Setup makes
+// the same check.
+func (d *Device) CheckMetrics(exp *lab.Experiment) error {
+	if exp == nil {
+		return errors.New("sim: no experiment")
+	}
+	return checkMetrics(exp.Metrics)
+}
+
+var _ lab.MetricChecker = (*Device)(nil)
+
+// checkMetrics refuses a requested metric the simulated apps do not report.
+func checkMetrics(req []string) error {
+	for i, m := range req {
+		if err := lab.CheckMetricName(i, m, Metrics, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // checkBuilds checks the builds of exp named by keys, in that order.
 func checkBuilds(exp *lab.Experiment, keys []string) error {

@@ -89,3 +89,31 @@ func TestCheckBuildsMatchesSetup(t *testing.T) {
 		checktest.Agree(t, tt.name, cerr, serr, tt.want)
 	}
 }
+
+// CheckMetrics refuses exactly the metrics Setup refuses, with the same
+// error naming the field and listing what the phone measures, and passes
+// those the simulated apps report.
+func TestCheckMetricsMatchesSetup(t *testing.T) {
+	tests := []struct {
+		name    string
+		metrics []string
+		want    string // "" for metrics the phone gives
+	}{
+		{"none", nil, ""},
+		{"both", []string{"bytes_written", "startup_ms"}, ""},
+		{"unknown", []string{"cpu_ms"}, `metrics[0]: "cpu_ms" is not measured here (known: [startup_ms bytes_written])`},
+		{"second unknown", []string{"startup_ms", "wall_ms"}, `metrics[1]: "wall_ms" is not measured here (known: [startup_ms bytes_written])`},
+		{"typo", []string{"startup"}, `metrics[0]: "startup" is not measured here; did you mean "startup_ms"? (known: [startup_ms bytes_written])`},
+	}
+	for _, tt := range tests {
+		d, err := Open("pixel", Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed"}}, Metrics: tt.metrics, Seed: 3}
+		cerr := d.CheckMetrics(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		d.Close()
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
+	}
+}
