@@ -9,10 +9,11 @@ import (
 )
 
 // A run whose builds the device cannot run (commands on a simulated phone),
-// or that asks for a metric the device cannot give (a simulated phone
-// measures startup_ms and bytes_written only), exits with an error naming
-// the device and the field, and leaves no session file behind: neither in
-// the session directory nor at --out.
+// that asks for a metric the device cannot give (a simulated phone
+// measures startup_ms and bytes_written only), or for controls it cannot
+// apply (tmpfs on the local host, a profile the phone does not know),
+// exits with an error naming the device and the field, and leaves no
+// session file behind: neither in the session directory nor at --out.
 func TestRunRefusesWithoutASession(t *testing.T) {
 	bin, err := perflabBinary()
 	if err != nil {
@@ -40,6 +41,14 @@ func TestRunRefusesWithoutASession(t *testing.T) {
 			[]string{`device sim:pixel cannot measure the metrics: metrics[0]: "cpu_ms"`, `device sim:pixel#2 cannot measure the metrics: metrics[0]: "cpu_ms"`}},
 		{"local metric typo", map[string]any{"builds": commands, "metrics": []string{"wall_ms", "usr_ms"}}, nil,
 			[]string{`device local cannot measure the metrics: metrics[1]: "usr_ms" is not measured here; did you mean "user_ms"?`}},
+		{"local tmpfs", map[string]any{"builds": commands, "controls": map[string]any{"tmpfs": true}}, nil,
+			[]string{"device local cannot apply the controls: controls.tmpfs: the local device cannot do this"}},
+		{"local pin_cpu, --out", map[string]any{"builds": commands, "controls": map[string]any{"pin_cpu": 8191}}, []string{"--out", "OUT"},
+			[]string{"device local cannot apply the controls: controls.pin_cpu: "}},
+		{"sim governor", map[string]any{"device": "sim:pixel", "builds": apps, "controls": map[string]any{"governor": "nosuch"}}, nil,
+			[]string{`device sim:pixel cannot apply the controls: controls.governor: unknown profile "nosuch"`}},
+		{"pool of sims, governor", map[string]any{"devices": []string{"sim:pixel", "sim:pixel#2"}, "builds": apps, "controls": map[string]any{"governor": "nosuch"}}, nil,
+			[]string{"device sim:pixel cannot apply the controls: controls.governor: ", "device sim:pixel#2 cannot apply the controls: controls.governor: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

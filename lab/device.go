@@ -140,6 +140,21 @@ type MetricChecker interface {
 	CheckMetrics(exp *Experiment) error
 }
 
+// ControlsChecker is a device that can tell, without any device I/O, that
+// it cannot apply the controls of exp (a local host has no app to kill and
+// no CPU 12 to pin to; a phone without root cannot mount tmpfs; an adb
+// server on another host cannot carry the proxy back without --ssh). The
+// error names the field (controls.pin_cpu). It is the third of
+// BuildChecker's and MetricChecker's kind, asked at the same point for the
+// same reason: the session engine refuses such a run before it creates a
+// session file. Setup makes the same check, with the same code, and so does
+// each trial for the controls it is given, which the workbench may change
+// while the run lasts. What needs the device (applying a governor profile)
+// stays at Setup.
+type ControlsChecker interface {
+	CheckControls(exp *Experiment) error
+}
+
 // Prober is a device that can run the MFLOPS stability probe. Samples are
 // sent on out until ctx is cancelled or dur (in device time) has elapsed;
 // the probe does not close out.

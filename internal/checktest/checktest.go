@@ -1,6 +1,6 @@
 // Package checktest holds the test helper the device backends share to
-// show that their lab.BuildChecker or lab.MetricChecker and their Setup
-// agree.
+// show that their lab.BuildChecker, lab.MetricChecker or
+// lab.ControlsChecker and their Setup agree.
 package checktest
 
 import (
@@ -9,8 +9,8 @@ import (
 )
 
 // Agree reports, as errors of t under name, unless the check's error
-// (CheckBuilds' or CheckMetrics') and Setup's (setup) are both nil when
-// want is "", or otherwise the same error containing want.
+// (CheckBuilds', CheckMetrics' or CheckControls') and Setup's (setup) are
+// both nil when want is "", or otherwise the same error containing want.
 func Agree(t testing.TB, name string, check, setup error, want string) {
 	t.Helper()
 	if want == "" {

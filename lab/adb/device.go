@@ -544,6 +544,38 @@ func rootControls(c lab.Controls) []string {
 	return need
 }
 
+// CheckControls says, without touching the phone, whether it can apply
+// the controls of exp (lab.ControlsChecker): checkControls, which every
+// trial makes again for the controls it is given, then controls.governor
+// names a profile this phone knows. Setup makes this check first; whether
+// the phone takes the profile is only learnt there.
+func (d *Device) CheckControls(exp *lab.Experiment) error {
+	if err := d.checkControls(exp.Controls); err != nil {
+		return err
+	}
+	_, err := governor.Resolve(exp.Controls.Governor, d.Info().Model, d.builtinProfiles())
+	return err
+}
+
+var _ lab.ControlsChecker = (*Device)(nil)
+
+// checkControls says whether the phone can apply c, from what Open learnt:
+// root for the controls that need it (rootControls), and adb reverse to
+// this host for the proxy (a remote adb server needs --ssh).
+func (d *Device) checkControls(c lab.Controls) error {
+	if need := rootControls(c); len(need) > 0 && d.rootVia == "" {
+		verb := "needs"
+		if len(need) > 1 {
+			verb = "need"
+		}
+		return fmt.Errorf("controls.%s: %s root, and adbd is not root and su is missing: %w", strings.Join(need, ", controls."), verb, lab.ErrUnsupported)
+	}
+	if mode := proxy.Mode(c); mode != proxy.ModeOff && !d.appMetricsReach() {
+		return fmt.Errorf("controls.proxy %q: %w (%w)", mode, lab.ErrUnsupported, d.c.remoteErr("the record/replay proxy"))
+	}
+	return nil
+}
+
 // Setup installs or finds the builds, applies the governor profile,
 // snapshots the apps' data, notes the clock, opens the metric listener
 // behind adb reverse and, when controls.proxy is record or replay, starts
@@ -553,13 +585,10 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if err := d.CheckMetrics(exp); err != nil {
 		return nil, err
 	}
-	if need := rootControls(exp.Controls); len(need) > 0 && d.rootVia == "" {
-		return nil, fmt.Errorf("device %s: controls %s need root, and adbd is not root and su is missing", d.serial, strings.Join(need, ", "))
+	if err := d.CheckControls(exp); err != nil {
+		return nil, err
 	}
 	mode := proxy.Mode(exp.Controls)
-	if mode != proxy.ModeOff && !d.Info().Has(lab.CapProxy) {
-		return nil, fmt.Errorf("device %s: controls.proxy %q: %w (%w)", d.serial, mode, lab.ErrUnsupported, d.c.remoteErr("the record/replay proxy"))
-	}
 	// A previous run's proxy (its recording file, its wiring) goes first.
 	if err := d.closeProxy(ctx); err != nil {
 		return nil, fmt.Errorf("device %s: %w", d.serial, err)
@@ -837,6 +866,9 @@ func ParseAmStart(out string) (total, wait float64, err error) {
 // request the recording cannot answer fails the trial (proxy.Controller);
 // turned off between rounds, the phone gets its own proxy setting back.
 func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	if err := d.checkControls(req.Controls); err != nil {
+		return d.fail(err, "reset")
+	}
 	c, err := d.syncProxy(ctx, proxy.Mode(req.Controls))
 	if err != nil {
 		return d.fail(err, "proxy")
@@ -977,9 +1009,7 @@ func filterMetrics(ms []lab.Metric, want []string) lab.TrialResult {
 // governor, kill, dismiss dialogs, restore the data snapshot (onto tmpfs
 // when asked), reset the clock, proxy, drop caches.
 func (d *Device) reset(ctx context.Context, c lab.Controls, ab appBuild) error {
-	if need := rootControls(c); len(need) > 0 && d.rootVia == "" {
-		return fmt.Errorf("controls %s need root", strings.Join(need, ", "))
-	}
+	// RunTrial checked c (checkControls).
 	if _, err := d.applyGovernor(ctx, c.Governor); err != nil {
 		return err
 	}

@@ -58,6 +58,7 @@ func TestSimExtrasOverADB(t *testing.T) {
 	}{
 		{"lab.Prober", is[lab.Prober](d)}, {"lab.Governor", is[lab.Governor](d)}, {"lab.Reconnector", is[lab.Reconnector](d)},
 		{"lab.BuildChecker", is[lab.BuildChecker](d)}, {"lab.MetricChecker", is[lab.MetricChecker](d)},
+		{"lab.ControlsChecker", is[lab.ControlsChecker](d)},
 	} {
 		if !iface.ok {
 			t.Errorf("the wrapped phone lost %s", iface.name)
@@ -105,6 +106,29 @@ func TestSimExtrasOverADB(t *testing.T) {
 		if err := r.(lab.MetricChecker).CheckMetrics(exp); err != nil {
 			t.Errorf("%s on the plain phone: %v", tt.name, err)
 		}
+	}
+
+	// The phone knows its preset's profiles, and its CheckControls and
+	// Setup refuse any other with the same error; it has root (su), so
+	// the controls that need it pass.
+	for _, tt := range []struct {
+		name     string
+		controls lab.Controls
+		want     string // "" for controls the phone applies
+	}{
+		{"preset's profile", lab.Controls{Governor: []byte(`"recommended"`), Tmpfs: true, DropCaches: true}, ""},
+		{"unknown profile", lab.Controls{Governor: []byte(`"nosuch"`), Tmpfs: true}, `controls.governor: unknown profile "nosuch"`},
+	} {
+		exp := &lab.Experiment{Builds: apps.Builds, Controls: tt.controls}
+		cerr := p.CheckControls(exp)
+		if tt.want == "" {
+			if cerr != nil {
+				t.Errorf("%s: %v", tt.name, cerr)
+			}
+			continue // Setup would apply them
+		}
+		_, serr := p.Setup(ctx, exp)
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
 	}
 }
 

@@ -8,11 +8,11 @@ import (
 )
 
 // checkDevices asks every device that can tell without I/O whether it can
-// run the builds of exp (lab.BuildChecker) and give the metrics it asks
-// for (lab.MetricChecker), so such an experiment is refused before the
-// session file is created rather than at device setup or the first trial,
-// which would leave a session of a header only. Every device is asked;
-// each error names its device.
+// run the builds of exp (lab.BuildChecker), give the metrics it asks for
+// (lab.MetricChecker) and apply its controls (lab.ControlsChecker), so such
+// an experiment is refused before the session file is created rather than
+// at device setup or the first trial, which would leave a session of a
+// header only. Every device is asked; each error names its device.
 func checkDevices(devs []lab.Device, exp *lab.Experiment) error {
 	var errs []error
 	for _, d := range devs {
@@ -24,6 +24,11 @@ func checkDevices(devs []lab.Device, exp *lab.Experiment) error {
 		if c, ok := d.(lab.MetricChecker); ok {
 			if err := c.CheckMetrics(exp); err != nil {
 				errs = append(errs, fmt.Errorf("device %s cannot measure the metrics: %w", d.Info().ID, err))
+			}
+		}
+		if c, ok := d.(lab.ControlsChecker); ok {
+			if err := c.CheckControls(exp); err != nil {
+				errs = append(errs, fmt.Errorf("device %s cannot apply the controls: %w", d.Info().ID, err))
 			}
 		}
 	}

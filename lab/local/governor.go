@@ -52,15 +52,26 @@ func cpufreqWritable(ctx context.Context, g *governor.Local) error {
 	return nil
 }
 
-// setupGovernor applies controls.governor, which Close puts back unless the
-// profile says keep.
-func (d *Device) setupGovernor(ctx context.Context, raw []byte) (*lab.Event, error) {
+// governorProfile is the profile controls.governor (raw) names, nil for
+// none, or why this host cannot apply it: an unknown profile, or cpufreq
+// missing or not writable. It writes nothing (CheckControls).
+func (d *Device) governorProfile(raw []byte) (*lab.GovernorProfile, error) {
 	p, err := governor.Resolve(raw, d.info.Model, nil)
 	if err != nil || p == nil {
 		return nil, err
 	}
 	if err := d.CapError(lab.CapGovernor); err != nil {
 		return nil, fmt.Errorf("controls.governor: %w", err)
+	}
+	return p, nil
+}
+
+// setupGovernor applies controls.governor, which Close puts back unless the
+// profile says keep.
+func (d *Device) setupGovernor(ctx context.Context, raw []byte) (*lab.Event, error) {
+	p, err := d.governorProfile(raw)
+	if err != nil || p == nil {
+		return nil, err
 	}
 	mis, err := d.Local.ApplyProfile(ctx, *p)
 	if err != nil {

@@ -197,7 +197,7 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkControls(exp.Controls); err != nil {
+	if err := d.CheckControls(exp); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "perflab-local-")
@@ -364,6 +364,29 @@ func (d *Device) checkMetrics(req []string, c lab.Controls) ([]string, error) {
 	return metrics, nil
 }
 
+// CheckControls says, without running anything, whether this host can
+// apply the controls of exp (lab.ControlsChecker): checkControls, which
+// every trial makes again for the controls it is given, then state_dir is
+// a directory and controls.governor names a profile this host can apply
+// (cpufreq there and writable). Setup makes this check first.
+func (d *Device) CheckControls(exp *lab.Experiment) error {
+	if err := d.checkControls(exp.Controls); err != nil {
+		return err
+	}
+	if dir := exp.Controls.StateDir; dir != "" {
+		if err := checkStateDir(dir); err != nil {
+			return err
+		}
+	}
+	_, err := d.governorProfile(exp.Controls.Governor)
+	return err
+}
+
+var _ lab.ControlsChecker = (*Device)(nil)
+
+// checkControls says whether this host can apply c, from what Open learnt
+// (setarch, taskset, the number of CPUs): the check of every trial, whose
+// controls the workbench may change while the run lasts.
 func (d *Device) checkControls(c lab.Controls) error {
 	if c.ASLROff() && !d.info.Has(lab.CapASLR) {
 		return fmt.Errorf("controls.aslr: false needs setarch, which is not installed: %w", lab.ErrUnsupported)

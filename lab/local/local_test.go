@@ -497,3 +497,47 @@ func TestLeftoverProcessesAreKilled(t *testing.T) {
 		}
 	}
 }
+
+// CheckControls refuses exactly the controls Setup refuses, with the same
+// error, and passes those it applies; a trial given such controls live
+// (the workbench toggles them) fails with that error too, where the control
+// is one a trial applies.
+func TestCheckControlsMatchesSetup(t *testing.T) {
+	ok := lab.Build{Command: []string{"true"}}
+	pin := lab.MaxCPU // no host has it; without taskset it is refused too
+	tests := []struct {
+		name     string
+		controls lab.Controls
+		want     string // "" for controls the host applies
+		live     bool   // a trial checks it too
+	}{
+		{"none", lab.Controls{}, "", false},
+		{"reset commands", lab.Controls{Prepare: []string{"true"}, Cleanup: []string{"true"}, StateDir: t.TempDir(), Governor: []byte(`"stock"`)}, "", false},
+		{"tmpfs", lab.Controls{Tmpfs: true}, "controls.tmpfs: the local device cannot do this", true},
+		{"kill_app and drop_caches", lab.Controls{KillApp: true, DropCaches: true}, "controls.drop_caches: the local device cannot do this", true},
+		{"pin_cpu", lab.Controls{PinCPU: &pin}, "controls.pin_cpu: ", true},
+		{"state_dir", lab.Controls{StateDir: "/no/such/dir"}, "controls.state_dir: ", false},
+		{"state_dir a file", lab.Controls{StateDir: "/dev/null"}, "controls.state_dir: /dev/null is not a directory", false},
+		{"governor", lab.Controls{Governor: []byte(`"nosuch"`)}, `controls.governor: unknown profile "nosuch"`, false},
+	}
+	for _, tt := range tests {
+		exp := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: ok, lab.ArmTreatment: ok}, Controls: tt.controls}
+		d := New()
+		cerr := d.CheckControls(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		d.Close()
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
+		if !tt.live || cerr == nil {
+			continue
+		}
+		d = New()
+		if _, err := d.Setup(context.Background(), &lab.Experiment{Builds: exp.Builds}); err != nil {
+			t.Fatal(err)
+		}
+		r := d.RunTrial(context.Background(), lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: ok, Controls: tt.controls})
+		d.Close()
+		if r.Status != lab.StatusFailed || r.Reason != cerr.Error() {
+			t.Errorf("%s live: trial %s %q, want failed %q", tt.name, r.Status, r.Reason, cerr)
+		}
+	}
+}

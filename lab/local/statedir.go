@@ -18,12 +18,8 @@ func (d *Device) snapshot(dir string) (string, error) {
 	if snap, ok := d.snapshots[dir]; ok {
 		return snap, nil
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return "", fmt.Errorf("controls.state_dir: %w", err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("controls.state_dir: %s is not a directory", dir)
+	if err := checkStateDir(dir); err != nil {
+		return "", err
 	}
 	if d.tmp == "" {
 		return "", fmt.Errorf("controls.state_dir: device not set up")
@@ -35,6 +31,18 @@ func (d *Device) snapshot(dir string) (string, error) {
 	}
 	d.snapshots[dir] = snap
 	return snap, nil
+}
+
+// checkStateDir says whether controls.state_dir names a directory.
+func checkStateDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("controls.state_dir: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("controls.state_dir: %s is not a directory", dir)
+	}
+	return nil
 }
 
 // restoreDir makes dir's contents equal to snap's: everything in dir is

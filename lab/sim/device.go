@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,6 +116,9 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 		return nil, errors.New("sim: no experiment")
 	}
 	if err := checkMetrics(exp.Metrics); err != nil {
+		return nil, err
+	}
+	if err := d.CheckControls(exp); err != nil {
 		return nil, err
 	}
 	seed := d.opt.Seed
@@ -236,13 +240,34 @@ func appNames() string {
 	return strings.Join(n, ", ")
 }
 
+// CheckControls says, without touching the phone, whether it can apply the
+// controls of exp (lab.ControlsChecker): controls.governor names a profile
+// this phone knows (its preset's, or one tuned for its model). Setup makes
+// this check first, and each trial resolves a changed profile the same
+// way; the phone ignores the local host's controls.
+func (d *Device) CheckControls(exp *lab.Experiment) error {
+	if exp == nil {
+		return errors.New("sim: no experiment")
+	}
+	_, err := d.governorProfile(exp.Controls.Governor)
+	return err
+}
+
+var _ lab.ControlsChecker = (*Device)(nil)
+
+// governorProfile is the profile controls.governor (raw) names, nil for
+// none.
+func (d *Device) governorProfile(raw json.RawMessage) (*lab.GovernorProfile, error) {
+	return governor.Resolve(raw, d.preset.Model, d.preset.Builtin)
+}
+
 // syncControls brings the device-wide controls (governor, tmpfs, proxy) in
 // line with c, returning a settings event for each change.
 func (d *Device) syncControls(ctx context.Context, c lab.Controls, first bool) ([]lab.Event, error) {
 	var events []lab.Event
 	raw := strings.TrimSpace(string(c.Governor))
 	if raw != d.govRaw || first {
-		p, err := governor.Resolve(c.Governor, d.preset.Model, d.preset.Builtin)
+		p, err := d.governorProfile(c.Governor)
 		if err != nil {
 			return nil, err
 		}

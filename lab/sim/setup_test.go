@@ -117,3 +117,42 @@ func TestCheckMetricsMatchesSetup(t *testing.T) {
 		checktest.Agree(t, tt.name, cerr, serr, tt.want)
 	}
 }
+
+// CheckControls refuses exactly the controls Setup refuses, with the same
+// error, and passes those the phone applies (or ignores, as the local
+// host's); a trial given a refused profile live fails with that error.
+func TestCheckControlsMatchesSetup(t *testing.T) {
+	pin := 3
+	tests := []struct {
+		name     string
+		controls lab.Controls
+		want     string // "" for controls the phone applies
+	}{
+		{"none", lab.Controls{}, ""},
+		{"phone controls", lab.Controls{Governor: []byte(`"stock"`), Tmpfs: true, KillApp: true, DropCaches: true, Proxy: "record"}, ""},
+		{"local controls", lab.Controls{PinCPU: &pin, Prepare: []string{"true"}}, ""},
+		{"unknown profile", lab.Controls{Governor: []byte(`"nosuch"`)}, `controls.governor: unknown profile "nosuch"`},
+		{"bad profile", lab.Controls{Governor: []byte(`{"clusters": 3}`)}, "controls.governor: "},
+	}
+	builds := map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "notes"}}
+	for _, tt := range tests {
+		d, err := Open("pixel", Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := &lab.Experiment{Builds: builds, Controls: tt.controls, Seed: 3}
+		cerr := d.CheckControls(exp)
+		_, serr := d.Setup(context.Background(), exp)
+		checktest.Agree(t, tt.name, cerr, serr, tt.want)
+		if cerr != nil {
+			if _, err := d.Setup(context.Background(), &lab.Experiment{Builds: builds, Seed: 3}); err != nil {
+				t.Fatal(err)
+			}
+			r := d.RunTrial(context.Background(), lab.TrialRequest{Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: builds[lab.ArmControl], Controls: tt.controls})
+			if r.Status != lab.StatusFailed || r.Reason != cerr.Error() {
+				t.Errorf("%s live: trial %s %q, want failed %q", tt.name, r.Status, r.Reason, cerr)
+			}
+		}
+		d.Close()
+	}
+}
