@@ -81,6 +81,7 @@ type Device struct {
 	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
+	spawnEnv  map[string]envCache // env de-duplicated for runDirect, per build key
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 	govSet    bool                // Setup applied controls.governor
 	govKeep   bool                // and the profile says keep it

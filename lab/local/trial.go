@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -49,6 +48,10 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	}
 	if env == nil {
 		env = buildEnv(req.Build, srv.addr(), rp.env())
+	}
+	env, err := d.spawnBase(req.BuildKey, env)
+	if err != nil {
+		return fail("exec: " + err.Error())
 	}
 	token := randomHex(16)
 	trialEnv := append(env[:len(env):len(env)],
@@ -195,17 +198,19 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 
 	tctx, cancel := withLimit(ctx, limit)
 	defer cancel()
-	// Not exec.CommandContext: it starts a goroutine per command to watch
-	// the context; context.AfterFunc below costs nothing until it fires.
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = req.Build.Dir
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = capt.stdin, capt.stdout, capt.stderr
+	// runDirect, not os/exec (see spawn.go); context.AfterFunc, not a
+	// goroutine watching the context: it costs nothing until it fires.
+	path, err := lookCommand(argv[0])
+	if err != nil {
+		return fail(err.Error())
+	}
 
 	stopTimer := func() {}
 	conns := srv.begin(token)
+	pid := 0
 	start := time.Now()
-	err := rp.run(cmd, func(pgid int) {
+	st, started, err := rp.runDirect(path, argv, env, req.Build.Dir, [3]*os.File{capt.stdin, capt.stdout, capt.stderr}, func(pgid int) {
+		pid = pgid
 		groups[pgid] = true
 		req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
@@ -213,13 +218,16 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		stopTimer = func() { stop() }
 	})
 	stopTimer()
-	if cmd.Process != nil {
+	if pid != 0 {
 		// Processes the command left behind in its group would disturb
 		// later trials: end them now (others, in sessions of their own,
 		// after cleanup; see reaper).
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	wall := time.Since(start)
+	if err == nil && started {
+		err = st.err()
+	}
 	netLines, refused := conns.finish()
 	out := &lineCollector{}
 	if cerr := capt.copyStdout(out); cerr != nil {
@@ -238,11 +246,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		return fail("cancelled")
 	}
 	if err != nil {
-		reason := err.Error()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Exited() {
-			reason = "exit status " + strconv.Itoa(ee.ExitCode())
-		}
+		reason := err.Error() // "exit status 1", "signal: killed", as os/exec says it
 		if tail := strings.TrimSpace(errTail); tail != "" {
 			reason += ": " + lastLines(tail, 3)
 		}
@@ -250,8 +254,8 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 
 	var ms []lab.Metric
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cgDir == "" {
+	if started {
+		if ru := &st.usage; cgDir == "" {
 			add := func(name string, v float64, unit string) {
 				if want(name) {
 					ms = append(ms, lab.Metric{Name: name, Value: v, Unit: unit, Better: "lower"})
