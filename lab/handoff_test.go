@@ -44,7 +44,8 @@ func (d *handoffDevice) RunTrial(ctx context.Context, req TrialRequest) TrialRes
 
 // TestHeldTrialEventReachesTheChannelOnceTheNextTrialIsUnderWay: on a
 // TrialStartReporter, the runner records each trial's event at once and
-// hands it on when the next trial says it is under way, in order.
+// hands it on when the next trial says it is under way (within
+// handOffEvery when trials come faster), in order.
 func TestHeldTrialEventReachesTheChannelOnceTheNextTrialIsUnderWay(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -48,7 +48,10 @@ type Runner struct {
 	gate     func(ctx context.Context) // see setTrialGate
 	rounds   RoundSource               // see SetRoundSource
 	rec      Recorder                  // see SetRecorder
-	held     bool                      // queue ends with a trial event not yet handed on (see holdLocked)
+	held     bool                      // queue ends with a trial event not yet handed on (see hold)
+	handedOn time.Time                 // when held events were last handed on
+	handOff  *time.Timer               // hands held events on when trials come faster than handOffEvery
+	armed    bool                      // handOff is set to fire
 }
 
 // Recorder records an event of a run where it is made: the runner (or
@@ -73,9 +76,10 @@ func (r *Runner) SetRecorder(rec Recorder) {
 // trial is under way (its reset procedure or its command running). For
 // such a device the runner hands the previous trial's event on to the
 // channel then, so waking the views overlaps the trial instead of delaying
-// its start: on the local host, with trials of a millisecond, that hand-off
-// is a measurable share of the time per trial. Other devices get their
-// events handed on before each trial.
+// its start; when trials come faster than handOffEvery, their events go
+// on together at most handOffEvery apart. On the local host, with trials
+// of a millisecond, waking the views is a measurable share of the time per
+// trial. Other devices get their events handed on before each trial.
 type TrialStartReporter interface {
 	ReportsTrialStart() bool
 }
@@ -215,16 +219,51 @@ func (r *Runner) hold(e Event) {
 	r.mu.Unlock()
 }
 
+// handOffEvery is the least time between two hand-offs of held trial
+// events at a trial's start: a view redraws at most every 16 ms or so, and
+// a sub-millisecond trial should not pay for waking it each time.
+const handOffEvery = 10 * time.Millisecond
+
 // releaseLocked hands held events on. Callers hold r.mu.
 func (r *Runner) releaseLocked() {
 	if r.held {
 		r.held = false
+		r.handedOn = time.Now()
 		r.cond.Broadcast()
 	}
 }
 
 func (r *Runner) release() {
 	r.mu.Lock()
+	r.releaseLocked()
+	r.mu.Unlock()
+}
+
+// trialUnderWay is TrialRequest.Started for a TrialStartReporter: it hands
+// held events on, or, within handOffEvery of the last hand-off, sets a
+// timer to do it then.
+func (r *Runner) trialUnderWay() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.held || r.armed {
+		return
+	}
+	wait := handOffEvery - time.Since(r.handedOn)
+	if wait <= 0 {
+		r.releaseLocked()
+		return
+	}
+	r.armed = true
+	if r.handOff == nil {
+		r.handOff = time.AfterFunc(wait, r.timedRelease)
+	} else {
+		r.handOff.Reset(wait)
+	}
+}
+
+func (r *Runner) timedRelease() {
+	r.mu.Lock()
+	r.armed = false
 	r.releaseLocked()
 	r.mu.Unlock()
 }
@@ -269,6 +308,9 @@ func (r *Runner) loop(ctx context.Context) {
 		r.mu.Lock()
 		r.pushLocked(Event{Type: EventEnd, End: e})
 		r.finished = true
+		if r.handOff != nil {
+			r.handOff.Stop() // the end event took the held ones with it
+		}
 		r.cond.Broadcast()
 		r.mu.Unlock()
 	}
@@ -369,7 +411,7 @@ func (r *Runner) loop(ctx context.Context) {
 				Metrics:  r.exp.Metrics,
 			}
 			if holdTrials {
-				req.Started = r.release
+				req.Started = r.trialUnderWay
 			} else {
 				r.release()
 			}
