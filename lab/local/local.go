@@ -82,6 +82,7 @@ type Device struct {
 	trialMu   sync.Mutex          // one trial at a time
 	env       map[string][]string // base environment per build key
 	spawnEnv  map[string]envCache // env de-duplicated for runDirect, per build key
+	paths     map[string]string   // commands found in PATH (lookCommand)
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 	govSet    bool                // Setup applied controls.governor
 	govKeep   bool                // and the profile says keep it
@@ -401,12 +402,15 @@ func (d *Device) checkControls(c lab.Controls) error {
 		}
 	}
 	var unsupported []string
-	for name, on := range map[string]bool{
-		"restore_snapshot": c.RestoreSnapshot, "kill_app": c.KillApp, "dismiss_dialogs": c.DismissDialogs,
-		"clock_reset": c.ClockReset, "tmpfs": c.Tmpfs, "drop_caches": c.DropCaches,
+	for _, f := range [...]struct {
+		name string
+		on   bool
+	}{
+		{"restore_snapshot", c.RestoreSnapshot}, {"kill_app", c.KillApp}, {"dismiss_dialogs", c.DismissDialogs},
+		{"clock_reset", c.ClockReset}, {"tmpfs", c.Tmpfs}, {"drop_caches", c.DropCaches},
 	} {
-		if on {
-			unsupported = append(unsupported, name)
+		if f.on {
+			unsupported = append(unsupported, f.name)
 		}
 	}
 	if len(unsupported) > 0 {

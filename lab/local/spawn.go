@@ -54,12 +54,29 @@ type exitErr struct{ msg string }
 func (e exitErr) Error() string { return e.msg }
 
 // lookCommand resolves argv[0] as exec.Command does: a name without a
-// slash is looked up in PATH.
-func lookCommand(name string) (string, error) {
+// slash is looked up in PATH (once per run: a trial of "python3 x.py"
+// should not walk PATH each time; perflab's PATH does not change).
+func (d *Device) lookCommand(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	return exec.LookPath(name)
+	d.mu.Lock()
+	path, ok := d.paths[name]
+	d.mu.Unlock()
+	if ok {
+		return path, nil
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", err // looked up again next time: it may be installed meanwhile
+	}
+	d.mu.Lock()
+	if d.paths == nil {
+		d.paths = map[string]string{}
+	}
+	d.paths[name] = path
+	d.mu.Unlock()
+	return path, nil
 }
 
 // dedupEnv is the environment os/exec would pass for env: the last

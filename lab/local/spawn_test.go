@@ -39,7 +39,7 @@ func TestRunDirectFailuresReadAsOSExec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := exec.Command(tt.argv[0], tt.argv[1:]...).Run()
-			path, err := lookCommand(tt.argv[0])
+			path, err := (&Device{}).lookCommand(tt.argv[0])
 			if err == nil {
 				var st exitState
 				var started bool
@@ -132,5 +132,32 @@ func TestRunDirectProcessGroupAndDir(t *testing.T) {
 	}
 	if syscall.Getpgrp() == pid {
 		t.Error("the command ran in perflab's own process group")
+	}
+}
+
+// TestLookCommandOncePerRun: a command found in PATH is looked up once per
+// device; one not found is looked up again (it may be installed meanwhile).
+func TestLookCommandOncePerRun(t *testing.T) {
+	dir1, dir2 := t.TempDir(), t.TempDir()
+	d := &Device{}
+	t.Setenv("PATH", dir1)
+	if _, err := d.lookCommand("perflab-test-cmd"); err == nil {
+		t.Fatal("found a command that is not there")
+	}
+	for _, dir := range []string{dir1, dir2} {
+		if err := os.WriteFile(filepath.Join(dir, "perflab-test-cmd"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.lookCommand("perflab-test-cmd")
+	if want := filepath.Join(dir1, "perflab-test-cmd"); err != nil || got != want {
+		t.Fatalf("after install: %q, %v; want %q", got, err, want)
+	}
+	t.Setenv("PATH", dir2)
+	if got2, _ := d.lookCommand("perflab-test-cmd"); got2 != got {
+		t.Errorf("looked up again: %q, want the first %q", got2, got)
+	}
+	if got, _ := d.lookCommand("./x"); got != "./x" {
+		t.Errorf("a name with a slash: %q, want it as given", got)
 	}
 }

@@ -200,7 +200,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	defer cancel()
 	// runDirect, not os/exec (see spawn.go); context.AfterFunc, not a
 	// goroutine watching the context: it costs nothing until it fires.
-	path, err := lookCommand(argv[0])
+	path, err := d.lookCommand(argv[0])
 	if err != nil {
 		return fail(err.Error())
 	}
