@@ -3,10 +3,10 @@
 #
 # Runs `perflab run` of 500 trials per arm of /bin/true (1,000 trials, each
 # recorded and synced to disk), `hyperfine -N --runs 1000 /bin/true` and
-# bench/goexec (a bare Go loop starting /bin/true 1,000 times as perflab's
-# local device does, and nothing else), alternately, ROUNDS times, and
-# prints each total wall time and the ratios. goexec is the floor for a Go
-# program on this host: perflab over goexec is perflab's own cost.
+# bench/goexec (a bare os/exec loop starting /bin/true 1,000 times, and
+# nothing else), alternately, ROUNDS times, and
+# prints each total wall time and the ratios. goexec is what a bare Go
+# loop costs on this host: perflab over goexec is about perflab's own cost.
 # With BASE=<git revision>, perflab built at that revision runs in the same
 # rounds too, so a change is measured before and after side by side.
 # Target: perflab ≤ 1.0 × hyperfine.
@@ -64,7 +64,7 @@ for r in $(seq "$rounds"); do
 	pl_total=$(echo "$pl_total + $pl" | bc -l); hf_total=$(echo "$hf_total + $hf" | bc -l)
 done
 printf 'total: perflab %.3f s, hyperfine %.3f s, ratio %.2f (target ≤ 1.00)\n' "$pl_total" "$hf_total" "$(echo "$pl_total / $hf_total" | bc -l)"
-printf 'goexec (Go os/exec floor) %.3f s: %.2f × hyperfine; perflab %.2f × goexec\n' "$go_total" "$(echo "$go_total / $hf_total" | bc -l)" "$(echo "$pl_total / $go_total" | bc -l)"
+printf 'goexec (bare os/exec loop) %.3f s: %.2f × hyperfine; perflab %.2f × goexec\n' "$go_total" "$(echo "$go_total / $hf_total" | bc -l)" "$(echo "$pl_total / $go_total" | bc -l)"
 if [ -n "${BASE:-}" ]; then
 	printf 'base (%s): %.3f s, ratio %.2f\n' "$BASE" "$base_total" "$(echo "$base_total / $hf_total" | bc -l)"
 fi

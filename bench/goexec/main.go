@@ -1,10 +1,10 @@
-// Command goexec runs a command N times, one after another, the way
-// perflab's local device starts a trial's command (os/exec, its own
-// process group, Pdeathsig, the goroutine locked to its thread until the
-// command is waited for), and nothing else: no reset, no capture, no
-// session. bench/run_overhead.sh times it beside perflab and hyperfine, so
-// perflab's own cost per trial is told apart from what starting a process
-// costs a Go program on the host.
+// Command goexec runs a command N times, one after another, with os/exec
+// in a process group of its own with Pdeathsig, the goroutine locked to
+// its thread until the command is waited for (as perflab's local device
+// did before it started trials with syscall.ForkExec), and nothing else:
+// no reset, no capture, no session. bench/run_overhead.sh times it beside
+// perflab and hyperfine, so perflab's own cost per trial is told apart
+// from what starting a process costs a Go program on the host.
 package main
 
 import (
