@@ -39,9 +39,9 @@ type Writer interface {
 	Close() error
 }
 
-// Lab is how the engine reaches devices, runners and session files. Open is
-// required; the others default to lab.NewRunner and sessions.Create (or
-// CreateOverwrite). Tests substitute fakes.
+// Lab is how the engine reaches devices and session files. Open is
+// required; Create defaults to sessions.Create (or CreateOverwrite) and
+// Resolve to taking the devices as IDs. Tests substitute fakes.
 type Lab struct {
 	// Open opens a device by id ("sim:<preset>", "local", "adb:<serial>");
 	// realtime paces a simulated device at wall-clock speed.

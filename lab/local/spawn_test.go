@@ -121,7 +121,7 @@ func TestRunDirectProcessGroupAndDir(t *testing.T) {
 	}
 	defer f.Close()
 	var pid int
-	st, started, err := (&reaper{}).runDirect("/bin/sh", []string{"sh", "-c", `pwd; ps -o pgid= -p $$`}, os.Environ(), dir, [3]*os.File{f, f, f}, func(p int) { pid = p })
+	st, started, err := (&reaper{}).runDirect("/bin/sh", []string{"sh", "-c", `pwd; cut -d' ' -f5 /proc/$$/stat`}, os.Environ(), dir, [3]*os.File{f, f, f}, func(p int) { pid = p })
 	if err != nil || !started || st.err() != nil {
 		t.Fatalf("runDirect: %v %v %v", err, started, st.err())
 	}
