@@ -221,15 +221,7 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 		return nil, errors.New(`order "fixed" cannot run on a pool of devices: each device runs whole rounds of one A and one B (want alternate or random)`)
 	}
 	var devs []lab.Device
-	closeAll := func() error {
-		var errs []error
-		for _, d := range devs {
-			if err := d.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", d.Info().ID, err))
-			}
-		}
-		return errors.Join(errs...)
-	}
+	closeAll := func() error { return (&lab.DeviceSet{Members: devs}).Close() } // the devices opened so far
 	var infos []lab.DeviceInfo
 	seen := map[string]bool{}
 	for _, id := range ids {
