@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -29,7 +30,7 @@ type feed struct {
 	computing  bool
 	panelVer   int
 	finalDone  bool
-	analyzeFor func(in []metricInput, evs []lab.Event) panelData
+	analyzeFor func(in []analysis.MetricInput, evs []lab.Event) panelData
 
 	ci      ciPane
 	seq     seqPane
@@ -44,7 +45,7 @@ type feed struct {
 // the counted samples and the trials, toggles and notes so far (for the
 // regimes).
 type analyzer struct {
-	analyze   func(in []metricInput, evs []lab.Event) panelData
+	analyze   func(in []analysis.MetricInput, evs []lab.Event) panelData
 	stability func([]lab.ProbeSample) (string, []string)
 }
 
@@ -111,6 +112,7 @@ func (f *feed) reported(msg reportComputedMsg) {
 	f.seq, _ = f.seq.Update(shown)
 	f.p, _ = f.p.Update(shown)
 	f.regimes, _ = f.regimes.Update(shown)
+	f.lanes, _ = f.lanes.Update(shown)
 }
 
 // liveStream is the part of a run or a check that talks to the relay: the

@@ -3,12 +3,10 @@ package tui
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -29,23 +27,27 @@ type lane struct {
 	last   lab.Trial       // the latest trial it ran (valid when trials > 0)
 	trials int             // trials run, warm-ups and failures included
 	failed int
-	// rounds holds the lane's counted values of the pane's metric by
-	// round; its paired rounds give its Δ%.
-	rounds map[int]*analysis.Round
-	pairs  int
-	delta  float64 // Δ% of its paired rounds, NaN before the first
-	dirty  bool
+	// From the pool analysis the panels show (analysis.PoolAnalysis'
+	// Devices): the device's paired rounds and its Δ%, NaN until it has
+	// some; disagrees when it names this device.
+	pairs     int
+	delta     float64
+	disagrees bool
 }
 
 // lanesPane is a device pool: one lane per device with its state, the
-// trial in progress, the trial it ran last, its own Δ% (the Hodges–Lehmann
-// ratio B/A of its paired rounds of the first metric, the paired analysis' estimate
-// the verdict rests on) and its trials so far. It learns the devices' states and
-// trials in progress from the pool's device and start events (lab.Pool),
-// so a replay shows the same lanes. It draws nothing for a single device.
+// trial in progress, the trial it ran last, its own Δ% and its trials so
+// far. It learns the devices' states and trials in progress from the
+// pool's device and start events (lab.Pool), so a replay shows the same
+// lanes. Each device's Δ% comes from the analysis the panels show, the
+// pool analysis perflab report shows (analysis.AnalyzePool: the
+// Hodges–Lehmann ratio B/A of the device's paired rounds of the first
+// metric, the signed-rank test's own estimate), of the regime analysed. It
+// draws nothing for a single device.
 type lanesPane struct {
 	st     *Styles
-	metric string // the metric the lanes' Δ% is of: the first one seen
+	metric string // the metric the lanes' Δ% is of (the analysis' first)
+	regime int    // > 0: the Δ% are of this regime only (sessions.ChooseRegime)
 	lanes  []*lane
 	index  map[string]*lane
 	width  int
@@ -69,7 +71,7 @@ func (p *lanesPane) lane(id string) *lane {
 	if l, ok := p.index[id]; ok {
 		return l
 	}
-	l := &lane{id: id, state: laneWaiting, rounds: map[int]*analysis.Round{}, delta: math.NaN()}
+	l := &lane{id: id, state: laneWaiting, delta: math.NaN()}
 	p.lanes = append(p.lanes, l)
 	p.index[id] = l
 	return l
@@ -84,10 +86,15 @@ func (p lanesPane) Len() int { return len(p.lanes) }
 // Pool reports whether there is more than one lane to show.
 func (p lanesPane) Pool() bool { return len(p.lanes) > 1 }
 
-// Update folds the events into the lanes: trial starts and trials by
+// Update folds the events into the lanes (trial starts and trials by
 // their device, the pool's settings (its devices), its device events
-// (offline, back, left) and the end.
+// (offline, back, left) and the end) and takes each device's Δ% from the
+// analysis shown.
 func (p lanesPane) Update(msg tea.Msg) (lanesPane, tea.Cmd) {
+	if shown, ok := msg.(analysisShownMsg); ok {
+		p.shown(shown.panel)
+		return p, nil
+	}
 	applied, ok := msg.(eventsAppliedMsg)
 	if !ok {
 		return p, nil
@@ -126,13 +133,32 @@ func (p lanesPane) Update(msg tea.Msg) (lanesPane, tea.Cmd) {
 			}
 		}
 	}
+	return p, nil
+}
+
+// shown takes each device's paired rounds and Δ% from pd's pool analysis
+// (none without one: fewer than two devices with pairs yet).
+func (p *lanesPane) shown(pd panelData) {
+	p.metric, p.regime = pd.poolMetric, 0
+	if pd.regimePick >= 0 && len(pd.regimes) > 1 {
+		p.regime = pd.regimePick + 1
+	}
 	for _, l := range p.lanes {
-		if l.dirty {
-			l.pairs, l.delta = pairedDelta(l.rounds)
-			l.dirty = false
+		l.pairs, l.delta, l.disagrees = 0, math.NaN(), false
+	}
+	if pd.pool == nil {
+		return
+	}
+	for _, d := range pd.pool.Devices {
+		l, ok := p.index[d.Device]
+		if !ok {
+			continue // a trial without a device, before the pool named its own
+		}
+		l.pairs, l.disagrees = d.N, d.Device == pd.pool.Disagrees
+		if e := d.Estimate(); e.Defined() {
+			l.delta = float64(e)
 		}
 	}
-	return p, nil
 }
 
 func (p *lanesPane) trial(t *lab.Trial) {
@@ -147,54 +173,7 @@ func (p *lanesPane) trial(t *lab.Trial) {
 	}
 	if t.Status != lab.StatusOK {
 		l.failed++
-		return
 	}
-	arm, ok := lab.ArmIndex(t.Arm)
-	if t.Warmup || !ok || arm > 1 { // the lane's Δ is of B against A
-		return
-	}
-	for _, m := range t.Metrics {
-		if p.metric == "" {
-			p.metric = m.Name
-		}
-		if m.Name != p.metric {
-			continue
-		}
-		r := l.rounds[t.Round]
-		if r == nil {
-			r = &analysis.Round{}
-			l.rounds[t.Round] = r
-		}
-		if arm == 0 {
-			r.A = append(r.A, m.Value)
-		} else {
-			r.B = append(r.B, m.Value)
-		}
-		l.dirty = true
-	}
-}
-
-// pairedDelta is the Δ% of a device's paired rounds: the paired
-// analysis' own estimate (analysis.AnalyzePaired's Estimate: Hodges–Lehmann
-// of the log ratios, the one the verdict rests on), and the number of pairs.
-func pairedDelta(rounds map[int]*analysis.Round) (int, float64) {
-	keys := make([]int, 0, len(rounds))
-	for k := range rounds {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	rs := make([]analysis.Round, 0, len(keys))
-	for _, k := range keys {
-		rs = append(rs, *rounds[k])
-	}
-	pairs, dropped := analysis.PairRounds(rs)
-	// No resamples: the estimate needs none (the bootstrap, drawn only
-	// above thousands of pairs, would only give an interval).
-	pr, _ := analysis.AnalyzePaired(pairs, dropped, 0.05, 0.95, 0, 0)
-	if pr.N == 0 || !pr.Estimate().Defined() {
-		return len(pairs), math.NaN()
-	}
-	return pr.N, float64(pr.Estimate())
 }
 
 // armLetter is an arm as the lanes show it: its letter (A, B, C...; the
@@ -215,6 +194,9 @@ func (p lanesPane) View() string {
 	title := fmt.Sprintf("devices · %d in the pool", len(p.lanes))
 	if p.metric != "" {
 		title += " · Δ% of " + p.metric + ": Hodges–Lehmann B/A of each device's paired rounds"
+		if p.regime > 0 {
+			title += fmt.Sprintf(" of regime %d", p.regime)
+		}
 	}
 	lines := []string{st.PanelTitle.Render(truncate(title, w))}
 	idW := 0
@@ -247,6 +229,9 @@ func (p lanesPane) View() string {
 		}
 		if l.failed > 0 {
 			runs += fmt.Sprintf(", %d failed", l.failed)
+		}
+		if l.disagrees {
+			runs += " · disagrees (see warnings)"
 		}
 		delta := "Δ —"
 		if !math.IsNaN(l.delta) {

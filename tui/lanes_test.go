@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -55,52 +56,25 @@ func synthPoolEvents(rounds int) []lab.Event {
 	)
 }
 
-// TestLanesFoldEachDevice: each lane counts its device's trials, its Δ%
-// is the paired analysis' estimate over its own rounds, and the pool's
-// notes and the end set the lanes' states.
+// TestLanesFoldEachDevice: each lane counts its device's trials, and the
+// pool's notes and the end set the lanes' states.
 func TestLanesFoldEachDevice(t *testing.T) {
 	st := NewStyles(true, true)
 	p := newLanesPane(&st, poolDevices)
 	evs := synthPoolEvents(20)
 	p, _ = p.Update(eventsAppliedMsg{events: evs})
-	byDev := map[string][]analysis.Round{}
 	total := 0
 	for _, ev := range evs {
-		if ev.Type != lab.EventTrial {
-			continue
+		if ev.Type == lab.EventTrial {
+			total++
 		}
-		total++
-		tr := ev.Trial
-		if !tr.Counted() {
-			continue
-		}
-		r := analysis.Round{}
-		if tr.Arm == lab.ArmControl {
-			r.A = []float64{tr.Metrics[0].Value}
-		} else {
-			r.B = []float64{tr.Metrics[0].Value}
-		}
-		rs := byDev[tr.Device]
-		if n := len(rs); n > 0 && rs[n-1].A != nil && r.B != nil && rs[n-1].B == nil {
-			rs[n-1].B = r.B // the round's second trial
-		} else if n > 0 && rs[n-1].B != nil && r.A != nil && rs[n-1].A == nil {
-			rs[n-1].A = r.A
-		} else {
-			rs = append(rs, r)
-		}
-		byDev[tr.Device] = rs
 	}
 	sum := 0
 	for _, l := range p.lanes {
 		sum += l.trials
-		pairs, dropped := analysis.PairRounds(byDev[l.id])
-		want, _ := analysis.AnalyzePaired(pairs, dropped, 0.05, 0.95, 100, 1)
-		if l.pairs != want.N || math.Abs(l.delta-float64(want.Estimate())) > 1e-9 {
-			t.Errorf("%s: Δ %g%% over %d pairs, the paired analysis says %g%% over %d", l.id, l.delta, l.pairs, float64(want.Estimate()), want.N)
-		}
 	}
-	if sum != total || p.metric != "startup_ms" {
-		t.Errorf("lanes hold %d trials of %d, metric %q", sum, total, p.metric)
+	if sum != total {
+		t.Errorf("lanes hold %d trials of %d", sum, total)
 	}
 	if s := p.index["sim:pixel#3"].state; s != laneOffline {
 		t.Errorf("sim:pixel#3 %s after its offline event", s)
@@ -136,6 +110,91 @@ func TestLanesFoldEachDevice(t *testing.T) {
 		if l.state != want || l.now != nil {
 			t.Errorf("%s %s (in progress %v) after the end, want %s", l.id, l.state, l.now, want)
 		}
+	}
+}
+
+// disagreeingPool is synthPoolEvents without the order toggle (one
+// regime) where sim:pixel#3's B is slower by skew% more than the others'.
+func disagreeingPool(rounds int, skew float64) []lab.Event {
+	var out []lab.Event
+	for _, ev := range synthPoolEvents(rounds) {
+		switch {
+		case ev.Type == lab.EventToggle, ev.Type == lab.EventNote && ev.Note.Text == "switched to ABAB to compare":
+			continue
+		case ev.Type == lab.EventTrial && ev.Trial.Device == "sim:pixel#3" && ev.Trial.Arm == lab.ArmTreatment && ev.Trial.Status == lab.StatusOK:
+			t := *ev.Trial
+			t.Metrics = append([]lab.Metric(nil), t.Metrics...)
+			t.Metrics[0].Value *= 1 + skew/100
+			ev.Trial = &t
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// TestLanesShowThePoolAnalysis: a pool session in the workbench shows,
+// in each lane, the device's Δ% and pairs of the pool analysis perflab
+// report runs (analysis.Compare of the session's inputs, Pool.Devices),
+// and the analysis' warning that one device disagrees, in the warnings
+// and on its lane.
+func TestLanesShowThePoolAnalysis(t *testing.T) {
+	plan := synthPoolPlan(70)
+	evs := disagreeingPool(60, 25)
+	rep := analysis.Compare(sessions.MetricInputs(evs), engine.Options(&plan))
+	pool := rep.Metrics[0].Pool
+	if pool == nil || len(pool.Devices) != 3 || pool.Disagrees != "sim:pixel#3" {
+		t.Fatalf("the report's pool analysis: %+v", pool)
+	}
+	m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), plan, evs, 10, nil), 200, 50)
+	press(t, m, "G")
+	lanes := m.replay.lanes
+	if lanes.metric != rep.Metrics[0].Name || lanes.regime != 0 {
+		t.Errorf("lanes of %q (regime %d), the pool analysis is of %q", lanes.metric, lanes.regime, rep.Metrics[0].Name)
+	}
+	screen := screenText(m)
+	for _, d := range pool.Devices {
+		l := lanes.index[d.Device]
+		if l == nil {
+			t.Fatalf("no lane for %s", d.Device)
+		}
+		if l.pairs != d.N || l.delta != float64(d.Estimate()) || l.disagrees != (d.Device == "sim:pixel#3") {
+			t.Errorf("%s: Δ %g%% over %d pairs (disagrees %v); the pool analysis says %g%% over %d", d.Device, l.delta, l.pairs, l.disagrees,
+				float64(d.Estimate()), d.N)
+		}
+		if want := fmt.Sprintf("Δ %s (%d pairs)", fmtPctShort(float64(d.Estimate())), d.N); !strings.Contains(screen, want) {
+			t.Errorf("%s: %q not on screen:\n%s", d.Device, want, screen)
+		}
+	}
+	if !strings.Contains(screen, "startup_ms: device sim:pixel#3 disagrees with the rest") || !strings.Contains(screen, "disagrees (see warnings)") {
+		t.Errorf("the disagreement is not shown:\n%s", screen)
+	}
+
+	// When toggles split the session, the lanes are of the analysed
+	// regime, as the report's pool table is.
+	plan = synthPoolPlan(30)
+	evs = synthPoolEvents(20)
+	rc, err := sessions.ChooseRegime(evs, "", engine.Options(&plan))
+	if err != nil || rc.Pick < 0 {
+		t.Fatalf("no regime chosen: %v, pick %d", err, rc.Pick)
+	}
+	pool = analysis.Compare(sessions.MetricInputs(rc.Events), engine.Options(&plan)).Metrics[0].Pool
+	m = sized(NewReplay(Options{Now: fixedNow}, simInfo(), plan, evs, 10, nil), 200, 50)
+	press(t, m, "G")
+	lanes = m.replay.lanes
+	if pool == nil || lanes.regime != rc.Pick+1 {
+		t.Fatalf("lanes of regime %d, the report's of %d; its pool %+v", lanes.regime, rc.Pick+1, pool)
+	}
+	for _, d := range pool.Devices {
+		if l := lanes.index[d.Device]; l == nil || l.pairs != d.N || l.delta != float64(d.Estimate()) {
+			t.Errorf("%s: lane %+v; the regime's pool analysis says %g%% over %d", d.Device, l, float64(d.Estimate()), d.N)
+		}
+	}
+
+	// Without the skew no device disagrees, and no lane says so.
+	m = sized(NewReplay(Options{Now: fixedNow}, simInfo(), plan, disagreeingPool(60, 0), 10, nil), 200, 50)
+	press(t, m, "G")
+	if s := screenText(m); strings.Contains(s, "disagrees") {
+		t.Errorf("a pool of agreeing devices shows a disagreement:\n%s", s)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 )
@@ -210,7 +211,7 @@ func (m *Model) analyzer() analyzer { return planAnalyzer(m.exp) }
 // (engine.Options), as perflab report does.
 func planAnalyzer(plan lab.Experiment) analyzer {
 	opt := engine.Options(&plan)
-	return analyzer{analyze: func(in []metricInput, evs []lab.Event) panelData { return analyzeSession(in, evs, &plan, opt) },
+	return analyzer{analyze: func(in []analysis.MetricInput, evs []lab.Event) panelData { return analyzeSession(in, evs, &plan, opt) },
 		stability: stabilitySummary}
 }
 

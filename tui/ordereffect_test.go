@@ -43,7 +43,7 @@ func TestPanelOrderP(t *testing.T) {
 		for _, e := range evs {
 			f.Add(e)
 		}
-		return analyzeSession(foldInputs(f), evs, plan, engine.Options(plan))
+		return analyzeSession(f.Inputs(), evs, plan, engine.Options(plan))
 	}
 	warned := func(pd panelData) bool {
 		for _, w := range pd.warnings {

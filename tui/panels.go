@@ -32,6 +32,11 @@ type panelData struct {
 	regimes    []sessions.Regime
 	regimePick int
 	regimeWhy  string
+	// pool is the analysis blocked on device (analysis.AnalyzePool, as
+	// perflab report shows it) of poolMetric, the first metric, for a
+	// session over a pool; nil otherwise.
+	pool       *analysis.PoolAnalysis
+	poolMetric string
 }
 
 // seqPanel is a metric's anytime-valid analysis: valid at any look.

@@ -17,18 +17,13 @@ import (
 // runs in a tea.Cmd, never in Update or View, at most one at a time. The
 // live panels need no shortcut: at 10,000 trials the full analysis with
 // 10,000 bootstrap resamples takes about 6 ms here (BenchmarkAnalysis).
-func analyze(in []metricInput, opt analysis.Options) panelData {
-	ms := make([]analysis.MetricInput, 0, len(in))
+func analyze(ms []analysis.MetricInput, opt analysis.Options) panelData {
 	n, builds := 0, 2
-	for _, m := range in {
-		ms = append(ms, analysis.MetricInput{Name: m.name, Unit: m.unit, Better: m.better,
-			Samples: append([][]float64{m.a, m.b}, m.more...),
-			Pairs:   m.pairs, DroppedRounds: m.dropped, MorePairs: m.morePairs, MoreDropped: m.moreDropped})
-		n += len(m.a) + len(m.b)
-		for _, x := range m.more {
+	for _, m := range ms {
+		for _, x := range m.Samples {
 			n += len(x)
 		}
-		builds = max(builds, 2+len(m.more))
+		builds = max(builds, len(m.Samples))
 	}
 	opt.AnytimeValid = true // the panels are looked at after every trial
 	var r analysis.Report
@@ -54,6 +49,11 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 	pd := panelData{
 		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
 		resamples: opt.Resamples, n: n, builds: builds,
+	}
+	// A pool's per-device analysis (B against A) of the first metric,
+	// for the lanes.
+	if len(r.Metrics) > 0 && r.Metrics[0].Pool != nil {
+		pd.pool, pd.poolMetric = r.Metrics[0].Pool, r.Metrics[0].Name
 	}
 	for _, m := range results {
 		p := float64(m.MannWhitney.P)
@@ -97,7 +97,7 @@ func analyze(in []metricInput, opt analysis.Options) panelData {
 // panel lists the regimes and warns when they differ. The "order p" column
 // is that regime's order effect (sessions.OrderEffects, as report shows
 // it): A-first against B-first rounds, which a drift does not move.
-func analyzeSession(in []metricInput, evs []lab.Event, plan *lab.Experiment, opt analysis.Options) panelData {
+func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experiment, opt analysis.Options) panelData {
 	rc, err := sessions.ChooseRegime(evs, "", opt)
 	if err != nil {
 		return analyze(in, opt)
@@ -110,7 +110,7 @@ func analyzeSession(in []metricInput, evs []lab.Event, plan *lab.Experiment, opt
 		for _, e := range rc.Events {
 			f.Add(e)
 		}
-		pd = analyze(foldInputs(f), opt)
+		pd = analyze(f.Inputs(), opt)
 		pd.regimes = rc.Regimes
 		pd.regimePick = rc.Pick
 		pd.regimeWhy = rc.Analysed

@@ -142,39 +142,16 @@ func unquote(v string) string {
 	return v
 }
 
-// inputs snapshots the counted samples for the analysis. The fold's
-// slices are capacity-clipped, so trials arriving while the analysis runs
-// on another goroutine never change them.
-func (s *runState) inputs() []metricInput { return foldInputs(s.Fold) }
+// inputs snapshots the counted samples for the analysis: the fold's own
+// inputs (engine.Fold's Inputs, what perflab report analyses, a pool's
+// Strata and PairStrata included). The fold's slices are capacity-clipped,
+// so trials arriving while the analysis runs on another goroutine never
+// change them.
+func (s *runState) inputs() []analysis.MetricInput { return s.Fold.Inputs() }
 
 // eventsSoFar snapshots the trials, toggles and notes, capacity-clipped
 // like inputs.
 func (s *runState) eventsSoFar() []lab.Event { return s.events[:len(s.events):len(s.events)] }
-
-// foldInputs is the fold's counted samples as the analysis takes them.
-func foldInputs(f *engine.Fold) []metricInput {
-	ins := f.Inputs()
-	out := make([]metricInput, 0, len(ins))
-	for _, in := range ins {
-		out = append(out, metricInput{name: in.Name, unit: in.Unit, better: in.Better, a: in.Samples[0], b: in.Samples[1],
-			pairs: in.Pairs, dropped: in.DroppedRounds,
-			more: in.Samples[2:], morePairs: in.MorePairs, moreDropped: in.MoreDropped})
-	}
-	return out
-}
-
-// metricInput is one metric's samples for the analysis.
-type metricInput struct {
-	name, unit, better string
-	a, b               []float64
-	pairs              []analysis.Pair // rounds of one A and one B (alternate, random order)
-	dropped            int             // rounds left out of pairs (a failed trial)
-	// With more than two builds: the samples of C, D, ... and their
-	// rounds paired with A's.
-	more        [][]float64
-	morePairs   [][]analysis.Pair
-	moreDropped []int
-}
 
 // controlsSummary lists the controls that are on, for a log line.
 func controlsSummary(c lab.Controls) string {

@@ -128,8 +128,8 @@ func TestTeatestRunOnSimulatedPhone(t *testing.T) {
 		t.Fatalf("%d metrics, report has %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].name != want[i].Name || !equal(got[i].a, want[i].Samples[0]) || !equal(got[i].b, want[i].Samples[1]) {
-			t.Errorf("metric %d: dashboard %s (%d/%d), report %s (%d/%d)", i, got[i].name, len(got[i].a), len(got[i].b),
+		if got[i].Name != want[i].Name || !equal(got[i].Samples[0], want[i].Samples[0]) || !equal(got[i].Samples[1], want[i].Samples[1]) {
+			t.Errorf("metric %d: dashboard %s (%d/%d), report %s (%d/%d)", i, got[i].Name, len(got[i].Samples[0]), len(got[i].Samples[1]),
 				want[i].Name, len(want[i].Samples[0]), len(want[i].Samples[1]))
 		}
 	}
