@@ -43,7 +43,7 @@ func warnDrift(ms []MetricResult, alpha float64) {
 		}
 		m := &ms[a.metric]
 		m.Warnings = append(m.Warnings, fmt.Sprintf(
-			"%s may drift with trial order (Spearman rho=%.2f, p=%.3g; Holm over %d arms: %.3g): trials may not be independent",
-			a.name, float64(a.c.Rho), float64(a.c.P), len(arms), float64(adj[k])))
+			"%s may drift with trial order (Spearman rho=%.2f, p=%s; Holm over %d arms: %s): trials may not be independent",
+			a.name, float64(a.c.Rho), FormatP(float64(a.c.P), alpha, 3), len(arms), FormatP(float64(adj[k]), alpha, 3)))
 	}
 }

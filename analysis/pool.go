@@ -159,8 +159,8 @@ func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confide
 	pa.Stratified = StratifiedWilcoxon(diffs)
 	pa.Heterogeneity, _ = KruskalWallisH(diffs...)
 	if p := pa.Heterogeneity.P; p.Defined() && float64(p) < alpha && len(diffs) == 2 {
-		warn = append(warn, fmt.Sprintf("devices %s and %s disagree: median ratio %+.2f%% vs %+.2f%% (Kruskal–Wallis p=%.3g): one may be broken or hot; with two devices the data cannot say which",
-			names[0], names[1], math.Expm1(medianOf(diffs[0]))*100, math.Expm1(medianOf(diffs[1]))*100, float64(p)))
+		warn = append(warn, fmt.Sprintf("devices %s and %s disagree: median ratio %+.2f%% vs %+.2f%% (Kruskal–Wallis p=%s): one may be broken or hot; with two devices the data cannot say which",
+			names[0], names[1], math.Expm1(medianOf(diffs[0]))*100, math.Expm1(medianOf(diffs[1]))*100, FormatP(float64(p), alpha, 3)))
 	} else if p.Defined() && float64(p) < alpha {
 		// The device whose median ratio is farthest from the median of
 		// all the other devices' ratios.
@@ -179,8 +179,8 @@ func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confide
 			}
 		}
 		pa.Disagrees = names[best]
-		warn = append(warn, fmt.Sprintf("device %s disagrees with the rest: its median ratio %+.2f%% vs %+.2f%% on the others (Kruskal–Wallis across %d devices, p=%.3g): a broken or hot phone? Check it, or leave it out",
-			names[best], math.Expm1(mine)*100, math.Expm1(rest)*100, len(diffs), float64(p)))
+		warn = append(warn, fmt.Sprintf("device %s disagrees with the rest: its median ratio %+.2f%% vs %+.2f%% on the others (Kruskal–Wallis across %d devices, p=%s): a broken or hot phone? Check it, or leave it out",
+			names[best], math.Expm1(mine)*100, math.Expm1(rest)*100, len(diffs), FormatP(float64(p), alpha, 3)))
 	}
 	return pa, warn, true
 }

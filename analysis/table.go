@@ -314,6 +314,26 @@ func FormatP(p, alpha float64, decimals int) string {
 	return s
 }
 
+// FormatPAlpha formats p beside the alpha it is tested against, as in
+// "p = 0.01666 < 0.017": p with FormatP, alpha with alphaDigits
+// significant digits, more while the printed pair would compare the other
+// way than p and alpha do (a computed alpha such as 0.05/3 rounded up or
+// down must not make a significant p print at or above it).
+func FormatPAlpha(p, alpha float64, decimals, alphaDigits int) (ps, as string) {
+	ps = FormatP(p, alpha, decimals)
+	q, err := strconv.ParseFloat(ps, 64)
+	if err != nil {
+		return ps, strconv.FormatFloat(alpha, 'g', alphaDigits, 64)
+	}
+	for d := alphaDigits; ; d++ {
+		as = strconv.FormatFloat(alpha, 'g', d, 64)
+		a, _ := strconv.ParseFloat(as, 64)
+		if (q < a) == (p < alpha) || d >= 17 {
+			return ps, as
+		}
+	}
+}
+
 // poolTable renders, for a session over a pool of devices, each device's
 // paired result per metric, the stratified test over the devices and the
 // heterogeneity test; "" without a pool.

@@ -108,8 +108,8 @@ func decide(m *MetricResult, opt Options) string {
 	case significant && side == 0:
 		m.Warnings = append(m.Warnings, "the test is significant but the interval includes 0: not counted as a change")
 	case !significant && side != 0:
-		m.Warnings = append(m.Warnings, fmt.Sprintf("the interval excludes 0 but the test is not significant (p adj %.3g): not counted as a change",
-			float64(m.PAdjusted)))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("the interval excludes 0 but the test is not significant (p adj %s): not counted as a change",
+			FormatP(float64(m.PAdjusted), opt.Alpha, 3)))
 	case significant && est != 0 && math.Signbit(float64(est)) != (side < 0):
 		m.Warnings = append(m.Warnings, "the estimate lies on the other side of 0 than its interval: not counted as a change")
 		side = 0

@@ -165,33 +165,39 @@ func markdownVersus(v analysis.Versus) string {
 		label(0), math.Round(v.Comparisons[0].Confidence*1000)/10)
 	b.WriteString("|:---|:---|:---|---:|---:|:---:|---:|---:|:---|\n")
 	for i, m := range v.Comparisons[0].Metrics {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | %d | base |\n", m.Name, m.Unit, label(0), mdNum(m.A.Median), m.A.N)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | %d | base |\n", m.Name, m.Unit, label(0), mdCell(m.A.Median, mdNum), m.A.N)
 		for j, r := range v.Comparisons {
 			mj := r.Metrics[i]
-			ci := fmt.Sprintf("[%s, %s]", mdPct(mj.Decision.CILowPct), mdPct(mj.Decision.CIHighPct))
-			p := "n/a"
-			if mj.PAdjusted.Defined() {
-				p = fmt.Sprintf("%.3g", float64(mj.PAdjusted))
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), mdNum(mj.B.Median),
-				mdPct(mj.Decision.DeltaPct), ci, p, mj.B.N, mj.Verdict)
+			ci := fmt.Sprintf("[%s, %s]", mdCell(mj.Decision.CILowPct, mdPct), mdCell(mj.Decision.CIHighPct, mdPct))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), mdCell(mj.B.Median, mdNum),
+				mdCell(mj.Decision.DeltaPct, mdPct), ci, mdP(mj.PAdjusted, r.Alpha), mj.B.N, mj.Verdict)
 		}
 	}
 	return b.String()
 }
 
-func mdNum(f analysis.Float) string {
+// Layouts of mdCell: a measured value, and a signed percentage.
+const (
+	mdNum = "%.4g"
+	mdPct = "%+.2f%%"
+)
+
+// mdCell formats a Markdown table cell with layout (mdNum, mdPct), n/a
+// when undefined.
+func mdCell(f analysis.Float, layout string) string {
 	if !f.Defined() {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.4g", float64(f))
+	return fmt.Sprintf(layout, float64(f))
 }
 
-func mdPct(f analysis.Float) string {
+// mdP formats an adjusted p-value cell (analysis.FormatP at alpha), n/a
+// when undefined.
+func mdP(f analysis.Float, alpha float64) string {
 	if !f.Defined() {
 		return "n/a"
 	}
-	return fmt.Sprintf("%+.2f%%", float64(f))
+	return analysis.FormatP(float64(f), alpha, 3)
 }
 
 // markdownTable renders the comparison as a GitHub Markdown table, one
@@ -204,31 +210,15 @@ func markdownTable(r analysis.Report) string {
 		}
 		return string(rune('A' + i))
 	}
-	num := func(f analysis.Float) string {
-		if !f.Defined() {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.4g", float64(f))
-	}
-	pct := func(f analysis.Float) string {
-		if !f.Defined() {
-			return "n/a"
-		}
-		return fmt.Sprintf("%+.2f%%", float64(f))
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| metric | unit | A: %s median | B: %s median | Δ | %g%% CI | p adj | n A/B | verdict |\n",
 		label(0), label(1), math.Round(r.Confidence*1000)/10)
 	b.WriteString("|:---|:---|---:|---:|---:|:---:|---:|---:|:---|\n")
 	for _, m := range r.Metrics {
 		// Δ and its interval are the ones the verdict rests on (Decision).
-		ci := fmt.Sprintf("[%s, %s]", pct(m.Decision.CILowPct), pct(m.Decision.CIHighPct))
-		p := "n/a"
-		if m.PAdjusted.Defined() {
-			p = analysis.FormatP(float64(m.PAdjusted), r.Alpha, 3)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, num(m.A.Median), num(m.B.Median),
-			pct(m.Decision.DeltaPct), ci, p, m.A.N, m.B.N, m.Verdict)
+		ci := fmt.Sprintf("[%s, %s]", mdCell(m.Decision.CILowPct, mdPct), mdCell(m.Decision.CIHighPct, mdPct))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, mdCell(m.A.Median, mdNum), mdCell(m.B.Median, mdNum),
+			mdCell(m.Decision.DeltaPct, mdPct), ci, mdP(m.PAdjusted, r.Alpha), m.A.N, m.B.N, m.Verdict)
 	}
 	return b.String()
 }

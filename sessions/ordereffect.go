@@ -133,12 +133,12 @@ func OrderEffectLines(effects []OrderEffect, alpha float64) (lines, warnings []s
 			untestable++
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("order effect %s: the second trial of a round %+.2f%% (A first %d rounds, B first %d; Mann–Whitney p = %.3g, Holm %.3g)",
-			o.Metric, float64(o.SecondPct), o.AFirst, o.BFirst, float64(o.P), float64(o.PAdjusted)))
+		lines = append(lines, fmt.Sprintf("order effect %s: the second trial of a round %+.2f%% (A first %d rounds, B first %d; Mann–Whitney p = %s, Holm %s)",
+			o.Metric, float64(o.SecondPct), o.AFirst, o.BFirst, analysis.FormatP(float64(o.P), alpha, 3), analysis.FormatP(float64(o.PAdjusted), alpha, 3)))
 		if o.Significant(alpha) {
 			warnings = append(warnings, fmt.Sprintf(
-				"%s: order effect: the trial run second in a round measures %+.2f%% against the first (Holm-adjusted p = %.3g < %g): a trial carries state into the next; add reset controls",
-				o.Metric, float64(o.SecondPct), float64(o.PAdjusted), alpha))
+				"%s: order effect: the trial run second in a round measures %+.2f%% against the first (Holm-adjusted p = %s < %g): a trial carries state into the next; add reset controls",
+				o.Metric, float64(o.SecondPct), analysis.FormatP(float64(o.PAdjusted), alpha, 3), alpha))
 		}
 	}
 	if untestable > 0 && untestable == len(effects) && len(effects) > 0 {

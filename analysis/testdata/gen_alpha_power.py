@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference values of analysis.AlphaPower and ExperimentsToJudgeAlpha
-(alphapower_test.go), from scipy.stats.binom:
+(TestAlphaPowerReference in alpha_test.go), from scipy.stats.binom:
 
 power(k) = binom.sf(x* - 1, k, 2·alpha) with x* the smallest x for which
 binom.sf(x - 1, k, alpha) < (1 - confidence)/2 (the Clopper–Pearson

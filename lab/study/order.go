@@ -222,14 +222,15 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 	}
 	o.AlphaBonferroni = alpha / float64(ntests)
 	if p := separatedP(o.Runs); p >= o.AlphaBonferroni {
+		ps, as := analysis.FormatPAlpha(p, o.AlphaBonferroni, 3, 2)
 		o.Underpowered = true
 		n := o.Runs
 		for n < 1000 && separatedP(n) >= o.AlphaBonferroni {
 			n++
 		}
 		o.Warnings = append(o.Warnings, fmt.Sprintf(
-			"%d repetitions are too few to find anything: even completely separated orders give p = %.2g ≥ α/tests = %.2g; use --runs %d or more",
-			o.Runs, p, o.AlphaBonferroni, n))
+			"%d repetitions are too few to find anything: even completely separated orders give p = %s ≥ α/tests = %s; use --runs %d or more",
+			o.Runs, ps, as, n))
 	}
 	if o.Runs < 6 {
 		o.Warnings = append(o.Warnings, fmt.Sprintf("median intervals need at least 6 repetitions at %.0f%% (have %d)", 100*opt.Confidence, o.Runs))
@@ -251,15 +252,19 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 			c.P = mw.P
 		}
 		if c.Fixed != c.Random {
+			ps, as := analysis.FormatPAlpha(float64(c.P), alphaDelta, 3, 2)
+			if !c.P.Defined() {
+				ps = format.Undefined
+			}
 			switch {
 			case c.P.Defined() && float64(c.P) < alphaDelta:
 				c.RedFlag = true
-				differs[m] = fmt.Sprintf("the A/B conclusion is %q in fixed order but %q in random order, and the per-run differences differ between the orders (Mann–Whitney p = %.2g < %.2g)",
-					c.Fixed, c.Random, float64(c.P), alphaDelta)
+				differs[m] = fmt.Sprintf("the A/B conclusion is %q in fixed order but %q in random order, and the per-run differences differ between the orders (Mann–Whitney p = %s < %s)",
+					c.Fixed, c.Random, ps, as)
 			default:
 				o.Warnings = append(o.Warnings, fmt.Sprintf(
-					"%s: the A/B conclusion is %q in fixed order but %q in random order, but the per-run differences do not differ between the orders (Mann–Whitney p = %s ≥ %.2g): a weaker signal than a red flag, as likely chance as order",
-					m, c.Fixed, c.Random, format.Num(c.P), alphaDelta))
+					"%s: the A/B conclusion is %q in fixed order but %q in random order, but the per-run differences do not differ between the orders (Mann–Whitney p = %s ≥ %s): a weaker signal than a red flag, as likely chance as order",
+					m, c.Fixed, c.Random, ps, as))
 			}
 		}
 		o.Conclusions = append(o.Conclusions, c)
@@ -270,8 +275,8 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		t.Significant = t.P.Defined() && float64(t.P) < o.AlphaBonferroni
 		if t.Significant {
 			o.OrderMatters = true
-			t.Reasons = append(t.Reasons, fmt.Sprintf("fixed and random orders differ (Kruskal–Wallis p = %s < %.3g)",
-				format.P(t.P, o.AlphaBonferroni), o.AlphaBonferroni))
+			ps, as := analysis.FormatPAlpha(float64(t.P), o.AlphaBonferroni, 3, 3)
+			t.Reasons = append(t.Reasons, fmt.Sprintf("fixed and random orders differ (Kruskal–Wallis p = %s < %s)", ps, as))
 		}
 		if disjoint(t.Fixed, t.Random) {
 			t.RedFlag = true

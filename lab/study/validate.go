@@ -518,8 +518,8 @@ func summarizeValidation(cfg ValidateConfig, opt analysis.Options, specs []runSp
 		v.TrialTrend.Rho, v.TrialTrend.P = c.Rho, c.P
 		if float64(c.P) < opt.Alpha {
 			v.Warnings = append(v.Warnings, fmt.Sprintf(
-				"the metric drifts with trial number (Spearman ρ = %.2f, p = %.2g): trials are not identically distributed over a run",
-				float64(c.Rho), float64(c.P)))
+				"the metric drifts with trial number (Spearman ρ = %.2f, p = %s): trials are not identically distributed over a run",
+				float64(c.Rho), analysis.FormatP(float64(c.P), opt.Alpha, 3)))
 		}
 	}
 	for _, n := range names {
