@@ -70,7 +70,11 @@ func Validation(v *study.Validation) *Figure {
 func Order(o *study.Order) *Figure {
 	f := &Figure{}
 	for _, t := range o.Tests {
-		title := fmt.Sprintf("%s: fixed vs random order, p %s", t.Name, fmtFloat(float64(t.P)))
+		ps := "n/a"
+		if t.P.Defined() {
+			ps = analysis.FormatP(float64(t.P), o.AlphaBonferroni, 3)
+		}
+		title := fmt.Sprintf("%s: fixed vs random order, p %s", t.Name, ps)
 		if t.RedFlag {
 			title += " — RED FLAG"
 		}
@@ -88,7 +92,8 @@ func Order(o *study.Order) *Figure {
 	return f
 }
 
-// fmtFloat prints x with 3 significant digits, or n/a.
+// fmtFloat prints x (a correlation, not a p-value: those go through
+// analysis.FormatP) with 3 significant digits, or n/a.
 func fmtFloat(x float64) string {
 	if !finite(x) {
 		return "n/a"
