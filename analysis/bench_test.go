@@ -127,21 +127,54 @@ func BenchmarkAnalyzePaired3000(b *testing.B) {
 	}
 }
 
-// BenchmarkCompareLargePaired: Compare of 3 metrics at 50,000 rounds of
-// random order, as `perflab report` on bench/report_vs_benchstat.sh's
-// session (paired primary analysis).
-func BenchmarkCompareLargePaired(b *testing.B) {
+// benchPairedInputs returns metrics paired metrics of n rounds each
+// (benchPairs, seeds 0, 1, ...), with their samples.
+func benchPairedInputs(metrics, n int) []MetricInput {
 	var in []MetricInput
-	for i := range 3 {
-		p := benchPairs(50_000, uint64(i))
+	for i := range metrics {
+		p := benchPairs(n, uint64(i))
 		x, y := make([]float64, len(p)), make([]float64, len(p))
 		for j, q := range p {
 			x[j], y[j] = q.A, q.B
 		}
 		in = append(in, MetricInput{Name: fmt.Sprintf("metric%d", i), Unit: "ms", Samples: [][]float64{x, y}, Pairs: p})
 	}
+	return in
+}
+
+// BenchmarkCompareLargePaired: Compare of 3 metrics at 50,000 rounds of
+// random order, as `perflab report` on bench/report_vs_benchstat.sh's
+// session (paired primary analysis).
+func BenchmarkCompareLargePaired(b *testing.B) {
+	in := benchPairedInputs(3, 50_000)
 	opt := DefaultOptions()
 	for b.Loop() {
 		Compare(in, opt)
+	}
+}
+
+// BenchmarkCompareAutoStop: Compare as the live dashboard of a stop-auto
+// run calls it after every trial (one metric, 20 rounds, group-sequential
+// design over max_trials rounds), with the design built afresh on every
+// call (fresh, as before Options.Designs) and kept across calls (kept).
+// With several metrics, fresh now builds one design per call, not one per
+// metric.
+func BenchmarkCompareAutoStop(b *testing.B) {
+	in := benchPairedInputs(1, 20)
+	for _, maxK := range []int{40, 200, 1000} {
+		opt := DefaultOptions()
+		opt.Sequential, opt.SequentialMaxRounds = true, maxK
+		b.Run(fmt.Sprintf("max_trials=%d/fresh", maxK), func(b *testing.B) {
+			for b.Loop() {
+				Compare(in, opt)
+			}
+		})
+		kept := opt
+		kept.Designs = new(SequentialDesigns)
+		b.Run(fmt.Sprintf("max_trials=%d/kept", maxK), func(b *testing.B) {
+			for b.Loop() {
+				Compare(in, kept)
+			}
+		})
 	}
 }

@@ -77,6 +77,11 @@ type Options struct {
 	// stopped by the rule at or before the cap); 0 keeps the uncapped
 	// t-mixture, valid at any stopping time.
 	SequentialMaxRounds int
+	// Designs, when not nil, keeps the group-sequential designs of
+	// SequentialMaxRounds across calls (see SequentialDesigns): a caller
+	// that compares after every trial sets one and reuses the Options.
+	// Results do not depend on it.
+	Designs *SequentialDesigns
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 }
@@ -252,10 +257,13 @@ func Compare(metrics []MetricInput, opt Options) Report {
 // options it used (defaults for invalid ones).
 func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 	opt = opt.withDefaults()
+	if opt.Designs == nil {
+		opt.Designs = new(SequentialDesigns) // one design for all the metrics
+	}
 	var rwarn []string
 	if err := opt.Validate(); err != nil {
 		d := DefaultOptions()
-		d.Seed, d.Labels = opt.Seed, opt.Labels
+		d.Seed, d.Labels, d.Designs = opt.Seed, opt.Labels, opt.Designs
 		if opt.ThresholdPct >= 0 && opt.ThresholdPct < 1e6 {
 			d.ThresholdPct = opt.ThresholdPct
 		}
@@ -606,8 +614,9 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		}
 		if opt.Sequential || opt.AnytimeValid {
 			if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
-				seq := SequentialPaired(d, SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better,
-					MaxRounds: opt.SequentialMaxRounds})
+				so := SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: better,
+					MaxRounds: opt.SequentialMaxRounds}
+				seq := sequentialPairedOn(d, so, opt.Designs.design(so))
 				m.Sequential = &seq
 			}
 		}

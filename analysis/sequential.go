@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Sequential decisions: the three verdicts a sequential analysis can stop
@@ -93,7 +94,13 @@ func (s Sequential) Decided() bool { return s.Decision != DecisionContinue }
 // sequences", Ann. Statist. 49: 1055–1080, for the general framework). The
 // guarantee is exact for normal log ratios and approximate otherwise.
 func SequentialPaired(d []float64, opt SequentialOptions) Sequential {
-	st := NewSequentialTest(opt)
+	return sequentialPairedOn(d, opt, sequentialDesign(opt))
+}
+
+// sequentialPairedOn is SequentialPaired on a precomputed design (nil: the
+// t-mixture).
+func sequentialPairedOn(d []float64, opt SequentialOptions, design *gsDesign) Sequential {
+	st := newSequentialTest(opt, design)
 	for _, x := range d {
 		st.Add(x)
 	}
@@ -129,6 +136,53 @@ func sequentialDesign(opt SequentialOptions) *gsDesign {
 		return nil
 	}
 	return newGSDesign(validAlpha(opt.Alpha), opt.MaxRounds)
+}
+
+// SequentialDesigns keeps the group-sequential designs built so far, one
+// per (alpha, max rounds), for a caller that analyses the same plan again
+// and again: building one costs about 1 ms for 40 rounds, 10 ms for 200
+// and 120 ms for 1,000, while a view that compares after every trial needs
+// the same design each time. Set Options.Designs to one that lives as long
+// as the view (engine.Options does); without it Compare shares a new one
+// across its metrics. A design is a pure function of its key and is never
+// changed once built, so sharing cannot change a result. The zero value is
+// ready to use; it is safe for concurrent use and holds one design per
+// distinct key (a plan has one).
+type SequentialDesigns struct {
+	mu sync.Mutex
+	m  map[designKey]*designEntry
+}
+
+type designKey struct {
+	alpha float64
+	maxK  int
+}
+
+type designEntry struct {
+	once   sync.Once
+	design *gsDesign
+}
+
+// design is sequentialDesign(opt), built once per key. A nil c builds it
+// afresh.
+func (c *SequentialDesigns) design(opt SequentialOptions) *gsDesign {
+	if c == nil || opt.MaxRounds < 2 || opt.MaxRounds > MaxCalibratedRounds {
+		return sequentialDesign(opt)
+	}
+	key := designKey{alpha: validAlpha(opt.Alpha), maxK: opt.MaxRounds}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[designKey]*designEntry)
+	}
+	e := c.m[key]
+	if e == nil {
+		e = &designEntry{}
+		c.m[key] = e
+	}
+	c.mu.Unlock()
+	// Metrics compared concurrently wait for the one build.
+	e.once.Do(func() { e.design = newGSDesign(key.alpha, key.maxK) })
+	return e.design
 }
 
 func validAlpha(a float64) float64 {

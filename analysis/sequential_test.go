@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -251,5 +252,41 @@ func TestSequentialMethodByCap(t *testing.T) {
 		if r.Guarantee != want || (r.Method == SequentialMixture) == c.capped {
 			t.Errorf("max rounds %d: method %q, guarantee %q", c.maxRounds, r.Method, r.Guarantee)
 		}
+	}
+}
+
+// TestSequentialDesignsReuse: Compare with a kept SequentialDesigns gives
+// the very report it gives without one, on the first call and on later
+// ones, at the default and another α, and builds one design per (α, cap),
+// handed out again on later calls.
+func TestSequentialDesignsReuse(t *testing.T) {
+	in := benchPairedInputs(3, 25)
+	designs := new(SequentialDesigns)
+	for _, alpha := range []float64{0.05, 0.01, 0.05} {
+		opt := DefaultOptions()
+		opt.Alpha, opt.Resamples = alpha, 200
+		opt.Sequential, opt.SequentialMaxRounds = true, 60
+		r := Compare(in, opt)
+		if r.Metrics[0].Sequential == nil || !r.Metrics[0].Sequential.P.Defined() {
+			t.Fatalf("α %g: no group-sequential analysis: %+v", alpha, r.Metrics[0].Sequential)
+		}
+		want, _ := json.Marshal(r) // shortest round-trip digits: equal text, equal bits
+		kept := opt
+		kept.Designs = designs
+		for call := range 2 {
+			if got, _ := json.Marshal(Compare(in, kept)); string(got) != string(want) {
+				t.Errorf("α %g, call %d: the report with kept designs differs:\n got %s\nwant %s", alpha, call, got, want)
+			}
+		}
+	}
+	if len(designs.m) != 2 {
+		t.Errorf("%d designs kept, want 2 (one per α)", len(designs.m))
+	}
+	so := SequentialOptions{Alpha: 0.05, MaxRounds: 60}
+	if a, b := designs.design(so), designs.design(so); a != b || a == nil {
+		t.Errorf("the design was built again (%p, %p)", a, b)
+	}
+	if d := designs.design(SequentialOptions{Alpha: 0.05}); d != nil {
+		t.Errorf("no cap: got a design, want the t-mixture (nil)")
 	}
 }

@@ -46,6 +46,9 @@ func CompareVersus(metrics []MetricInput, opt Options) Versus {
 	for _, m := range metrics {
 		k = max(k, len(m.Samples))
 	}
+	if opt.Designs == nil {
+		opt.Designs = new(SequentialDesigns) // one design for all the comparisons
+	}
 	v := Versus{Inputs: opt.Labels}
 	reps := make([]*Report, 0, max(k-1, 0))
 	var used Options

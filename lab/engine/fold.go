@@ -156,7 +156,8 @@ func (p Progress) Fraction() float64 {
 // plan's α and confidence (defaults otherwise), the arms with their builds'
 // names as labels, the base first. Every view (report, replay, the live dashboard, run
 // --headless) uses them, so the same session gives the same numbers
-// everywhere.
+// everywhere. For stop auto they carry a SequentialDesigns, so a caller
+// that keeps them builds the group-sequential design once.
 func Options(plan *lab.Experiment) analysis.Options {
 	o := analysis.DefaultOptions()
 	if plan.Alpha > 0 {
@@ -169,6 +170,9 @@ func Options(plan *lab.Experiment) analysis.Options {
 	o.Sequential = plan.Stop == lab.StopAuto
 	if o.Sequential {
 		o.SequentialMaxRounds = plan.TrialCap()
+		// Built once for every analysis done with these options (a view
+		// analyses after every trial).
+		o.Designs = new(analysis.SequentialDesigns)
 	}
 	for _, arm := range plan.ArmKeys() {
 		o.Labels = append(o.Labels, plan.ArmLabel(arm))
