@@ -17,9 +17,9 @@ func normalSF(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
 func normalTwoSided(z float64) float64 { return math.Min(1, 2*normalSF(math.Abs(z))) }
 
 // studentTSF is the upper tail P(T > t) of Student's t with df degrees of
-// freedom, as scipy.stats.t.sf: for t > 0 it is ½·I_{df/(df+t²)}(df/2, ½)
-// (Abramowitz & Stegun 26.7.1), taken directly rather than as 1 − CDF so
-// tiny tails keep their relative accuracy.
+// freedom for any t, as scipy.stats.t.sf: studentTTail for t > 0, taken
+// directly rather than as 1 − CDF so tiny tails keep their relative
+// accuracy, and by symmetry below 0.
 func studentTSF(t, df float64) float64 {
 	switch {
 	case math.IsNaN(t) || !(df > 0):
@@ -31,9 +31,7 @@ func studentTSF(t, df float64) float64 {
 	case math.IsInf(t, 1):
 		return 0
 	}
-	// df/(df+t²) underflows for huge t; t²/df then dominates.
-	x := df / (df + t*t)
-	return 0.5 * mathext.RegIncBeta(df/2, 0.5, x)
+	return studentTTail(t, df)
 }
 
 // studentTTwoSided is the two-sided p-value 2·P(T > |t|), at most 1.

@@ -7,7 +7,8 @@ with Debian's python3-scipy (1.10.1). Regenerate from the repository root:
     /usr/bin/python3 analysis/testdata/gen_tails_reference.py > analysis/testdata/tails_reference.json
 
 - "norm_sf", "t_sf", "chi2_sf": scipy.stats.norm.sf, t.sf and chi2.sf far
-  into the tail (where 1 - cdf rounds to 0);
+  into the tail (where 1 - cdf rounds to 0), and t.sf near t = 0 for
+  df = 1, 3, 30 (where df/(df+t^2) is close to 1);
 - "tests": two-sample data sets whose test statistics sit far in the tail:
   scipy.stats.mannwhitneyu (method="asymptotic", use_continuity=True),
   ttest_ind(equal_var=False), kruskal, spearmanr against position, and
@@ -91,6 +92,8 @@ def mwu_exact_cases():
 def main():
     zs = [0.1, 1, 1.96, 3, 5, 7, 8, 8.3, 8.5, 10, 12, 15, 20, 25, 30, 35, 37]
     ts = [(t, df) for df in (1, 2.5, 5, 10, 30, 100, 1000) for t in (0.5, 2, 5, 10, 30, 100, 1e3, 1e5)]
+    # Near t = 0, where df/(df+t²) is close to 1 and 1 − that cancels.
+    ts += [(t, df) for df in (1, 3, 30) for t in (1e-12, 1e-8, 1e-4, 0.01, 0.1, -0.01)]
     chis = [(x, k) for k in (1, 2, 5) for x in (0.5, 5, 50, 100, 300, 1000)]
     print(json.dumps({
         "generator": "analysis/testdata/gen_tails_reference.py",
