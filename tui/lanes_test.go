@@ -313,7 +313,10 @@ func runPoolToEnd(t *testing.T, tm *teatest.TestModel, n int) (*Model, *sessions
 	tm.Send(keyPress("enter"))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		s := string(b)
-		return strings.Contains(s, fmt.Sprintf("devices · %d in the pool", n)) && strings.Contains(s, "end: completed")
+		// The lanes show the pool analysis, computed off the Update path:
+		// wait for the final one too, not only the end event.
+		return strings.Contains(s, fmt.Sprintf("devices · %d in the pool", n)) && strings.Contains(s, "end: completed") &&
+			strings.Contains(s, "· final")
 	}, teatest.WithDuration(runWait), teatest.WithCheckInterval(20*time.Millisecond))
 	tm.Send(keyPress("q"))
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(screenWait)).(*Model)
