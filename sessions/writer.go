@@ -137,13 +137,38 @@ func Private(f *os.File) error {
 // Path returns the file the writer appends to.
 func (w *Writer) Path() string { return w.path }
 
-// Write appends one event.
+// Write appends one event. A trial event, written between two trials, is
+// encoded by appendTrialEvent straight into the writer's buffer; any other
+// event by encoding/json. The bytes are the same.
 func (w *Writer) Write(e lab.Event) error {
+	if done, err := w.writeTrial(e); done {
+		return err
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("session %s: encoding %s event: %w", w.path, e.Type, err)
 	}
 	return w.writeLine(line, syncs(e.Type))
+}
+
+// writeTrial writes e if appendTrialEvent can encode it, and reports
+// whether it did (or failed to for a reason other than encoding).
+func (w *Writer) writeTrial(e lab.Event) (done bool, err error) {
+	if e.Type != lab.EventTrial {
+		return false, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	line, ok := appendTrialEvent(w.buf[:0], e)
+	w.buf = line[:0] // keep what the buffer grew to either way
+	if !ok {
+		return false, nil // encoding/json encodes it, or says why not
+	}
+	if err := w.writable(); err != nil {
+		return true, err
+	}
+	w.buf = append(line, '\n')
+	return true, w.flush(syncs(e.Type))
 }
 
 // syncs reports whether events of type typ are synced to disk when written.
@@ -154,6 +179,16 @@ func syncs(typ string) bool { return typ != lab.EventProbe }
 func (w *Writer) writeLine(line []byte, sync bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.writable(); err != nil {
+		return err
+	}
+	w.buf = append(append(w.buf[:0], line...), '\n')
+	return w.flush(sync)
+}
+
+// writable reports why nothing may be written now: an earlier write or
+// sync failed, or the writer is closed. w.mu is held.
+func (w *Writer) writable() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -164,7 +199,12 @@ func (w *Writer) writeLine(line []byte, sync bool) error {
 		w.err = err
 		return err
 	}
-	w.buf = append(append(w.buf[:0], line...), '\n')
+	return nil
+}
+
+// flush writes w.buf, one line, with one write call and asks the syncer
+// for a sync if sync is set. w.mu is held.
+func (w *Writer) flush(sync bool) error {
 	if _, err := w.f.Write(w.buf); err != nil {
 		w.err = fmt.Errorf("session %s: %w", w.path, err)
 		return w.err
