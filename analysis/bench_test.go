@@ -178,3 +178,24 @@ func BenchmarkCompareAutoStop(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkComparePaired500: the final report of `perflab run --headless`
+// on 1,000 trials of a quick command: 3 metrics (wall time, user time with
+// a few 0 ms, system time mostly 0 ms) of 500 pairs, in full and with
+// SkipUnpairedEstimates (what the table-only run uses).
+func BenchmarkComparePaired500(b *testing.B) {
+	in := skipInputs(1)[:3]
+	for _, skip := range []bool{false, true} {
+		name := "full"
+		if skip {
+			name = "skip-unpaired"
+		}
+		b.Run(name, func(b *testing.B) {
+			opt := DefaultOptions()
+			opt.SkipUnpairedEstimates = skip
+			for b.Loop() {
+				Compare(in, opt)
+			}
+		})
+	}
+}

@@ -84,6 +84,16 @@ type Options struct {
 	Designs *SequentialDesigns
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
+	// SkipUnpairedEstimates, for a caller that shows only Table (or
+	// VersusTable), leaves out two unpaired estimates that no table shows
+	// for a metric whose verdict rests on its pairs (MetricResult.Paired
+	// set): the bootstrap interval of the median difference (Bootstrap
+	// stays undefined, with Resamples 0; its warnings are still given,
+	// exactly as the full bootstrap would give them) and the
+	// Hodges–Lehmann shift (undefined). Everything else, and every
+	// unpaired metric, is as without it. The zero value computes
+	// everything: JSON, exports and other views need it.
+	SkipUnpairedEstimates bool
 }
 
 // DefaultOptions returns alpha 0.05, confidence 0.95, Holm's correction,
@@ -264,6 +274,7 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 	if err := opt.Validate(); err != nil {
 		d := DefaultOptions()
 		d.Seed, d.Labels, d.Designs = opt.Seed, opt.Labels, opt.Designs
+		d.SkipUnpairedEstimates = opt.SkipUnpairedEstimates
 		if opt.ThresholdPct >= 0 && opt.ThresholdPct < 1e6 {
 			d.ThresholdPct = opt.ThresholdPct
 		}
@@ -525,13 +536,18 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	if m.A.N > 0 && m.B.N > 0 && (m.A.Mean == 0 || m.A.Median == 0) {
 		w.add("", "relative difference undefined where A's mean or median is 0")
 	}
+	// The paired analysis gives the verdict; with SkipUnpairedEstimates
+	// the unpaired estimates no table shows are left out.
+	skip := opt.SkipUnpairedEstimates && (len(in.Pairs) > 0 || in.DroppedRounds > 0)
 	// Hodges–Lehmann and the bootstrap work on both arms scaled alike.
 	var scaleAB float64
 	var as, bs []float64
 	if len(a) > 0 && len(b) > 0 {
 		scaleAB = scaleOf(sa, sb)
 		as, bs = scaled(sa, scaleAB), scaled(sb, scaleAB)
-		if len(as)*len(bs) >= hlParallelMin {
+		if skip {
+			m.HodgesLehmann = undefined()
+		} else if len(as)*len(bs) >= hlParallelMin {
 			// The costliest statistic runs alongside the others, so that
 			// metrics split evenly over the processors.
 			hl := make(chan Float, 1)
@@ -550,8 +566,9 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		moments := welchMoments(a, b)
 		m.Welch, ws = welchFrom(moments, opt.Confidence)
 		m.moments = &moments
-		// At the raw alpha for now; Compare redoes it at the corrected level.
-		m.MDEPct = mdeFrom(moments, opt.Alpha, PowerTarget, opt.Test)
+		// correctMDEs computes the MDE from the moments at the level of the
+		// family, once the number of tested metrics is known.
+		m.MDEPct = undefined()
 	} else {
 		m.Welch, ws = WelchTest(a, b, opt.Confidence)
 		m.MDEPct = undefined() // fewer than 2 values in an arm
@@ -576,10 +593,15 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		m.KruskalWallisAll, ws = kruskalWallisSorted(all)
 		quiet("", ws)
 	}
-	if len(a) >= 2 && len(b) >= 2 && opt.Resamples >= 2 {
+	switch {
+	case skip && len(a) >= 2 && len(b) >= 2 && opt.Resamples >= 2:
+		m.Bootstrap = Bootstrap{Point: undefined(), Low: undefined(), High: undefined(), SE: undefined(),
+			PctLow: undefined(), PctHigh: undefined()}
+		ws = bootstrapScaledWarnings(as, bs, opt.Resamples, metricSeed(opt.Seed, in.Name, in.Unit))
+	case len(a) >= 2 && len(b) >= 2 && opt.Resamples >= 2:
 		m.Bootstrap, ws = bootstrapScaled(as, bs, scaleAB, opt.Confidence, opt.Resamples,
 			metricSeed(opt.Seed, in.Name, in.Unit), orderStatMedian)
-	} else {
+	default:
 		m.Bootstrap, ws = BootstrapMedianDiff(a, b, opt.Confidence, opt.Resamples,
 			metricSeed(opt.Seed, in.Name, in.Unit))
 	}
