@@ -85,13 +85,14 @@ type Options struct {
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 	// SkipUnpairedEstimates, for a caller that shows only Table (or
-	// VersusTable), leaves out two unpaired estimates that no table shows
+	// VersusTable), leaves out the unpaired estimates that no table shows
 	// for a metric whose verdict rests on its pairs (MetricResult.Paired
 	// set): the bootstrap interval of the median difference (Bootstrap
 	// stays undefined, with Resamples 0; its warnings are still given,
-	// exactly as the full bootstrap would give them) and the
-	// Hodges–Lehmann shift (undefined). Everything else, and every
-	// unpaired metric, is as without it. The zero value computes
+	// exactly as the full bootstrap would give them), the Hodges–Lehmann
+	// shift and the unpaired minimum detectable effect (MDEPct; the
+	// paired one, which the table shows, stays). Everything else, and
+	// every unpaired metric, is as without it. The zero value computes
 	// everything: JSON, exports and other views need it.
 	SkipUnpairedEstimates bool
 }
@@ -565,9 +566,11 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 	if len(a) >= 2 && len(b) >= 2 {
 		moments := welchMoments(a, b)
 		m.Welch, ws = welchFrom(moments, opt.Confidence)
-		m.moments = &moments
-		// correctMDEs computes the MDE from the moments at the level of the
-		// family, once the number of tested metrics is known.
+		if !skip {
+			// correctMDEs computes the MDE from the moments at the level
+			// of the family, once the number of tested metrics is known.
+			m.moments = &moments
+		}
 		m.MDEPct = undefined()
 	} else {
 		m.Welch, ws = WelchTest(a, b, opt.Confidence)

@@ -42,8 +42,8 @@ func skipInputs(seed uint64) []MetricInput {
 }
 
 // TestSkipUnpairedEstimates: with Options.SkipUnpairedEstimates the
-// bootstrap of the median difference and the unpaired Hodges–Lehmann
-// shift are left undefined exactly for the paired metrics; everything
+// bootstrap of the median difference, the unpaired Hodges–Lehmann shift
+// and the unpaired MDE are left undefined exactly for the paired metrics; everything
 // else (warnings included) and the rendered table are as without it.
 func TestSkipUnpairedEstimates(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
@@ -62,16 +62,16 @@ func TestSkipUnpairedEstimates(t *testing.T) {
 				paired := len(in[i].Pairs) > 0
 				skipped := m.Bootstrap.Resamples == 0 && !m.Bootstrap.Point.Defined() && !m.Bootstrap.Low.Defined() &&
 					!m.Bootstrap.High.Defined() && !m.Bootstrap.SE.Defined() && !m.Bootstrap.PctLow.Defined() &&
-					!m.Bootstrap.PctHigh.Defined() && !m.HodgesLehmann.Defined()
+					!m.Bootstrap.PctHigh.Defined() && !m.HodgesLehmann.Defined() && !m.MDEPct.Defined()
 				if skipped != paired {
 					t.Errorf("%s: skipped %v, want %v (paired): %+v, HL %v", m.Name, skipped, paired, m.Bootstrap, m.HodgesLehmann)
 				}
-				if f.Bootstrap.Resamples != opt.Resamples || !f.Bootstrap.Point.Defined() || !f.HodgesLehmann.Defined() {
-					t.Errorf("%s: the full analysis left out the bootstrap or HL: %+v, HL %v", f.Name, f.Bootstrap, f.HodgesLehmann)
+				if f.Bootstrap.Resamples != opt.Resamples || !f.Bootstrap.Point.Defined() || !f.HodgesLehmann.Defined() || !f.MDEPct.Defined() {
+					t.Errorf("%s: the full analysis left out the bootstrap, HL or MDE: %+v, HL %v, MDE %v", f.Name, f.Bootstrap, f.HodgesLehmann, f.MDEPct)
 				}
 				// Everything else is the same, warnings included.
 				if paired {
-					f.Bootstrap, f.HodgesLehmann = m.Bootstrap, m.HodgesLehmann
+					f.Bootstrap, f.HodgesLehmann, f.MDEPct = m.Bootstrap, m.HodgesLehmann, m.MDEPct
 				}
 				if got, want := jsonOf(t, m), jsonOf(t, f); got != want {
 					t.Errorf("%s differs beyond the skipped estimates:\n%s\nwant\n%s", m.Name, got, want)
