@@ -14,10 +14,11 @@ import (
 
 // Writer appends events to a session file. Every event is written with one
 // write call as soon as it arrives, so killing perflab loses nothing
-// written. After each trial, end, settings, toggle or note event the file
-// is also synced to disk (fsync) by a background goroutine while the next
-// trial runs, at most once per MinSyncInterval, so a power cut loses at
-// most the trials of the last 20 ms and the sync costs the run no time.
+// written. After the header and each trial, end, settings, toggle or note
+// event the file is also synced to disk (fsync) by a background goroutine
+// while the run goes on, at most once per MinSyncInterval, so a power cut
+// loses at most the trials of the last 20 ms and the sync costs the run no
+// time.
 // Close syncs and waits.
 // A Writer is safe for concurrent use.
 type Writer struct {
@@ -75,16 +76,16 @@ func create(path string, h Header, mode int) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
-	if err := w.writeLine(line, false); err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
+	if err := w.writeLine(line, false); err != nil {
 		f.Close()
 		return nil, err
 	}
+	// The header is synced by the syncer, like the events after it, while
+	// the run sets up: the first trial need not wait for the disk.
 	w.syncReq = make(chan struct{}, 1)
 	w.closing = make(chan struct{})
 	w.syncDone = make(chan struct{})
+	w.syncReq <- struct{}{}
 	go w.syncer()
 	return w, nil
 }
