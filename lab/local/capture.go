@@ -52,11 +52,23 @@ func memFile(name string) (*os.File, error) {
 func (c *capture) copyStdout(w io.Writer) error {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
-	n, err := io.CopyBuffer(onlyWriter{w}, io.NewSectionReader(c.stdout, 0, 1<<62), *bp)
-	if n > 0 {
-		c.written = true
+	buf := *bp
+	for off := int64(0); ; {
+		n, err := c.stdout.ReadAt(buf, off)
+		if n > 0 {
+			c.written = true
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			off += int64(n)
+		}
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
 	}
-	return err
 }
 
 // stderrTail returns the last n bytes the command printed on stderr.
@@ -79,10 +91,6 @@ func (c *capture) close() {
 		}
 	}
 }
-
-// onlyWriter hides any ReaderFrom of the destination so CopyBuffer uses the
-// pooled buffer.
-type onlyWriter struct{ io.Writer }
 
 // takeCapture returns the spare output files, or new ones.
 func (d *Device) takeCapture(stdin *os.File) (*capture, error) {

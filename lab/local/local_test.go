@@ -474,8 +474,38 @@ s = socket.create_connection((h, int(p)))
 s.sendall(os.environ["PERFLAB_METRICS_TOKEN"].encode() + b"\n" * 8000000 + b"PERFLAB_METRIC big=1\n")
 s.close()
 '`, func(e *lab.Experiment) { e.TrialTimeout = 20 })
-	if v := metric(t, trial(long, lab.Controls{}), "big"); v != 1 {
-		t.Errorf("big = %v", v)
+	// The accept delay's timer serves every trial: each long trial in a
+	// row, and a short one after them, gets its own lines.
+	for i := 0; i < 2; i++ {
+		if v := metric(t, trial(long, lab.Controls{}), "big"); v != 1 {
+			t.Errorf("long trial %d: big = %v", i, v)
+		}
+	}
+	if v := metric(t, trial(short, lab.Controls{}), "quick"); v != 7 {
+		t.Errorf("short trial after long ones: quick = %v", v)
+	}
+}
+
+// TestWatchdogEndsAfterClose: Close does not wait for the watchdog, but it
+// reads perflab's goodbye, exits and is reaped.
+func TestWatchdogEndsAfterClose(t *testing.T) {
+	d := setup(t, "true", nil)
+	d.mu.Lock()
+	wd := d.reaper.watchdog
+	d.mu.Unlock()
+	if wd == nil {
+		t.Skip("no watchdog on this host: " + d.reaper.note)
+	}
+	pid := wd.Process.Pid
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // only catches a hang
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("watchdog %d still there 30 s after Close", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

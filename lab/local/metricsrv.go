@@ -33,6 +33,13 @@ const (
 // trial) is refused: read up to its first line, then closed.
 type metricServer struct {
 	ln *net.TCPListener
+	rc syscall.RawConn // ln's, for the sweep
+
+	// One timer serves every trial (see acceptDelay): Reset per trial
+	// costs less than a new timer each.
+	delay *time.Timer
+	mu    sync.Mutex
+	cur   *trialConns // the trial under way, for delay's function
 }
 
 func newMetricServer() (*metricServer, error) {
@@ -40,12 +47,36 @@ func newMetricServer() (*metricServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metricServer{ln: ln}, nil
+	rc, err := ln.SyscallConn()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &metricServer{ln: ln, rc: rc}
+	s.delay = time.AfterFunc(time.Hour, s.delayed)
+	s.delay.Stop()
+	return s, nil
+}
+
+// delayed starts accepting the connections of the trial under way, once it
+// has run for acceptDelay. A call left over from the previous trial (its
+// timer fired as that trial ended) may start the next trial's accept loop
+// early: harmless, it is only the long trials' way.
+func (s *metricServer) delayed() {
+	s.mu.Lock()
+	tc := s.cur
+	s.mu.Unlock()
+	if tc != nil {
+		tc.startAccepting()
+	}
 }
 
 func (s *metricServer) addr() string { return s.ln.Addr().String() }
 
-func (s *metricServer) close() { s.ln.Close() }
+func (s *metricServer) close() {
+	s.delay.Stop()
+	s.ln.Close()
+}
 
 // netLine is one line received over TCP, parsed.
 type netLine struct {
@@ -69,7 +100,6 @@ type trialConns struct {
 	lines    []netLine
 	readers  sync.WaitGroup
 	conns    []net.Conn
-	timer    *time.Timer
 	token    string
 	refused  int
 	finished bool
@@ -80,7 +110,10 @@ type trialConns struct {
 // begin prepares to collect a trial's connections.
 func (s *metricServer) begin(token string) *trialConns {
 	tc := &trialConns{s: s, token: token}
-	tc.timer = time.AfterFunc(acceptDelay, tc.startAccepting)
+	s.mu.Lock()
+	s.cur = tc
+	s.mu.Unlock()
+	s.delay.Reset(acceptDelay)
 	return tc
 }
 
@@ -219,7 +252,13 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 // finish stops accepting, takes connections still waiting in the backlog,
 // waits for every connection to close (bounded), and returns the lines.
 func (tc *trialConns) finish() (lines []netLine, refused int) {
-	tc.timer.Stop()
+	s := tc.s
+	s.delay.Stop()
+	s.mu.Lock()
+	if s.cur == tc {
+		s.cur = nil
+	}
+	s.mu.Unlock()
 	tc.mu.Lock()
 	tc.finished = true
 	accepted := tc.accepted
@@ -250,14 +289,10 @@ func (tc *trialConns) finish() (lines []netLine, refused int) {
 // sweep accepts, without blocking, connections the command made before it
 // exited that the accept loop had not picked up yet.
 func (tc *trialConns) sweep() {
-	rc, err := tc.s.ln.SyscallConn()
-	if err != nil {
-		return
-	}
 	// Control, not Read: a listener's RawConn refuses Read. The socket is
 	// non-blocking and no Accept is running now, so this cannot block.
 	var fds []int
-	_ = rc.Control(func(fd uintptr) {
+	_ = tc.s.rc.Control(func(fd uintptr) {
 		for {
 			nfd, _, err := syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK)
 			if err != nil {

@@ -151,15 +151,22 @@ func (r *reaper) close() {
 		r.childrenFile.Close()
 	}
 	if r.watchdog != nil {
+		// "q" sits in the pipe for the watchdog to read: it exits without
+		// perflab waiting for it (a shell's exit is a millisecond the run
+		// need not spend). It is reaped in the background, or by init if
+		// perflab exits first; one that does not exit is killed.
 		r.wdPipe.Write([]byte("q\n"))
 		r.wdPipe.Close()
-		done := make(chan struct{})
-		go func() { r.watchdog.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			r.watchdog.Process.Kill()
-		}
+		wd := r.watchdog
+		go func() {
+			done := make(chan struct{})
+			go func() { wd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				wd.Process.Kill()
+			}
+		}()
 	}
 }
 
@@ -171,14 +178,17 @@ func (r *reaper) close() {
 // perflab's. It reports whether perflab had
 // no child at all (but the watchdog): then nothing of the trial outlived it.
 func (r *reaper) endLeftovers(groups map[int]bool) (none bool) {
-	known := map[int]bool{}
+	kids := r.children()
+	if len(kids) == 0 {
+		return true // the common case, checked before any allocation
+	}
+	known := make(map[int]bool, len(groups))
 	for k := range groups {
 		known[k] = true
 	}
 	for round := 0; round < 1000; round++ {
-		kids := r.children()
-		if round == 0 && len(kids) == 0 {
-			return true
+		if round > 0 {
+			kids = r.children()
 		}
 		found := false
 		for _, pid := range kids {

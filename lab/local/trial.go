@@ -196,8 +196,14 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
 	}
 
-	tctx, cancel := withLimit(ctx, limit)
-	defer cancel()
+	// Without trial_timeout the run's context alone ends the command: no
+	// context of its own per trial.
+	tctx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	// runDirect, not os/exec (see spawn.go); context.AfterFunc, not a
 	// goroutine watching the context: it costs nothing until it fires.
 	path, err := d.lookCommand(argv[0])
@@ -217,6 +223,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		stopTimer = func() { stop() }
 	})
+	wall := time.Since(start) // the command's time, not the bookkeeping below
 	stopTimer()
 	if pid != 0 {
 		// Processes the command left behind in its group would disturb
@@ -224,7 +231,6 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		// after cleanup; see reaper).
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}
-	wall := time.Since(start)
 	if err == nil && started {
 		err = st.err()
 	}
@@ -239,7 +245,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	// Past the deadline is a timeout even if the command got through
 	// before the context's timer fired (late on a loaded host).
 	dl, hasDL := tctx.Deadline()
-	if ctx.Err() == nil && (tctx.Err() == context.DeadlineExceeded || limit > 0 && hasDL && !time.Now().Before(dl)) {
+	if limit > 0 && ctx.Err() == nil && (tctx.Err() == context.DeadlineExceeded || hasDL && !time.Now().Before(dl)) {
 		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
 	}
 	if ctx.Err() != nil {
