@@ -3,6 +3,7 @@ package local
 import (
 	"io"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,7 @@ import (
 type capture struct {
 	stdin, stdout, stderr *os.File // stdin is the device's /dev/null, not closed here
 	written               bool     // something was written to stdout or stderr
+	fds                   [2]int   // stdout's and stderr's, for empty
 }
 
 func newCapture(stdin *os.File) (*capture, error) {
@@ -30,7 +32,21 @@ func newCapture(stdin *os.File) (*capture, error) {
 		c.close()
 		return nil, err
 	}
+	c.fds = [2]int{int(c.stdout.Fd()), int(c.stderr.Fd())}
 	return c, nil
+}
+
+// empty reports whether the command printed nothing at all, the common
+// case, in two fstat calls made directly: the files stay open as long as
+// the capture, and fstat does not block.
+func (c *capture) empty() bool {
+	for _, fd := range c.fds {
+		var st unix.Stat_t
+		if _, _, errno := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0); errno != 0 || st.Size != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // memFile returns an anonymous memory-backed file, or an unlinked temporary

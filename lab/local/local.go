@@ -80,6 +80,7 @@ type Device struct {
 	spare     *capture            // empty output files no process holds
 	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
+	kill      groupKiller         // ends a trial's command when its run is cancelled; under trialMu
 	env       map[string][]string // base environment per build key
 	spawnEnv  map[string]envCache // env de-duplicated for runDirect, per build key
 	paths     map[string]string   // commands found in PATH (lookCommand)
@@ -424,6 +425,7 @@ func (d *Device) checkControls(c lab.Controls) error {
 func (d *Device) Close() error {
 	d.trialMu.Lock() // let a trial in flight finish first
 	defer d.trialMu.Unlock()
+	d.kill.close()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	firstErr := d.closeProxyLocked()

@@ -190,6 +190,42 @@ func TestCancelKillsProcessGroupAndCleansUp(t *testing.T) {
 	}
 }
 
+// TestCancelAcrossTrialsOfOneRun: one watch on the run's context serves
+// all its trials: a cancel during a later trial kills that trial's group,
+// a trial begun after the cancel is killed at once, and a new run's context
+// is watched in its turn.
+func TestCancelAcrossTrialsOfOneRun(t *testing.T) {
+	d := setup(t, `if [ "$PERFLAB_TRIAL" -ge 2 ]; then sleep 1000 & sleep 1000; wait; fi`, nil)
+	b := d.exp.Builds[lab.ArmControl]
+	run := func(ctx context.Context, i int) lab.TrialResult {
+		return d.RunTrial(ctx, lab.TrialRequest{Index: i, Arm: lab.ArmControl, BuildKey: lab.ArmControl, Build: b})
+	}
+	for round, ctx := range []context.Context{context.Background(), nil, nil} {
+		var cancel context.CancelFunc
+		if ctx == nil {
+			ctx, cancel = context.WithCancel(context.Background())
+		}
+		for i := 0; i < 2; i++ {
+			if r := run(ctx, i); r.Status != lab.StatusOK {
+				t.Fatalf("round %d trial %d: %+v", round, i, r)
+			}
+		}
+		if cancel == nil {
+			continue
+		}
+		time.AfterFunc(200*time.Millisecond, cancel)
+		for i, want := range []string{"cancelled during the trial", "cancelled before it"} {
+			start := time.Now()
+			r := run(ctx, 2)
+			// A group left alive would hold the trial for 1000 s; a
+			// minute only allows for a loaded host.
+			if r.Status != lab.StatusFailed || r.Reason != "cancelled" || time.Since(start) > time.Minute {
+				t.Errorf("round %d, trial %d %s: got %+v after %v", round, 2+i, want, r, time.Since(start))
+			}
+		}
+	}
+}
+
 func TestPrepareCleanupAndEnv(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")

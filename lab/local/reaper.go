@@ -56,6 +56,7 @@ type reaper struct {
 	id           string
 	mark         []byte   // RunIDEnv=id, as an environ entry
 	childrenFile *os.File // of perflab's main thread
+	childrenFD   int      // childrenFile's, read directly
 	buf          []byte
 	session      int // perflab's
 
@@ -229,13 +230,18 @@ func (r *reaper) children() []int {
 		if err != nil {
 			return nil
 		}
-		r.childrenFile = f
+		r.childrenFile, r.childrenFD = f, int(f.Fd())
 	}
+	// pread straight to the kernel, after every trial: a proc file does
+	// not block, and os.File's layers cost more than the read.
 	b := r.buf[:0]
 	for {
-		n, err := r.childrenFile.ReadAt(b[len(b):cap(b)], int64(len(b)))
+		n, err := unix.Pread(r.childrenFD, b[len(b):cap(b)], int64(len(b)))
+		if err != nil || n <= 0 {
+			break
+		}
 		b = b[:len(b)+n]
-		if err != nil || len(b) < cap(b) {
+		if len(b) < cap(b) {
 			break
 		}
 		b = slices.Grow(b, cap(b))

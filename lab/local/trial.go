@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -212,6 +213,9 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 
 	stopTimer := func() {}
+	if limit == 0 {
+		d.kill.watch(ctx)
+	}
 	conns := srv.begin(token)
 	pid := 0
 	start := time.Now()
@@ -220,6 +224,11 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		groups[pgid] = true
 		req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
+		if limit == 0 {
+			d.kill.set(ctx, pgid)
+			stopTimer = d.kill.clear
+			return
+		}
 		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		stopTimer = func() { stop() }
 	})
@@ -236,11 +245,14 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 	netLines, refused := conns.finish()
 	out := &lineCollector{}
-	if cerr := capt.copyStdout(out); cerr != nil {
-		return fail("reading stdout: " + cerr.Error())
+	var errTail string
+	if !capt.empty() {
+		if cerr := capt.copyStdout(out); cerr != nil {
+			return fail("reading stdout: " + cerr.Error())
+		}
+		out.flush()
+		errTail = capt.stderrTail(2048)
 	}
-	out.flush()
-	errTail := capt.stderrTail(2048)
 
 	// Past the deadline is a timeout even if the command got through
 	// before the context's timer fired (late on a loaded host).
@@ -509,3 +521,52 @@ func lastLines(s string, n int) string {
 }
 
 func sortStrings(xs []string) { sort.Strings(xs) }
+
+// groupKiller kills the process group of the trial under way when the
+// run's context is cancelled. It watches one context at a time, the run's,
+// with one context.AfterFunc for all its trials instead of one per trial.
+// Its methods are called under the device's trial lock; the function it
+// registers runs on its own, hence the atomic group.
+type groupKiller struct {
+	done <-chan struct{} // the watched context's; contexts need not be comparable
+	stop func() bool
+	pgid atomic.Int64 // 0: no command running
+}
+
+// watch makes ctx the context whose cancellation kills the trials' groups.
+func (k *groupKiller) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == k.done {
+		return // the same run, or none to watch (a context never cancelled)
+	}
+	k.close()
+	if done == nil {
+		return
+	}
+	k.done = done
+	k.stop = context.AfterFunc(ctx, func() {
+		if pgid := k.pgid.Load(); pgid != 0 {
+			syscall.Kill(-int(pgid), syscall.SIGKILL)
+		}
+	})
+}
+
+// set records the group of the command just started; if ctx was cancelled
+// already (the function above may have run before), it kills it now.
+func (k *groupKiller) set(ctx context.Context, pgid int) {
+	k.pgid.Store(int64(pgid))
+	if ctx.Err() != nil {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// clear says the command has been waited for.
+func (k *groupKiller) clear() { k.pgid.Store(0) }
+
+// close stops watching.
+func (k *groupKiller) close() {
+	if k.stop != nil {
+		k.stop()
+	}
+	k.done, k.stop = nil, nil
+}
