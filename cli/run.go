@@ -156,8 +156,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opt := devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime, Seed: exp.Seed}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force,
-		ProbeS: probe.Seconds(), Realtime: *realtime}, deviceLab(opt))
+		ProbeS: probe.Seconds(), Realtime: *realtime, HandOffEvery: headlessHandOff}, deviceLab(opt))
 }
+
+// headlessHandOff is how often, at most, a headless run takes the events of
+// fast local trials: its progress line redraws ten times a second at most
+// (redrawGate), and each hand-off costs the trials running meanwhile.
+const headlessHandOff = 100 * time.Millisecond
 
 // maxProbe bounds --probe: a stability check longer than a day is a typo.
 const maxProbe = 24 * time.Hour

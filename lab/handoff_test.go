@@ -132,3 +132,49 @@ func TestHeldTrialEventIsHandedOnWhenPaused(t *testing.T) {
 		}
 	}
 }
+
+// startReporter is a scriptDevice whose trials say they are under way at
+// once and then take a millisecond.
+type startReporter struct{ scriptDevice }
+
+func (d *startReporter) ReportsTrialStart() bool { return true }
+func (d *startReporter) RunTrial(ctx context.Context, req TrialRequest) TrialResult {
+	req.TrialUnderWay()
+	time.Sleep(time.Millisecond)
+	return d.scriptDevice.RunTrial(ctx, req)
+}
+
+// TestSetHandOffEverySpacesHandOffs: with an hour between hand-offs, the
+// first trial's event goes on when the second starts and every later one
+// waits for the end, all recorded when made. (With the default, 10 ms,
+// the 100 ms of trials go on in several batches: the test fails.)
+func TestSetHandOffEverySpacesHandOffs(t *testing.T) {
+	d := &startReporter{}
+	r := NewRunner(d, testExp(OrderAlternate, 50, 0))
+	r.SetHandOffEvery(time.Hour)
+	var mu sync.Mutex
+	recorded := 0
+	r.SetRecorder(func(e Event) {
+		if e.Type == EventTrial {
+			mu.Lock()
+			recorded++
+			mu.Unlock()
+		}
+	})
+	var atReceipt []int // trials recorded when each trial event arrived
+	for e := range r.Run(t.Context()) {
+		if e.Type == EventTrial {
+			mu.Lock()
+			atReceipt = append(atReceipt, recorded)
+			mu.Unlock()
+		}
+	}
+	if len(atReceipt) != 100 {
+		t.Fatalf("got %d trial events, want 100", len(atReceipt))
+	}
+	for i, n := range atReceipt[1:] {
+		if n != 100 {
+			t.Fatalf("trial %d reached the channel when %d trials were recorded; with an hour between hand-offs it waits for the end (all 100)", i+1, n)
+		}
+	}
+}

@@ -51,6 +51,7 @@ type Runner struct {
 	held     bool                      // queue ends with a trial event not yet handed on (see hold)
 	handedOn time.Time                 // when held events were last handed on
 	handOff  *time.Timer               // hands held events on when trials come faster than handOffEvery
+	every    time.Duration             // handOffEvery, or as SetHandOffEvery says
 	armed    bool                      // handOff is set to fire
 }
 
@@ -119,7 +120,7 @@ func (r *Runner) setTrialGate(gate func(ctx context.Context)) {
 // passed Validate. The runner calls dev.Setup and RunTrial; closing dev
 // after the run is the caller's job.
 func NewRunner(dev Device, exp *Experiment) *Runner {
-	r := &Runner{dev: dev, exp: *exp, order: exp.Order, controls: exp.Controls, now: time.Now}
+	r := &Runner{dev: dev, exp: *exp, order: exp.Order, controls: exp.Controls, now: time.Now, every: handOffEvery}
 	if r.order == "" {
 		r.order = DefaultOrder
 	}
@@ -220,9 +221,26 @@ func (r *Runner) hold(e Event) {
 }
 
 // handOffEvery is the least time between two hand-offs of held trial
-// events at a trial's start: a view redraws at most every 16 ms or so, and
-// a sub-millisecond trial should not pay for waking it each time.
+// events at a trial's start, by default: a view redraws at most every 16 ms
+// or so, and a sub-millisecond trial should not pay for waking it each
+// time.
 const handOffEvery = 10 * time.Millisecond
+
+// SetHandOffEvery sets the least time between two hand-offs of held trial
+// events (see TrialStartReporter) to d; d ≤ 0 keeps the default, 10 ms,
+// which suits a live workbench. A view that redraws less often asks for
+// more: every hand-off wakes the views' goroutines while the next trial
+// runs, which on a 2-core host costs a fast trial about 3% of its time
+// (bench/run_overhead.sh). Events other than trials, a pause and the end
+// still hand everything on at once. Call it before Run.
+func (r *Runner) SetHandOffEvery(d time.Duration) {
+	if d <= 0 {
+		d = handOffEvery
+	}
+	r.mu.Lock()
+	r.every = d
+	r.mu.Unlock()
+}
 
 // releaseLocked hands held events on. Callers hold r.mu.
 func (r *Runner) releaseLocked() {
@@ -248,7 +266,7 @@ func (r *Runner) trialUnderWay() {
 	if !r.held || r.armed {
 		return
 	}
-	wait := handOffEvery - time.Since(r.handedOn)
+	wait := r.every - time.Since(r.handedOn)
 	if wait <= 0 {
 		r.releaseLocked()
 		return

@@ -80,6 +80,11 @@ type Plan struct {
 	ProbeS float64
 	// Realtime paces a simulated device at wall-clock speed.
 	Realtime bool
+	// HandOffEvery is how often, at most, the events of fast trials on a
+	// device that reports its trials' start (the local host) reach Events
+	// (lab.Runner.SetHandOffEvery); 0: every 10 ms, for a live workbench.
+	// Every event is in the file when it is made either way.
+	HandOffEvery time.Duration
 }
 
 // Item is one relayed event, after it was written to the session, or a
@@ -195,6 +200,7 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		rdev = withProbe(dev, probe, rec, samples)
 	}
 	r := lab.NewRunner(rdev, &exp)
+	r.SetHandOffEvery(p.HandOffEvery)
 	r.SetRecorder(rec.record)
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: info, Runner: r, Events: out, cancel: cancel, done: make(chan struct{})}
