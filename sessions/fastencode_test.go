@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/perflab/perflab/lab"
@@ -271,4 +272,55 @@ func BenchmarkTrialEventEncoding(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fillNonZero sets every field of the struct v points to (and of the
+// structs in its slices) to a non-zero value, so that no field is left out
+// by omitempty.
+func fillNonZero(v reflect.Value) {
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("s" + v.Type().Field(i).Name)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 7))
+		case reflect.Float64:
+			f.SetFloat(float64(i) + 0.25)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Slice:
+			s := reflect.MakeSlice(f.Type(), 2, 2)
+			for j := 0; j < 2; j++ {
+				if s.Index(j).Kind() == reflect.Struct {
+					fillNonZero(s.Index(j))
+				}
+			}
+			f.Set(s)
+		}
+	}
+}
+
+// TestAppendTrialEventCoversEveryField: a trial event whose Trial and
+// metrics have every field set encodes as encoding/json does. A field
+// added to lab.Trial or lab.Metric that appendTrialEvent does not know
+// fails here, instead of going missing from session files.
+func TestAppendTrialEventCoversEveryField(t *testing.T) {
+	tr := &lab.Trial{}
+	fillNonZero(reflect.ValueOf(tr).Elem())
+	e := lab.Event{Type: lab.EventTrial, T: 1.5, Trial: tr}
+	for i := 0; i < reflect.TypeOf(e).NumField(); i++ {
+		f := reflect.TypeOf(e).Field(i)
+		if f.Type.Kind() != reflect.Pointer && f.Name != "Type" && f.Name != "T" {
+			t.Errorf("lab.Event has a new field %s: teach appendTrialEvent to write it (or to fall back when it is set)", f.Name)
+		}
+	}
+	want, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := appendTrialEvent(nil, e)
+	if !ok || string(got) != string(want) {
+		t.Errorf("every field set:\n got %s (ok %v)\nwant %s", got, ok, want)
+	}
 }

@@ -3,7 +3,6 @@ package local
 import (
 	"io"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,12 +36,12 @@ func newCapture(stdin *os.File) (*capture, error) {
 }
 
 // empty reports whether the command printed nothing at all, the common
-// case, in two fstat calls made directly: the files stay open as long as
-// the capture, and fstat does not block.
+// case, in two fstat calls on the descriptors themselves (no os.File
+// layers): the files stay open as long as the capture.
 func (c *capture) empty() bool {
 	for _, fd := range c.fds {
 		var st unix.Stat_t
-		if _, _, errno := unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(&st)), 0); errno != 0 || st.Size != 0 {
+		if err := unix.Fstat(fd, &st); err != nil || st.Size != 0 {
 			return false
 		}
 	}

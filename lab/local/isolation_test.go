@@ -380,3 +380,51 @@ func TestHasEnvEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherWatchdogIsNotALeftover: the watchdog of an earlier run (Close
+// does not wait for it to exit) is told apart from a leftover of this
+// run's trials, which carries the run's id; anything else is not a
+// watchdog.
+func TestOtherWatchdogIsNotALeftover(t *testing.T) {
+	r := &reaper{id: "test", mark: []byte(RunIDEnv + "=test")}
+	start := func(name string, env []string) int {
+		t.Helper()
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		cmd := exec.Command("sh", "-c", "read -r line", name, "x")
+		cmd.Env, cmd.Stdin = env, rd
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { wr.Close(); cmd.Wait() })
+		// exec has closed its pipe a moment before the kernel fills in the
+		// new program's arguments: wait for them (a real watchdog is old).
+		pid := cmd.Process.Pid
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(b), name) {
+				return pid
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d never showed its arguments", pid)
+			}
+		}
+	}
+	path := "PATH=" + os.Getenv("PATH")
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want bool
+	}{
+		{watchdogName, []string{path}, true},
+		{watchdogName, []string{path, string(r.mark)}, false}, // a trial's process named so
+		{"something-else", []string{path}, false},
+	} {
+		pid := start(tc.name, tc.env)
+		if got := r.otherWatchdog(pid); got != tc.want {
+			t.Errorf("%s with env %q: otherWatchdog = %v, want %v", tc.name, tc.env, got, tc.want)
+		}
+	}
+}

@@ -126,6 +126,9 @@ while [ $i -lt 100 ]; do
 	sleep 0.02
 done`
 
+// watchdogName is the watchdog's $0, how otherWatchdog knows one.
+const watchdogName = "perflab-watchdog"
+
 // startWatchdog starts the run's watchdog.
 func (r *reaper) startWatchdog() error {
 	rd, wr, err := os.Pipe()
@@ -133,7 +136,7 @@ func (r *reaper) startWatchdog() error {
 		return err
 	}
 	defer rd.Close()
-	cmd := exec.Command("sh", "-c", watchdogScript, "perflab-watchdog", string(r.mark))
+	cmd := exec.Command("sh", "-c", watchdogScript, watchdogName, string(r.mark))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cmd.Stdin = rd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // away from the terminal's SIGHUP
@@ -249,11 +252,20 @@ func (r *reaper) children() []int {
 	r.buf = b[:0]
 	var pids []int
 	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && (r.watchdog == nil || pid != r.watchdog.Process.Pid) {
+		if pid, err := strconv.Atoi(f); err == nil && (r.watchdog == nil || pid != r.watchdog.Process.Pid) && !r.otherWatchdog(pid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// otherWatchdog reports whether pid is the watchdog of an earlier run in
+// this process, which Close told goodbye but did not wait for (it exits
+// and is reaped on its own): not a leftover of this run's trials. A
+// watchdog is named so and does not carry the run's id in its environment.
+func (r *reaper) otherWatchdog(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && bytes.Contains(b, []byte("\x00"+watchdogName+"\x00")) && !r.marked(pid)
 }
 
 // marked reports whether pid's environment carries the run's id.

@@ -205,8 +205,9 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		tctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	// runDirect, not os/exec (see spawn.go); context.AfterFunc, not a
-	// goroutine watching the context: it costs nothing until it fires.
+	// runDirect, not os/exec (see spawn.go). Cancellation is watched by
+	// context.AfterFunc, not a goroutine: one per run (d.kill) without
+	// trial_timeout, one per trial with it.
 	path, err := d.lookCommand(argv[0])
 	if err != nil {
 		return fail(err.Error())
@@ -526,11 +527,13 @@ func sortStrings(xs []string) { sort.Strings(xs) }
 // run's context is cancelled. It watches one context at a time, the run's,
 // with one context.AfterFunc for all its trials instead of one per trial.
 // Its methods are called under the device's trial lock; the function it
-// registers runs on its own, hence the atomic group.
+// registers runs on its own, hence the atomic group. Each watch has its own
+// group variable: stopping a watch does not wait for a call of its function
+// already under way, which must not reach a later run's trial.
 type groupKiller struct {
 	done <-chan struct{} // the watched context's; contexts need not be comparable
 	stop func() bool
-	pgid atomic.Int64 // 0: no command running
+	cur  *atomic.Int64 // the watch's group under way, 0 when none; nil: no watch
 }
 
 // watch makes ctx the context whose cancellation kills the trials' groups.
@@ -543,9 +546,10 @@ func (k *groupKiller) watch(ctx context.Context) {
 	if done == nil {
 		return
 	}
-	k.done = done
+	cur := new(atomic.Int64)
+	k.done, k.cur = done, cur
 	k.stop = context.AfterFunc(ctx, func() {
-		if pgid := k.pgid.Load(); pgid != 0 {
+		if pgid := cur.Load(); pgid != 0 {
 			syscall.Kill(-int(pgid), syscall.SIGKILL)
 		}
 	})
@@ -554,19 +558,25 @@ func (k *groupKiller) watch(ctx context.Context) {
 // set records the group of the command just started; if ctx was cancelled
 // already (the function above may have run before), it kills it now.
 func (k *groupKiller) set(ctx context.Context, pgid int) {
-	k.pgid.Store(int64(pgid))
+	if k.cur != nil {
+		k.cur.Store(int64(pgid))
+	}
 	if ctx.Err() != nil {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 
 // clear says the command has been waited for.
-func (k *groupKiller) clear() { k.pgid.Store(0) }
+func (k *groupKiller) clear() {
+	if k.cur != nil {
+		k.cur.Store(0)
+	}
+}
 
 // close stops watching.
 func (k *groupKiller) close() {
 	if k.stop != nil {
 		k.stop()
 	}
-	k.done, k.stop = nil, nil
+	k.done, k.stop, k.cur = nil, nil, nil
 }
