@@ -227,6 +227,7 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	prog := newProgressPrinter(h.stderr, fold, h.quiet)
 	saidProxy := false
 	var probes []lab.ProbeSample
+	var final <-chan analysed
 	judgeProbe := func() { // once the check is over: its verdict, as perflab check gives it
 		if len(probes) > 0 && !h.quiet {
 			fmt.Fprint(h.stderr, "stability check before the first trial:")
@@ -255,11 +256,19 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 		events = append(events, it.Event)
 		fold.Add(it.Event)
 		prog.add(it.Event)
+		if it.Event.Type == lab.EventEnd && final == nil {
+			// The trials are all in: analyse them while the engine syncs
+			// and closes the file and the device.
+			final = h.analyse(s, fold)
+		}
 	}
 	prog.done()
 	res := s.Wait()
 
-	code, rep := h.printReport(s, fold, events)
+	if final == nil { // no end event: the run failed before it
+		final = h.analyse(s, fold)
+	}
+	code, rep := h.printReport(s, <-final, events)
 	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
 	if err := h.exports.write(sess, rep); err != nil {
 		fmt.Fprintln(h.stderr, "perflab run:", err)
@@ -285,12 +294,27 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	return exitError
 }
 
-// printReport analyses the folded trials and prints the table (or JSON); it
-// returns exitRegression when any metric regressed, else exitOK, and the
-// report.
-func (h *headlessRun) printReport(s *engine.Session, fold *engine.Fold, events []lab.Event) (int, engine.Analysis) {
+// analysed is the final analysis of a run and the inputs it was made of.
+type analysed struct {
+	inputs []analysis.MetricInput
+	rep    engine.Analysis
+}
+
+// analyse starts the final analysis of the trials folded so far, on its own
+// goroutine; fold must not change until it is received.
+func (h *headlessRun) analyse(s *engine.Session, fold *engine.Fold) <-chan analysed {
 	inputs := fold.Inputs()
-	rep := engine.Analyse(&s.Header.Plan, inputs, h.analysisOptions(&s.Header.Plan))
+	ch := make(chan analysed, 1)
+	go func() {
+		ch <- analysed{inputs, engine.Analyse(&s.Header.Plan, inputs, h.analysisOptions(&s.Header.Plan))}
+	}()
+	return ch
+}
+
+// printReport prints the final analysis as a table (or JSON); it returns
+// exitRegression when any metric regressed, else exitOK, and the report.
+func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Event) (int, engine.Analysis) {
+	inputs, rep := a.inputs, a.rep
 	switch {
 	case h.json:
 		// The summary is of the events seen; the file holds those written
