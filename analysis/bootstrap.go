@@ -230,26 +230,12 @@ func zeroMedianBound(as, bsorted []float64) (z int, ok bool) {
 }
 
 // orderStatBelow draws what orderStatMedian draws for a sorted sample of
-// n values, from the same stream and consuming it alike, and reports
-// whether the resampled median is made of the first z values only: its
-// index (odd n), or the larger of its two (even n), is below z. The second
-// index of an even n is worked out only when the first is below z, as it
-// is never smaller.
+// n values, from the same stream (orderStatIndices), and reports whether
+// the resampled median is made of the first z values only: its larger
+// index is below z.
 func orderStatBelow(n, z int, rng *rand.Rand, src rand.Source) bool {
-	idx := func(u float64) int { return min(n-1, int(u*float64(n))) }
-	if n%2 == 1 {
-		k := float64(n+1) / 2
-		u := distuv.Beta{Alpha: k, Beta: float64(n) - k + 1, Src: src}.Rand()
-		return idx(u) < z
-	}
-	k := float64(n / 2)
-	u1 := distuv.Beta{Alpha: k, Beta: float64(n) - k + 1, Src: src}.Rand()
-	v := 1 - rng.Float64()
-	if idx(u1) >= z {
-		return false
-	}
-	u2 := u1 + (1-u1)*-math.Expm1(math.Log(v)/(float64(n)-k))
-	return idx(u2) < z
+	_, i2 := orderStatIndices(n, rng, src)
+	return i2 < z
 }
 
 // pctAlwaysFinite reports whether every replicate's (rb − ra)/|ra|·100 is
@@ -284,19 +270,31 @@ func pctAlwaysFinite(as, bsorted []float64) bool {
 // orderStatMedian draws the median of a size-n resample of sorted xs from
 // the order-statistic distribution (see BootstrapMedianDiff).
 func orderStatMedian(xs []float64, rng *rand.Rand, src rand.Source, _ []float64) float64 {
-	n := len(xs)
+	i1, i2 := orderStatIndices(len(xs), rng, src)
+	if i1 == i2 {
+		return xs[i1]
+	}
+	return mid(xs[i1], xs[i2])
+}
+
+// orderStatIndices draws the indices, in a sorted sample of n values, of
+// the order statistics whose midpoint is the median of a size-n resample
+// (the same index twice for odd n), i1 ≤ i2: the k-th smallest of n
+// uniforms is Beta(k, n−k+1) (the order-statistic distribution), mapped
+// through the empirical quantile function.
+func orderStatIndices(n int, rng *rand.Rand, src rand.Source) (i1, i2 int) {
 	idx := func(u float64) int { return min(n-1, int(u*float64(n))) }
 	if n%2 == 1 {
 		k := float64(n+1) / 2
 		u := distuv.Beta{Alpha: k, Beta: float64(n) - k + 1, Src: src}.Rand()
-		return xs[idx(u)]
+		return idx(u), idx(u)
 	}
 	k := float64(n / 2)
 	u1 := distuv.Beta{Alpha: k, Beta: float64(n) - k + 1, Src: src}.Rand()
 	// Minimum of the n−k uniforms above u1: u1 + (1−u1)·Beta(1, n−k).
 	v := 1 - rng.Float64()                                    // (0, 1]
 	u2 := u1 + (1-u1)*-math.Expm1(math.Log(v)/(float64(n)-k)) // 1 − v^(1/(n−k))
-	return mid(xs[idx(u1)], xs[idx(u2)])
+	return idx(u1), idx(u2)
 }
 
 // resampledMedian draws n values of xs with replacement and returns their
