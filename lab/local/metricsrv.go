@@ -36,8 +36,7 @@ const (
 // trial) is refused: read up to its first line, then closed.
 type metricServer struct {
 	ln *net.TCPListener
-	rc syscall.RawConn // ln's, for the sweep
-	fd int             // ln's, for the sweep's poll (valid until close)
+	fd int // ln's, for the sweep (open until close, under the device's trial lock)
 
 	// One timer serves every trial (see acceptDelay): Reset per trial
 	// costs less than a new timer each.
@@ -56,7 +55,7 @@ func newMetricServer() (*metricServer, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &metricServer{ln: ln, rc: rc}
+	s := &metricServer{ln: ln}
 	if err := rc.Control(func(fd uintptr) { s.fd = int(fd) }); err != nil {
 		ln.Close()
 		return nil, err
@@ -311,19 +310,13 @@ func (tc *trialConns) sweep() {
 	if !tc.s.pending() {
 		return // the common case, in a poll: a failed accept costs 4 times more
 	}
-	// Control, not Read: a listener's RawConn refuses Read. The socket is
-	// non-blocking and no Accept is running now, so this cannot block.
-	var fds []int
-	_ = tc.s.rc.Control(func(fd uintptr) {
-		for {
-			nfd, _, err := syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK)
-			if err != nil {
-				return
-			}
-			fds = append(fds, nfd)
+	// The socket is non-blocking and no Accept is running now (finish
+	// stopped the accept loop), so this cannot block.
+	for {
+		nfd, _, err := syscall.Accept4(tc.s.fd, syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK)
+		if err != nil {
+			return
 		}
-	})
-	for _, nfd := range fds {
 		f := os.NewFile(uintptr(nfd), "metrics-conn")
 		c, err := net.FileConn(f)
 		f.Close()

@@ -205,18 +205,15 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		tctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	// runDirect, not os/exec (see spawn.go). Cancellation is watched by
-	// context.AfterFunc, not a goroutine: one per run (d.kill) without
-	// trial_timeout, one per trial with it.
+	// runDirect, not os/exec (see spawn.go). Cancellation and
+	// trial_timeout are watched by d.kill's context.AfterFunc, not a
+	// goroutine: one for a whole run without trial_timeout.
 	path, err := d.lookCommand(argv[0])
 	if err != nil {
 		return fail(err.Error())
 	}
 
-	stopTimer := func() {}
-	if limit == 0 {
-		d.kill.watch(ctx)
-	}
+	d.kill.watch(tctx)
 	conns := srv.begin(token)
 	pid := 0
 	start := time.Now()
@@ -225,16 +222,10 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		groups[pgid] = true
 		req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
-		if limit == 0 {
-			d.kill.set(ctx, pgid)
-			stopTimer = d.kill.clear
-			return
-		}
-		stop := context.AfterFunc(tctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-		stopTimer = func() { stop() }
+		d.kill.set(tctx, pgid)
 	})
 	wall := time.Since(start) // the command's time, not the bookkeeping below
-	stopTimer()
+	d.kill.clear()
 	if pid != 0 {
 		// Processes the command left behind in its group would disturb
 		// later trials: end them now (others, in sessions of their own,
@@ -523,9 +514,10 @@ func lastLines(s string, n int) string {
 
 func sortStrings(xs []string) { sort.Strings(xs) }
 
-// groupKiller kills the process group of the trial under way when the
-// run's context is cancelled. It watches one context at a time, the run's,
-// with one context.AfterFunc for all its trials instead of one per trial.
+// groupKiller kills the process group of the trial under way when its
+// context ends. It watches one context at a time: the run's, with one
+// context.AfterFunc for all its trials, or with trial_timeout each trial's
+// own (whose end, after the trial, finds no group to kill).
 // Its methods are called under the device's trial lock; the function it
 // registers runs on its own, hence the atomic group. Each watch has its own
 // group variable: stopping a watch does not wait for a call of its function
