@@ -251,12 +251,6 @@ func (r *Runner) releaseLocked() {
 	}
 }
 
-func (r *Runner) release() {
-	r.mu.Lock()
-	r.releaseLocked()
-	r.mu.Unlock()
-}
-
 // trialUnderWay is TrialRequest.Started for a TrialStartReporter: it hands
 // held events on, or, within handOffEvery of the last hand-off, sets a
 // timer to do it then.
@@ -430,8 +424,6 @@ func (r *Runner) loop(ctx context.Context) {
 			}
 			if holdTrials {
 				req.Started = r.trialUnderWay
-			} else {
-				r.release()
 			}
 			if gate != nil {
 				gate(ctx)

@@ -525,8 +525,17 @@ type probingDevice struct {
 	once    sync.Once
 }
 
-// probingReconnector keeps the device's Reconnector for the runner (the
-// one optional interface the runner asks a device for).
+// ReportsTrialStart passes on the device's answer (lab.TrialStartReporter),
+// so that a run with a stability check keeps the late hand-off of trial
+// events.
+func (p *probingDevice) ReportsTrialStart() bool {
+	r, ok := p.Device.(lab.TrialStartReporter)
+	return ok && r.ReportsTrialStart()
+}
+
+// probingReconnector keeps the device's Reconnector for the runner, beside
+// the TrialStartReporter answer probingDevice passes on (the optional
+// interfaces the runner asks a device for).
 type probingReconnector struct {
 	*probingDevice
 	lab.Reconnector

@@ -464,3 +464,23 @@ func TestPoolTrialWaitsForItsDevicesTrialsOnDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestProbingKeepsTrialStartReport: the stability check's wrapper answers
+// TrialStartReporter as the device it wraps does, with a Reconnector or
+// without, so a run with a check keeps the late hand-off of trial events.
+func TestProbingKeepsTrialStartReport(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dev  lab.Device
+		want bool
+	}{
+		{"reporter", &reportingGateDevice{}, true},
+		{"not a reporter", &gateCheckingDevice{}, false},
+	} {
+		p := withProbe(tc.dev, lab.ProbeOptions{}, nil, nil)
+		r, ok := p.(lab.TrialStartReporter)
+		if got := ok && r.ReportsTrialStart(); got != tc.want {
+			t.Errorf("%s: the wrapped device reports trial starts: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
