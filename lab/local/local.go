@@ -7,10 +7,12 @@ package local
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,8 +83,7 @@ type Device struct {
 	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
 	kill      groupKiller         // ends a trial's command when its run is cancelled; under trialMu
-	env       map[string][]string // base environment per build key
-	spawnEnv  map[string]envCache // env de-duplicated for runDirect, per build key
+	env       map[string][]string // environment per build key, made by spawnEnv
 	paths     map[string]string   // commands found in PATH (lookCommand)
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
 	govSet    bool                // Setup applied controls.governor
@@ -227,11 +228,20 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	}
 	d.exp, d.metrics, d.tmp, d.srv, d.stdin = exp, metrics, tmp, srv, stdin
 	d.env = map[string][]string{}
-	for k, b := range exp.Builds {
-		d.env[k] = buildEnv(b, srv.addr(), d.reaper.env())
+	var envErr error
+	for _, k := range slices.Sorted(maps.Keys(exp.Builds)) {
+		env, err := spawnEnv(buildEnv(exp.Builds[k], srv.addr(), d.reaper.env()))
+		if err != nil && envErr == nil {
+			envErr = fmt.Errorf("builds.%s.env: %w", k, err)
+		}
+		d.env[k] = env
 	}
 	reaperNote := d.reaper.note
 	d.mu.Unlock()
+	if envErr != nil {
+		d.Close()
+		return nil, envErr
+	}
 
 	detail := map[string]string{
 		"metrics_addr": srv.addr(),
@@ -293,6 +303,11 @@ func (d *Device) CheckBuilds(exp *lab.Experiment) error {
 		}
 		if _, err := exec.LookPath(b.Command[0]); err != nil && !strings.Contains(b.Command[0], "/") {
 			return fmt.Errorf("builds.%s.command: %q not found in PATH", k, b.Command[0])
+		}
+		for _, name := range slices.Sorted(maps.Keys(b.Env)) {
+			if strings.ContainsRune(name, 0) || strings.ContainsRune(b.Env[name], 0) {
+				return fmt.Errorf("builds.%s.env.%q: holds a NUL byte, which no process environment can carry", k, name)
+			}
 		}
 	}
 	return nil

@@ -408,6 +408,7 @@ func TestSetupErrors(t *testing.T) {
 		{"no command", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {}, lab.ArmTreatment: {Command: []string{"true"}}}}, "builds.control.command: empty"},
 		{"not found", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"no-such-cmd-xyz"}}, lab.ArmTreatment: {Command: []string{"true"}}}}, `"no-such-cmd-xyz" not found in PATH`},
 		{"phone control", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}}}, Controls: lab.Controls{ClockReset: true}}, "controls.clock_reset: the local device cannot do this"},
+		{"NUL in env", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}, Env: map[string]string{"A": "x\x00y"}}, lab.ArmTreatment: {Command: []string{"true"}}}}, `builds.control.env."A": holds a NUL byte`},
 		{"state dir missing", lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: {Command: []string{"true"}}, lab.ArmTreatment: {Command: []string{"true"}}}, Controls: lab.Controls{StateDir: "/no/such/dir"}}, "controls.state_dir"},
 	}
 	for _, tt := range tests {
@@ -435,6 +436,9 @@ func TestCheckBuildsMatchesSetup(t *testing.T) {
 		{"app and command", lab.Build{App: "feed", Command: []string{"true"}}, "builds.control: app/apk/package are for sim and adb devices"},
 		{"no such dir", lab.Build{Command: []string{"true"}, Dir: "/no/such/dir"}, "builds.control.dir: /no/such/dir is not a directory"},
 		{"not found", lab.Build{Command: []string{"no-such-cmd-xyz"}}, `builds.control.command: "no-such-cmd-xyz" not found in PATH`},
+		{"NUL in env value", lab.Build{Command: []string{"true"}, Env: map[string]string{"A": "x\x00y"}}, `builds.control.env."A": holds a NUL byte`},
+		{"NUL in env name", lab.Build{Command: []string{"true"}, Env: map[string]string{"A\x00B": "x"}}, `builds.control.env."A\x00B": holds a NUL byte`},
+		{"env", lab.Build{Command: []string{"true"}, Env: map[string]string{"A": "x"}}, ""},
 	}
 	for _, tt := range tests {
 		exp := &lab.Experiment{Builds: map[string]lab.Build{lab.ArmControl: tt.control, lab.ArmTreatment: ok}}

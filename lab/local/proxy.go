@@ -21,10 +21,17 @@ func (d *Device) startProxyLocked(exp *lab.Experiment) (*proxy.Controller, error
 	if err != nil {
 		return nil, err
 	}
-	d.proxy = c
-	for k := range d.env {
-		d.env[k] = append(d.env[k], c.Proxy().Env()...)
+	for k, env := range d.env {
+		// The proxy's entries come last and win, as appended to the
+		// environment of a command they would.
+		env, err := spawnEnv(append(env[:len(env):len(env)], c.Proxy().Env()...))
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("proxy environment: %w", err)
+		}
+		d.env[k] = env
 	}
+	d.proxy = c
 	return c, nil
 }
 

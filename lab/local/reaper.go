@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,28 +82,6 @@ func newReaper() *reaper {
 
 // env returns the marker for a trial's environment.
 func (r *reaper) env() string { return string(r.mark) }
-
-// run starts cmd with Pdeathsig SIGKILL, in a process group of its own,
-// and waits for it; started (if not nil) is called once it runs. The
-// goroutine stays on its OS thread meanwhile: Pdeathsig fires when the
-// forking thread exits, and Go ends threads only when a goroutine locked to
-// one returns.
-func (r *reaper) run(cmd *exec.Cmd, started func(pid int)) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	if started != nil {
-		started(cmd.Process.Pid)
-	}
-	return cmd.Wait()
-}
 
 // watchdogScript waits until perflab says goodbye (a line "q") or dies
 // (end of file); in the second case it kills, until none is left, every

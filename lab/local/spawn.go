@@ -21,8 +21,8 @@ import (
 // the executable is looked up in PATH when its name has no slash
 // (exec.LookPath, the same errors), the environment's last entry of a
 // name wins, and failures read as os/exec's ("exit status 1", "signal:
-// killed", "fork/exec PATH: …"). Prepare and cleanup hooks, which run
-// seldom and use exec.CommandContext's cancellation, stay on os/exec.
+// killed", "fork/exec PATH: …"). Prepare and cleanup hooks start the same
+// way (runHook): one spawn path, one set of process attributes.
 
 // exitState is how a started command ended.
 type exitState struct {
@@ -115,8 +115,9 @@ func dedupEnv(env []string) ([]string, error) {
 // runDirect starts path with argv and env (already de-duplicated) in dir,
 // stdin, stdout and stderr from files, in a process group of its own with
 // Pdeathsig SIGKILL, calls started with its pid once it runs, and waits
-// for it. The goroutine stays on its OS thread meanwhile (see reaper.run).
-// ok is false when it did not start (err says why).
+// for it. The goroutine stays on its OS thread meanwhile: Pdeathsig fires
+// when the forking thread exits, and Go ends threads only when a goroutine
+// locked to one returns. ok is false when it did not start (err says why).
 func (r *reaper) runDirect(path string, argv, env []string, dir string, files [3]*os.File, started func(pid int)) (st exitState, ok bool, err error) {
 	attr := &syscall.ProcAttr{
 		Dir:   dir,
@@ -146,25 +147,15 @@ func (r *reaper) runDirect(path string, argv, env []string, dir string, files [3
 	return st, true, nil
 }
 
-// envCache is a build's environment made ready for runDirect, and the
-// slice it was made from (the device's env changes with the proxy).
-type envCache struct {
-	from, env []string
-}
-
 // trialVars are the environment entries each trial sets itself.
 var trialVars = []string{"PERFLAB_ARM", "PERFLAB_TRIAL", "PERFLAB_WARMUP", lab.MetricsTokenEnv}
 
-// spawnBase returns base de-duplicated and without the entries each trial
-// sets, so a trial's own entries appended to it keep every name once. It
-// is computed once per build (and again when base changes).
-func (d *Device) spawnBase(key string, base []string) ([]string, error) {
-	d.mu.Lock()
-	c, ok := d.spawnEnv[key]
-	d.mu.Unlock()
-	if ok && len(c.from) == len(base) && (len(base) == 0 || &c.from[0] == &base[0]) {
-		return c.env, nil
-	}
+// spawnEnv makes a build's environment ready for runDirect: de-duplicated
+// as os/exec would, and without the entries each trial sets itself, so a
+// trial's own entries appended to it keep every name once. Setup makes it
+// once per build (and again when the proxy adds its variables); appending
+// to it copies.
+func spawnEnv(base []string) ([]string, error) {
 	env, err := dedupEnv(base)
 	if err != nil {
 		return nil, err
@@ -173,12 +164,5 @@ func (d *Device) spawnBase(key string, base []string) ([]string, error) {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(trialVars, k)
 	})
-	env = env[:len(env):len(env)] // appending copies
-	d.mu.Lock()
-	if d.spawnEnv == nil {
-		d.spawnEnv = map[string]envCache{}
-	}
-	d.spawnEnv[key] = envCache{from: base, env: env}
-	d.mu.Unlock()
-	return env, nil
+	return env[:len(env):len(env)], nil
 }

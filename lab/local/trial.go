@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -47,12 +46,11 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		}
 		metrics = m
 	}
-	if env == nil {
-		env = buildEnv(req.Build, srv.addr(), rp.env())
-	}
-	env, err := d.spawnBase(req.BuildKey, env)
-	if err != nil {
-		return fail("exec: " + err.Error())
+	if env == nil { // a build Setup did not see
+		var err error
+		if env, err = spawnEnv(buildEnv(req.Build, srv.addr(), rp.env())); err != nil {
+			return fail("exec: " + err.Error())
+		}
 	}
 	token := randomHex(16)
 	trialEnv := append(env[:len(env):len(env)],
@@ -101,7 +99,7 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		// The prepare commands together get trial_timeout.
 		pctx, cancel := withLimit(ctx, limit)
 		for i, p := range c.Prepare {
-			if err := runHook(pctx, rp, p, req.Build.Dir, trialEnv, groups); err != nil {
+			if err := d.runHook(pctx, rp, p, req.Build.Dir, trialEnv, stdin, groups); err != nil {
 				cancel()
 				if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 					return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("prepare[%d] %q: exceeded trial_timeout of %gs", i, p, exp.TrialTimeout), Metrics: []lab.Metric{}}
@@ -125,7 +123,7 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), climit)
 		defer cancel()
 		for i, p := range c.Cleanup {
-			err := runHook(cctx, rp, p, req.Build.Dir, trialEnv, groups)
+			err := d.runHook(cctx, rp, p, req.Build.Dir, trialEnv, stdin, groups)
 			if err == nil || res.Status != lab.StatusOK {
 				continue
 			}
@@ -375,40 +373,51 @@ func indexOf(xs []string, x string) int {
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
 
-// runHook runs one prepare or cleanup command with sh -c. Its output goes
-// to a memory file, not a pipe, so a server it starts in the background
-// (holding the output open) does not keep perflab waiting; that server runs
-// on until the trial's cleanup is over, and is then ended with the trial's
-// other leftovers. ctx's deadline kills the hook's process group.
-func runHook(ctx context.Context, rp *reaper, script, dir string, env []string, groups map[int]bool) error {
+// runHook runs one prepare or cleanup command with sh -c, started as trial
+// commands are (runDirect: its own process group, Pdeathsig, the trial's
+// environment). Its output goes to a memory file, not a pipe, so a server
+// it starts in the background (holding the output open) does not keep
+// perflab waiting; that server runs on until the trial's cleanup is over,
+// and is then ended with the trial's other leftovers. ctx's end kills the
+// hook's process group.
+func (d *Device) runHook(ctx context.Context, rp *reaper, script, dir string, env []string, stdin *os.File, groups map[int]bool) error {
+	sh, err := d.lookCommand("sh")
+	if err != nil {
+		return err
+	}
 	out, err := memFile("perflab-hook")
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.Stdout = out
-	cmd.Stderr = out
-	if err := rp.run(cmd, func(pid int) { groups[pid] = true }); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		st, _ := out.Stat()
-		size := int64(0)
-		if st != nil {
-			size = st.Size()
-		}
-		b := make([]byte, min(size, 1024))
-		n, _ := out.ReadAt(b, size-int64(len(b)))
-		if t := strings.TrimSpace(string(b[:n])); t != "" {
-			return fmt.Errorf("%v: %s", err, lastLines(t, 3))
-		}
-		return err
+	var k groupKiller
+	k.watch(ctx)
+	defer k.close()
+	st, started, err := rp.runDirect(sh, []string{"sh", "-c", script}, env, dir, [3]*os.File{stdin, out, out}, func(pgid int) {
+		groups[pgid] = true
+		k.set(ctx, pgid)
+	})
+	k.clear()
+	if err == nil && started {
+		err = st.err()
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	st2, _ := out.Stat()
+	size := int64(0)
+	if st2 != nil {
+		size = st2.Size()
+	}
+	b := make([]byte, min(size, 1024))
+	n, _ := out.ReadAt(b, size-int64(len(b)))
+	if t := strings.TrimSpace(string(b[:n])); t != "" {
+		return fmt.Errorf("%v: %s", err, lastLines(t, 3))
+	}
+	return err
 }
 
 // maxMetricLine is the longest metric line accepted, on stdout or over TCP;
