@@ -135,6 +135,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
 	}
+	// Only the table is printed: the unpaired estimates no table shows
+	// for a paired metric are skipped (as run --headless does), which
+	// leaves the table and the verdicts as they are.
+	opt.SkipUnpairedEstimates = !*asJSON && *plotFile == ""
 	events, regimeLines, err := regimeEvents(s.Events, *regime, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
