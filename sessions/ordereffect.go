@@ -3,6 +3,8 @@ package sessions
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -43,79 +45,147 @@ func (o OrderEffect) Significant(alpha float64) bool {
 // exactly one control and one treatment trial, by which arm ran first.
 // Metrics appear in the order first seen.
 func OrderEffects(events []lab.Event) []OrderEffect {
-	type round struct {
-		n          int
-		aIdx, bIdx int
-		a, b       []lab.Metric
-	}
-	rounds := map[int]*round{}
-	var order []int
+	// The counted trials by round: rounds are numbered densely, so a slice
+	// over their span holds them (a map when they are sparse). A round
+	// keeps how many counted trials it has and the events of its control
+	// trial and of its other one.
+	type round struct{ n, a, b int }
+	lo, hi, counted := math.MaxInt, math.MinInt, 0
 	var names []string
-	seen := map[string]bool{}
+	var seen map[string]bool // once names grows past a few
+	for i := range events {
+		if _, ok := countedArm(&events[i]); !ok {
+			continue
+		}
+		t := events[i].Trial
+		lo, hi, counted = min(lo, t.Round), max(hi, t.Round), counted+1
+		for j := range t.Metrics {
+			name := t.Metrics[j].Name
+			if j < len(names) && names[j] == name {
+				continue // trials usually list their metrics alike
+			}
+			switch {
+			case seen != nil:
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+			case slices.Contains(names, name):
+				continue
+			case len(names) >= 16:
+				seen = map[string]bool{name: true}
+				for _, n := range names {
+					seen[n] = true
+				}
+			}
+			names = append(names, name)
+		}
+	}
+	var rounds []round
+	var slot func(r int) *round
+	if counted > 0 && uint(hi-lo) < uint(2*counted+1024) {
+		rounds = make([]round, hi-lo+1)
+		slot = func(r int) *round { return &rounds[r-lo] }
+	} else {
+		at := map[int]int{}
+		slot = func(r int) *round {
+			k, ok := at[r]
+			if !ok {
+				k = len(rounds)
+				at[r] = k
+				rounds = append(rounds, round{})
+			}
+			return &rounds[k]
+		}
+	}
 	for i := range events {
 		arm, ok := countedArm(&events[i])
 		if !ok {
 			continue
 		}
-		t := events[i].Trial
-		r := rounds[t.Round]
-		if r == nil {
-			r = &round{}
-			rounds[t.Round] = r
-			order = append(order, t.Round)
-		}
+		r := slot(events[i].Trial.Round)
 		r.n++
 		if arm == 0 {
-			r.aIdx, r.a = t.Index, t.Metrics
+			r.a = i + 1 // 0: none
 		} else {
-			r.bIdx, r.b = t.Index, t.Metrics
-		}
-		for _, m := range t.Metrics {
-			if !seen[m.Name] {
-				seen[m.Name] = true
-				names = append(names, m.Name)
-			}
+			r.b = i + 1
 		}
 	}
-	value := func(ms []lab.Metric, name string) (float64, bool) {
+	// value returns the value of metric k (names[k]) in ms, the first one
+	// of that name; aligned says ms's first k metrics are names[:k], so
+	// none of them has that name.
+	value := func(ms []lab.Metric, k int, aligned *bool) (float64, bool) {
+		if *aligned && k < len(ms) && ms[k].Name == names[k] {
+			return ms[k].Value, true
+		}
+		*aligned = false
 		for _, m := range ms {
-			if m.Name == name {
+			if m.Name == names[k] {
 				return m.Value, true
 			}
 		}
 		return 0, false
 	}
-	out := make([]OrderEffect, 0, len(names))
-	ps := make([]analysis.Float, 0, len(names))
-	for _, name := range names {
-		o := OrderEffect{Metric: name, P: analysis.Float(math.NaN()), SecondPct: analysis.Float(math.NaN())}
-		var aFirst, bFirst []float64
-		for _, k := range order {
-			r := rounds[k]
-			if r.n != 2 || r.a == nil || r.b == nil {
-				continue
-			}
-			a, okA := value(r.a, name)
-			b, okB := value(r.b, name)
+	// The log ratios of each metric: A-first rounds fill its buffer from
+	// the front, B-first rounds from the back (the tests do not depend on
+	// the values' order).
+	complete := 0
+	for _, r := range rounds {
+		if r.n == 2 && r.a > 0 && r.b > 0 {
+			complete++
+		}
+	}
+	buf := make([]float64, complete*len(names))
+	nA, nB := make([]int, len(names)), make([]int, len(names))
+	for _, r := range rounds {
+		if r.n != 2 || r.a == 0 || r.b == 0 {
+			continue
+		}
+		ta, tb := events[r.a-1].Trial, events[r.b-1].Trial
+		if ta.Metrics == nil || tb.Metrics == nil {
+			continue
+		}
+		alignedA, alignedB := true, true
+		for k := range names {
+			a, okA := value(ta.Metrics, k, &alignedA)
+			b, okB := value(tb.Metrics, k, &alignedB)
 			if !okA || !okB || !(a > 0 && b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
 				continue
 			}
-			if r.aIdx < r.bIdx {
-				aFirst = append(aFirst, math.Log(b/a))
+			vs := buf[k*complete : (k+1)*complete]
+			if ta.Index < tb.Index {
+				vs[nA[k]] = math.Log(b / a)
+				nA[k]++
 			} else {
-				bFirst = append(bFirst, math.Log(b/a))
+				nB[k]++
+				vs[complete-nB[k]] = math.Log(b / a)
 			}
 		}
+	}
+	out := make([]OrderEffect, len(names))
+	var wg sync.WaitGroup
+	for k, name := range names {
+		o := &out[k]
+		*o = OrderEffect{Metric: name, P: analysis.Float(math.NaN()), SecondPct: analysis.Float(math.NaN())}
+		vs := buf[k*complete : (k+1)*complete]
+		aFirst, bFirst := vs[:nA[k]], vs[complete-nB[k]:]
 		o.AFirst, o.BFirst = len(aFirst), len(bFirst)
-		if len(aFirst) >= 2 && len(bFirst) >= 2 {
+		if len(aFirst) < 2 || len(bFirst) < 2 {
+			continue
+		}
+		// Metrics are tested side by side (each test sorts its samples).
+		wg.Go(func() {
 			mw, _ := analysis.MannWhitneyU(aFirst, bFirst)
 			o.P = mw.P
 			if hl := analysis.HodgesLehmann(bFirst, aFirst); hl.Defined() {
 				o.SecondPct = analysis.Float(math.Expm1(float64(hl)/2) * 100)
 			}
-		}
-		out = append(out, o)
-		ps = append(ps, o.P)
+		})
+	}
+	wg.Wait()
+	ps := make([]analysis.Float, len(out))
+	for i := range out {
+		ps[i] = out[i].P
 	}
 	for i, p := range analysis.Adjust(ps, analysis.CorrectionHolm) {
 		out[i].PAdjusted = p
