@@ -102,12 +102,12 @@ Commands:
 	for _, c := range cs {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, strings.TrimLeft(`
+	fmt.Fprint(w, `
 Start with the simulated phone, no setup needed:
   perflab                                   # the workbench
   perflab check sim:pixel                   # is performance stable?
   perflab run examples/sim-controls-on.json --headless
-`, "\n"))
+`)
 }
 
 // Exit statuses of run and report.

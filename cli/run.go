@@ -26,10 +26,10 @@ const runUsage = `Usage: perflab run EXPERIMENT.json [--headless] [flags]
 Runs the builds of an experiment file (control and treatment, or a list of
 builds, the base first) in rounds of one trial per build, in the chosen
 order, with the reset procedure around each trial, records every event to a
-session file (synced after each trial) and compares each build with the
-base. With three or more builds the table has benchstat's layout: a column
-per build, Δ against the base, a geomean row, p-values corrected across
-builds × metrics.
+session file (each trial written as it ends, synced to disk within 20 ms)
+and compares each build with the base. With three or more builds the table
+has benchstat's layout: a column per build, Δ against the base, a geomean
+row, p-values corrected across builds × metrics.
 
 The second form needs no file, as hyperfine: two or more shell commands
 (each run as sh -c COMMAND on this host, from the current directory), the
