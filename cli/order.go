@@ -158,7 +158,7 @@ func writeOrder(w io.Writer, o *study.Order) {
 				flag = "  ← different conclusions (per-run differences agree: a warning)"
 			}
 			fmt.Fprintf(w, "  %-20s fixed: %-12s (Δ %s)   random: %-12s (Δ %s)   p (Δ fixed vs random) %s%s\n", c.Metric, c.Fixed, format.SignedPct(c.DeltaPctFixed),
-				c.Random, format.SignedPct(c.DeltaPctRandom), format.Num(c.P), flag)
+				c.Random, format.SignedPct(c.DeltaPctRandom), format.P(c.P, o.AlphaConclusions()), flag)
 		}
 	}
 	fmt.Fprintln(w)

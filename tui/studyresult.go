@@ -187,7 +187,7 @@ func (r *orderView) lines(w int) []string {
 		case t.Significant:
 			marks[i] = "order matters"
 		}
-		rows = append(rows, []string{t.Name, format.Num(t.P), format.SignedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
+		rows = append(rows, []string{t.Name, format.P(t.P, o.AlphaBonferroni), format.SignedPct(t.DeltaPct), marks[i], ci(t.Fixed), ci(t.Random)})
 	}
 	// Too wide for the screen: the medians go on a line of their own under
 	// each test rather than being cut.

@@ -46,6 +46,15 @@ type Order struct {
 	Underpowered bool `json:"underpowered,omitempty"`
 }
 
+// AlphaConclusions is the level each OrderConclusion's P is tested at for a
+// red flag: Alpha over the metrics (Bonferroni), 0 without conclusions.
+func (o *Order) AlphaConclusions() float64 {
+	if len(o.Conclusions) == 0 {
+		return 0
+	}
+	return o.Alpha / float64(len(o.Conclusions))
+}
+
 // OrderTest compares one build's metric between fixed-order and
 // random-order runs. Each run contributes its mean, since trials within a
 // run share that run's state.

@@ -214,6 +214,15 @@ func TestOrderCarryOverAndClean(t *testing.T) {
 		if c := o.Conclusions[0]; c.Fixed != analysis.VerdictRegression || c.Random != analysis.VerdictInconclusive {
 			t.Errorf("carry-over seed %d: conclusions %+v", seed, c)
 		}
+		// The red flag is drawn at the level AlphaConclusions reports.
+		if a := o.AlphaConclusions(); a != o.Alpha/float64(len(o.Conclusions)) {
+			t.Errorf("carry-over seed %d: AlphaConclusions %g", seed, a)
+		}
+		for _, c := range o.Conclusions {
+			if want := c.Fixed != c.Random && c.P.Defined() && float64(c.P) < o.AlphaConclusions(); c.RedFlag != want {
+				t.Errorf("carry-over seed %d: %+v: red flag %v at α %g", seed, c, c.RedFlag, o.AlphaConclusions())
+			}
+		}
 	}
 	var updates int
 	o, err := OrderStudy(context.Background(), OrderConfig{Experiment: clean, Devices: simDevices("pixel")},
@@ -231,6 +240,12 @@ func TestOrderCarryOverAndClean(t *testing.T) {
 	}
 	if updates != 2*DefaultOrderRuns {
 		t.Errorf("%d progress updates, want %d", updates, 2*DefaultOrderRuns)
+	}
+}
+
+func TestAlphaConclusionsEmpty(t *testing.T) {
+	if a := (&Order{Alpha: 0.05}).AlphaConclusions(); a != 0 {
+		t.Errorf("no conclusions: %g, want 0", a)
 	}
 }
 
