@@ -11,6 +11,13 @@
 # rounds too, so a change is measured before and after side by side.
 # Target: perflab ≤ 1.0 × hyperfine.
 #
+# Wall time on a shared host moves ±10% between minutes. The last line adds
+# what moves far less: each harness's own CPU time per trial, its total CPU
+# time (bench/cpuof.py) minus what the commands it ran took (perflab's
+# session records each trial's user_ms and sys_ms, hyperfine's JSON export
+# and goexec --children-cpu report theirs). It counts work on every core,
+# including what overlaps a command, so it is a cost, not the wall time.
+#
 #   bench/run_overhead.sh                 # 3 rounds
 #   ROUNDS=5 BASE=main~3 bench/run_overhead.sh
 set -euo pipefail
@@ -31,32 +38,35 @@ cat > "$work/true.json" <<'JSON'
  "trials": 500, "warmup": 0, "order": "alternate", "seed": 1}
 JSON
 
-now() { date +%s.%N; }
-# run BIN: runs perflab BIN once and prints its wall time.
+cpuof() { python3 bench/cpuof.py "$@"; }
+# timed OUT CMD...: runs CMD, its "wall cpu" (seconds) to OUT.
+timed() { local out=$1; shift; cpuof run "$out" -- "$@"; }
+# run BIN: runs perflab BIN once and prints its wall time; adds its own
+# CPU time (total minus the trials') to the file $work/BIN-name.cpu.
 run() {
-	local t0 t1
 	# A new session file each run, as a run without --out makes; truncating
 	# the last run's 350 kB would add a millisecond of ext4 work that is not
 	# perflab's per-trial overhead.
 	rm -f "$work/s.jsonl"
-	t0=$(now)
-	"$1" run "$work/true.json" --headless --quiet --force --out "$work/s.jsonl" >/dev/null 2>"$work/err" || {
+	timed "$work/t" "$1" run "$work/true.json" --headless --quiet --force --out "$work/s.jsonl" >/dev/null 2>"$work/err" || {
 		code=$?; [ $code -eq 3 ] || { cat "$work/err" >&2; exit 1; }; }
-	t1=$(now)
 	trials=$(grep -c '"type":"trial"' "$work/s.jsonl")
 	[ "$trials" -eq 1000 ] || { echo "run_overhead: $trials trials recorded, want 1000" >&2; exit 1; }
-	echo "$t1 - $t0" | bc -l
+	read -r wall cpu < "$work/t"
+	echo "$cpu - $(cpuof session "$work/s.jsonl")" | bc -l >> "$work/$(basename "$1").cpu"
+	echo "$wall"
 }
+# sum FILE: the sum of FILE's lines.
+sum() { paste -sd+ "$1" | bc -l; }
 pl_total=0; hf_total=0; go_total=0; base_total=0
 for r in $(seq "$rounds"); do
 	pl=$(run "$work/perflab")
-	t1=$(now)
-	hyperfine -N --runs 1000 --style none /bin/true >/dev/null 2>&1
-	t2=$(now)
-	"$work/goexec" --runs 1000 /bin/true
-	t3=$(now)
-	hf=$(echo "$t2 - $t1" | bc -l)
-	ge=$(echo "$t3 - $t2" | bc -l)
+	timed "$work/t" hyperfine -N --runs 1000 --style none --export-json "$work/hf.json" /bin/true >/dev/null 2>&1
+	read -r hf cpu < "$work/t"
+	echo "$cpu - $(cpuof hyperfine "$work/hf.json")" | bc -l >> "$work/hyperfine.cpu"
+	timed "$work/t" "$work/goexec" --runs 1000 --children-cpu /bin/true > "$work/gochildren"
+	read -r ge cpu < "$work/t"
+	echo "$cpu - $(cat "$work/gochildren")" | bc -l >> "$work/goexec.cpu"
 	go_total=$(echo "$go_total + $ge" | bc -l)
 	line=$(printf 'round %d: perflab %.3f s, hyperfine %.3f s, goexec %.3f s; perflab/hyperfine %.2f, goexec/hyperfine %.2f' "$r" "$pl" "$hf" "$ge" "$(echo "$pl / $hf" | bc -l)" "$(echo "$ge / $hf" | bc -l)")
 	if [ -n "${BASE:-}" ]; then
@@ -72,3 +82,10 @@ printf 'goexec (bare os/exec loop) %.3f s: %.2f × hyperfine; perflab %.2f × go
 if [ -n "${BASE:-}" ]; then
 	printf 'base (%s): %.3f s, ratio %.2f\n' "$BASE" "$base_total" "$(echo "$base_total / $hf_total" | bc -l)"
 fi
+# per-trial µs: total seconds over rounds × 1,000 trials.
+us() { echo "$(sum "$work/$1.cpu") * 1000 / $rounds" | bc -l; }
+line=$(printf 'harness CPU per trial (its CPU time minus the commands'"'"'): perflab %.1f µs, hyperfine %.1f µs, goexec %.1f µs' "$(us perflab)" "$(us hyperfine)" "$(us goexec)")
+if [ -n "${BASE:-}" ]; then
+	line+=$(printf ', base %.1f µs' "$(us perflab-base)")
+fi
+echo "$line"

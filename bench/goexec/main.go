@@ -14,10 +14,12 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 func main() {
 	runs := flag.Int("runs", 1000, "how many times to run the command")
+	childrenCPU := flag.Bool("children-cpu", false, "print the CPU time (user + sys, seconds) the command's runs took, as wait4 reports it, on stdout at the end")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: goexec [--runs N] COMMAND [ARG...]")
 		flag.PrintDefaults()
@@ -32,19 +34,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "goexec:", err)
 		os.Exit(1)
 	}
+	var cpu time.Duration
 	for range *runs {
-		if err := run(flag.Args(), devnull); err != nil {
+		ru, err := run(flag.Args(), devnull)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "goexec:", err)
 			os.Exit(1)
 		}
+		cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if *childrenCPU {
+		fmt.Printf("%.6f\n", cpu.Seconds())
 	}
 }
 
-func run(argv []string, devnull *os.File) error {
+// run runs argv once and returns its resource usage.
+func run(argv []string, devnull *os.File) (*syscall.Rusage, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return cmd.Run()
+	if err := cmd.Run(); err != nil {
+		return nil, err
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
 }
