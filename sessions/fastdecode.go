@@ -10,7 +10,19 @@ import (
 // strings without escapes, known keys, no nulls) and reports false for
 // anything else, which the caller then decodes with encoding/json, so the
 // result and the error messages are encoding/json's in every other case.
+//
+// It tries decodeTrialLayout, then decodeTrialObject.
 func decodeTrialFast(line []byte, e *lab.Event, in *interner) bool {
+	if decodeTrialLayout(line, e, in) {
+		return true
+	}
+	*e = lab.Event{}
+	return decodeTrialObject(line, e, in)
+}
+
+// decodeTrialObject is decodeTrialFast for a line in any layout: keys in
+// any order, spaces anywhere JSON allows them.
+func decodeTrialObject(line []byte, e *lab.Event, in *interner) bool {
 	p := fastParser{b: line, in: in}
 	tr := in.newTrial()
 	sawTrial := false
@@ -41,6 +53,94 @@ func decodeTrialFast(line []byte, e *lab.Event, in *interner) bool {
 	}
 	e.Trial = tr
 	return true
+}
+
+// decodeTrialLayout decodes a trial event line laid out as perflab (and
+// json.Marshal) writes it: the keys in the order of the struct fields,
+// omitempty ones only when set, no spaces. It matches each key with its
+// separators as one literal instead of scanning and switching on keys,
+// which makes it about twice as fast as the general object parser. It
+// accepts a subset of what that parser accepts, with the same value
+// parsers, and reports false (leaving *e and the trial to be reset) for
+// anything else.
+func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
+	p := fastParser{b: line, in: in}
+	tr := in.newTrial()
+	e.Type = lab.EventTrial
+	ok := p.lit(`{"type":"trial","t":`) && p.floatAt(&e.T) &&
+		p.lit(`,"trial":{"index":`) && p.intAt(&tr.Index) &&
+		p.lit(`,"round":`) && p.intAt(&tr.Round) &&
+		p.lit(`,"arm":`) && p.strAt(&tr.Arm) &&
+		p.lit(`,"build":`) && p.strAt(&tr.Build) &&
+		(!p.lit(`,"warmup":`) || p.boolAt(&tr.Warmup)) &&
+		(!p.lit(`,"device":`) || p.strAt(&tr.Device)) &&
+		p.lit(`,"order":`) && p.strAt(&tr.Order) &&
+		p.lit(`,"status":`) && p.strAt(&tr.Status) &&
+		(!p.lit(`,"reason":`) || p.strAt(&tr.Reason)) &&
+		p.lit(`,"duration_s":`) && p.floatAt(&tr.Duration) &&
+		p.lit(`,"metrics":[`) && p.metricsLayout(tr) && p.lit(`}}`)
+	if ok {
+		p.ws()
+		ok = p.i == len(p.b)
+	}
+	if !ok {
+		in.dropTrial()
+		return false
+	}
+	e.Trial = tr
+	return true
+}
+
+// metricsLayout decodes the metrics of decodeTrialLayout's line, from
+// after the opening bracket.
+func (p *fastParser) metricsLayout(t *lab.Trial) bool {
+	if p.lit(`]`) {
+		t.Metrics = []lab.Metric{}
+		return true
+	}
+	var buf [16]lab.Metric
+	ms := buf[:0]
+	for {
+		var m lab.Metric
+		if !(p.lit(`{"name":`) && p.strAt(&m.Name) &&
+			p.lit(`,"value":`) && p.floatAt(&m.Value) &&
+			(!p.lit(`,"unit":`) || p.strAt(&m.Unit)) &&
+			(!p.lit(`,"better":`) || p.strAt(&m.Better)) &&
+			p.lit(`}`)) {
+			return false
+		}
+		ms = append(ms, m)
+		if p.lit(`,`) {
+			continue
+		}
+		if !p.lit(`]`) {
+			return false
+		}
+		t.Metrics = append(p.in.metricSlab(len(ms)), ms...)
+		return true
+	}
+}
+
+// strAt, intAt, floatAt and boolAt read a value into *dst and report
+// whether it was one.
+func (p *fastParser) strAt(dst *string) (ok bool) {
+	*dst, ok = p.str()
+	return ok
+}
+
+func (p *fastParser) intAt(dst *int) (ok bool) {
+	*dst, ok = p.int()
+	return ok
+}
+
+func (p *fastParser) floatAt(dst *float64) (ok bool) {
+	*dst, ok = p.float()
+	return ok
+}
+
+func (p *fastParser) boolAt(dst *bool) (ok bool) {
+	*dst, ok = p.bool()
+	return ok
 }
 
 // interner shares the few distinct strings of a session (arms, statuses,
@@ -144,6 +244,15 @@ func (p *fastParser) ws() {
 	for p.i < len(p.b) && byteClass[p.b[p.i]]&classSpace != 0 {
 		p.i++
 	}
+}
+
+// lit consumes s when the input continues with it (no spaces skipped).
+func (p *fastParser) lit(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
 }
 
 func (p *fastParser) consume(c byte) bool {
@@ -299,6 +408,8 @@ func (p *fastParser) trial(t *lab.Trial) bool {
 			t.Build, ok = p.str()
 		case "warmup":
 			t.Warmup, ok = p.bool()
+		case "device":
+			t.Device, ok = p.str()
 		case "order":
 			t.Order, ok = p.str()
 		case "status":

@@ -3,11 +3,13 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/lab"
 )
@@ -15,18 +17,22 @@ import (
 var fastSamples = []string{
 	`{"type":"trial","t":0.25,"trial":{"index":3,"round":1,"arm":"treatment","build":"b","order":"random","status":"ok","duration_s":0.01,"metrics":[{"name":"wall_ms","value":12.5,"unit":"ms","better":"lower"}]}}`,
 	`{"type":"trial","t":1e-3,"trial":{"index":0,"round":0,"arm":"control","build":"a","warmup":true,"order":"fixed","status":"failed","reason":"exit status 1","duration_s":0,"metrics":[]}}`,
+	`{"type":"trial","t":7,"trial":{"index":1,"round":0,"arm":"control","build":"a","warmup":false,"device":"pixel-1","order":"random","status":"ok","reason":"r","duration_s":1,"metrics":[{"name":"a","value":1},{"name":"b","value":2,"better":"higher"},{"name":"c","value":3,"unit":"s"}]}}`,
+	`{"type":"trial","t":7,"trial":{"index":1,"round":0,"arm":"control","build":"a","order":"random","status":"ok","duration_s":1,"metrics":[{"name":"a","value":1}]},"type":"note"}`,          // a second type
+	`{"type":"trial","t":7,"trial":{"index":1,"round":0,"arm":"control","build":"a","order":"random","status":"ok","duration_s":1,"metrics":[{"name":"a","value":1,"unit":"s","unit":"ms"}]}}`, // repeated key
+	`{"type":"trial","t":7,"trial":{"index":1,"round":0,"arm":"control","build":"a","order":"random","status":"ok","duration_s":1,"metrics":null}}`,
 	` { "trial" : { "metrics" : [ { "value" : -0.5E+2 , "name" : "x" } , {"name":"y","value":0} ] , "arm" : "control" } , "type" : "trial" , "t" : 3 } `,
 	`{"type":"trial","t":2,"trial":{"arm":"control","reason":"quote \" inside","metrics":[]}}`, // escape: fallback
-	`{"type":"trial","t":2,"trial":{"arm":"control","index":1.5}}`,                             // fraction for int
-	`{"type":"trial","t":2,"trial":{"arm":"control","reason":null}}`,                           // null
-	`{"type":"trial","t":2,"trial":{"arm":"control","extra":1}}`,                               // unknown key
-	`{"Type":"trial","t":2,"trial":{"arm":"control"}}`,                                         // case-insensitive key
-	`{"type":"note","t":2,"note":{"text":"hi"}}`,                                               // other event
-	`{"type":"trial","t":01,"trial":{"arm":"control"}}`,                                        // bad number
-	`{"type":"trial","t":2,"trial":{"arm":"control"}} x`,                                       // trailing data
-	`{"type":"trial","t":2,"trial":{"arm":"contrôl"}}`,                                         // non-ASCII
-	`{"type":"trial","t":1e999,"trial":{"arm":"control"}}`,                                     // out of range
-	`{"type":"trial","t":2,"trial":{"arm":"control","metrics":[{"name":"a","value":1},]}}`,     // trailing comma
+	`{"type":"trial","t":2,"trial":{"arm":"control","index":1.5}}`,                         // fraction for int
+	`{"type":"trial","t":2,"trial":{"arm":"control","reason":null}}`,                       // null
+	`{"type":"trial","t":2,"trial":{"arm":"control","extra":1}}`,                           // unknown key
+	`{"Type":"trial","t":2,"trial":{"arm":"control"}}`,                                     // case-insensitive key
+	`{"type":"note","t":2,"note":{"text":"hi"}}`,                                           // other event
+	`{"type":"trial","t":01,"trial":{"arm":"control"}}`,                                    // bad number
+	`{"type":"trial","t":2,"trial":{"arm":"control"}} x`,                                   // trailing data
+	`{"type":"trial","t":2,"trial":{"arm":"contrôl"}}`,                                     // non-ASCII
+	`{"type":"trial","t":1e999,"trial":{"arm":"control"}}`,                                 // out of range
+	`{"type":"trial","t":2,"trial":{"arm":"control","metrics":[{"name":"a","value":1},]}}`, // trailing comma
 }
 
 // TestFastDecodeMatchesEncodingJSON: whenever the fast path accepts a line,
@@ -38,27 +44,107 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 			accepted++
 		}
 	}
-	if accepted != 3 {
-		t.Errorf("fast path accepted %d sample lines, want the 3 plain ones", accepted)
+	if accepted != 5 {
+		t.Errorf("fast path accepted %d sample lines, want the 5 plain ones", accepted)
 	}
 }
 
+// checkFast decodes line with decodeTrialFast and with each of the
+// decoders it tries, and fails when one accepts the line and decodes
+// anything but what encoding/json decodes. It reports whether
+// decodeTrialFast accepted the line.
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
-	var fast lab.Event
-	var in interner
-	if !decodeTrialFast(line, &fast, &in) {
-		return false
-	}
 	var std lab.Event
-	if err := json.Unmarshal(line, &std); err != nil {
-		t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", line, err)
+	stdErr := json.Unmarshal(line, &std)
+	accepted := false
+	for _, d := range []struct {
+		name   string
+		decode func([]byte, *lab.Event, *interner) bool
+	}{{"decodeTrialFast", decodeTrialFast}, {"decodeTrialLayout", decodeTrialLayout}, {"decodeTrialObject", decodeTrialObject}} {
+		var fast lab.Event
+		var in interner
+		if !d.decode(line, &fast, &in) {
+			if len(in.trials) != 0 {
+				t.Fatalf("%s refused %q but kept its trial", d.name, line)
+			}
+			continue
+		}
+		accepted = accepted || d.name == "decodeTrialFast"
+		if stdErr != nil {
+			t.Fatalf("%s accepted %q, encoding/json rejects it: %v", d.name, line, stdErr)
+		}
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("%s %q:\nfast %+v %+v\nstd  %+v %+v", d.name, line, fast, fast.Trial, std, std.Trial)
+		}
 	}
-	if !reflect.DeepEqual(fast, std) {
-		t.Fatalf("%q:\nfast %+v %+v\nstd  %+v %+v", line, fast, fast.Trial, std, std.Trial)
-	}
-	return true
+	return accepted
 }
+
+// TestDecodeTrialLayoutCoversEveryField: a trial event whose Trial and
+// metrics have every field set, as the writer encodes it, is decoded by
+// decodeTrialLayout (not left to the slower decoders) into what was
+// written. A field added to lab.Trial or lab.Metric fails here until the
+// layout decoder knows it.
+func TestDecodeTrialLayoutCoversEveryField(t *testing.T) {
+	tr := &lab.Trial{}
+	fillNonZero(reflect.ValueOf(tr).Elem())
+	e := lab.Event{Type: lab.EventTrial, T: 1.5, Trial: tr}
+	line, ok := appendTrialEvent(nil, e)
+	if !ok {
+		t.Fatal("appendTrialEvent refused the trial")
+	}
+	var got lab.Event
+	var in interner
+	if !decodeTrialLayout(line, &got, &in) {
+		t.Fatalf("decodeTrialLayout refused %s", line)
+	}
+	if !reflect.DeepEqual(got, e) {
+		t.Errorf("decodeTrialLayout %s:\n got %+v %+v\nwant %+v %+v", line, got, *got.Trial, e, *e.Trial)
+	}
+	checkFast(t, line)
+}
+
+// FuzzTrialLayoutRoundTrip encodes a trial event as the writer does and
+// decodes it: every decoder that accepts the line must give what
+// encoding/json gives, and decodeTrialLayout must accept every line whose
+// strings need no escapes and whose numbers it reads (the writer's usual
+// line).
+func FuzzTrialLayoutRoundTrip(f *testing.F) {
+	f.Add(12.5, 0.004, 4.8, 3, 1, "treatment", "b.apk", "", "alternate", "ok", "", "wall_ms", "ms", "lower", false, 1)
+	f.Add(0.0, 1e-7, 1e21, 0, 0, "control", "a", "pixel", "fixed", "failed", "exit status 1", "x", "", "", true, 0)
+	f.Add(math.Copysign(0, -1), -1e-300, 123456789.0, -5, 7, "<&>", "\"\\", "\u2028", "\x00\x7f", "é", "\xff", "\t", "", "higher", false, 3)
+	f.Add(1.0, 2.0, 5e-324, 1<<62, -1<<40, "a", "b", "c", "d", "e", "f", "g", "h", "i", true, -1)
+	f.Add(1.0, 2.0, 3.0, 1, 1, "a", "b", "", "d", "e", "", "g", "", "i", false, 20)
+	f.Fuzz(func(t *testing.T, ts, dur, value float64, index, round int,
+		arm, build, device, order, status, reason, name, unit, better string, warmup bool, nmetrics int) {
+		e := fuzzTrialEvent(ts, dur, value, index, round, arm, build, device, order, status, reason, name, unit, better, warmup, nmetrics%24)
+		line, err := json.Marshal(e)
+		if err != nil {
+			return // NaN or infinity
+		}
+		checkFast(t, line)
+		plain := func(s string) bool {
+			for i := 0; i < len(s); i++ {
+				if s[i] >= utf8.RuneSelf || !jsonSafe(s[i]) {
+					return false
+				}
+			}
+			return true
+		}
+		usual := e.Trial.Metrics != nil && abs(index) < 1e17 && abs(round) < 1e17
+		for _, s := range []string{arm, build, device, order, status, reason, name, unit, better} {
+			usual = usual && plain(s)
+		}
+		var got lab.Event
+		var in interner
+		if usual && !decodeTrialLayout(line, &got, &in) {
+			t.Fatalf("decodeTrialLayout refused the writer's line %s", line)
+		}
+	})
+}
+
+func abs(n int) int { return max(n, -n) }
 
 func FuzzFastDecode(f *testing.F) {
 	for _, s := range fastSamples {

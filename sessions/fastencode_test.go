@@ -221,17 +221,7 @@ func FuzzTrialEventEncoding(f *testing.F) {
 	f.Add(math.NaN(), math.Inf(1), 1.0, 1, 1, "a", "b", "c", "d", "e", "f", "g", "h", "i", true, -1)
 	f.Fuzz(func(t *testing.T, ts, dur, value float64, index, round int,
 		arm, build, device, order, status, reason, name, unit, better string, warmup bool, nmetrics int) {
-		e := lab.Event{Type: lab.EventTrial, T: ts, Trial: &lab.Trial{
-			Index: index, Round: round, Arm: arm, Build: build, Warmup: warmup, Device: device,
-			Order: order, Status: status, Reason: reason, Duration: dur,
-		}}
-		if nmetrics >= 0 {
-			e.Trial.Metrics = []lab.Metric{}
-			for i := range nmetrics % 4 {
-				e.Trial.Metrics = append(e.Trial.Metrics, lab.Metric{Name: name, Value: value * float64(i+1), Unit: unit, Better: better})
-				name, unit, better = unit, better, name
-			}
-		}
+		e := fuzzTrialEvent(ts, dur, value, index, round, arm, build, device, order, status, reason, name, unit, better, warmup, nmetrics%4)
 		got, ok := appendTrialEvent(nil, e)
 		want, err := json.Marshal(e)
 		if !ok {
@@ -247,6 +237,25 @@ func FuzzTrialEventEncoding(f *testing.F) {
 			t.Fatalf("appendTrialEvent:\n got %s\nwant %s", got, want)
 		}
 	})
+}
+
+// fuzzTrialEvent is the trial event of the fuzz targets' arguments: with
+// nmetrics metrics (nil metrics when negative) whose name, unit and
+// better rotate.
+func fuzzTrialEvent(ts, dur, value float64, index, round int,
+	arm, build, device, order, status, reason, name, unit, better string, warmup bool, nmetrics int) lab.Event {
+	e := lab.Event{Type: lab.EventTrial, T: ts, Trial: &lab.Trial{
+		Index: index, Round: round, Arm: arm, Build: build, Warmup: warmup, Device: device,
+		Order: order, Status: status, Reason: reason, Duration: dur,
+	}}
+	if nmetrics >= 0 {
+		e.Trial.Metrics = []lab.Metric{}
+		for i := range nmetrics {
+			e.Trial.Metrics = append(e.Trial.Metrics, lab.Metric{Name: name, Value: value * float64(i+1), Unit: unit, Better: better})
+			name, unit, better = unit, better, name
+		}
+	}
+	return e
 }
 
 // BenchmarkTrialEventEncoding compares encoding a typical trial event with
