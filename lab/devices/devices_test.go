@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/sim"
 )
 
 func TestOpenLocal(t *testing.T) {
@@ -73,5 +74,36 @@ func TestStatic(t *testing.T) {
 		if ok != tt.ok || info.Has(lab.CapSimTime) != tt.sim || ok && info.ID != tt.id {
 			t.Errorf("Static(%q) = %s %v %v, want ok %v sim_time %v", tt.id, info.ID, info.Caps, ok, tt.ok, tt.sim)
 		}
+	}
+}
+
+// TestSimSeedsUnchanged: a simulated phone's noise seed in a session, as
+// opened by name with a session's seed and set up for its experiment, is
+// the one sim's seed functions derive (pinned in lab/sim).
+func TestSimSeedsUnchanged(t *testing.T) {
+	b := lab.Build{App: "feed"}
+	for _, c := range []struct {
+		id            string
+		seed, expSeed int64
+		want          int64
+	}{
+		{"sim:pixel", 0, 9, 9},
+		{"sim:pixel", 42, 9, 42},
+		{"sim:pixel#2", 42, 42, 1000045},
+		{"sim:pixel#3", 42, 42, 2000048},
+	} {
+		d, err := Open(context.Background(), c.id, Options{Seed: c.seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := &lab.Experiment{Builds: map[string]lab.Build{"control": b, "treatment": b}, Trials: 2, Order: "alternate", Seed: c.expSeed}
+		if _, err := d.Setup(context.Background(), exp); err != nil {
+			t.Fatal(err)
+		}
+		ph := d.(interface{ Phone() *sim.Phone })
+		if got := ph.Phone().Seed(); got != c.want {
+			t.Errorf("%s with seed %d, experiment seed %d: noise seed %d, want %d", c.id, c.seed, c.expSeed, got, c.want)
+		}
+		d.Close()
 	}
 }

@@ -26,10 +26,7 @@ func openSim(ctx context.Context, arg string, opt Options) (lab.Device, error) {
 		}
 		n = v
 	}
-	so := sim.Options{Seed: opt.Seed, Realtime: opt.Realtime}
-	if n > 0 {
-		so.Seed = lab.MemberSeed(opt.Seed, n-1)
-	}
+	so := sim.Options{Seed: sim.InstanceSeed(opt.Seed, n), Realtime: opt.Realtime}
 	d, err := sim.Open(preset, so)
 	if err != nil {
 		return nil, fmt.Errorf("device \"sim:%s\": %w", arg, err)

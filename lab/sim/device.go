@@ -121,11 +121,7 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if err := d.CheckControls(exp); err != nil {
 		return nil, err
 	}
-	seed := d.opt.Seed
-	if seed == 0 {
-		seed = exp.Seed
-	}
-	d.ph.Reseed(seed)
+	d.ph.Reseed(NoiseSeed(d.opt.Seed, exp.Seed))
 	keys := make([]string, 0, len(exp.Builds))
 	for k := range exp.Builds {
 		keys = append(keys, k)

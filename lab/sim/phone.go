@@ -92,7 +92,7 @@ func NewPhone(p Preset, seed int64) *Phone {
 	ph := &Phone{
 		preset:    p,
 		seed:      seed,
-		rng:       rand.New(rand.NewPCG(uint64(seed), 0x5eed51a1)),
+		rng:       newNoise(seed),
 		bootEpoch: epoch,
 		temp:      p.Thermal.AmbientC + 8,
 		caseTemp:  p.Thermal.AmbientC + 7,
@@ -156,7 +156,7 @@ func (ph *Phone) Reseed(seed int64) {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	ph.seed = seed
-	ph.rng = rand.New(rand.NewPCG(uint64(seed), 0x5eed51a1))
+	ph.rng = newNoise(seed)
 }
 
 func (ph *Phone) initProps() {

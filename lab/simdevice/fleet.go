@@ -11,7 +11,7 @@ import (
 )
 
 // Units returns the options of n simulated phones of one model, as a lab
-// holds them: phone i (from 0) gets seed base.Seed+i (its own noise),
+// holds them: phone i (from 0) gets seed sim.UnitSeed(base.Seed, i) (its own noise),
 // serial base.Serial+"-"+(i+1) (when n > 1; an empty base serial stands
 // for the preset's), and slowdown 1 + spread·i/(n-1), so the fastest runs
 // at the model's nominal speed and the slowest is spread slower.
@@ -25,7 +25,7 @@ func Units(base Options, n int, spread float64) ([]Options, error) {
 	out := make([]Options, n)
 	for i := range out {
 		o := base
-		o.Seed = base.Seed + int64(i)
+		o.Seed = sim.UnitSeed(base.Seed, i)
 		o.Slowdown = 1
 		if n > 1 {
 			o.Slowdown = 1 + spread*float64(i)/float64(n-1)
