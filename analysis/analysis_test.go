@@ -354,3 +354,41 @@ func TestSummarizeEdgeCases(t *testing.T) {
 	check("huge", []float64{1.7e308, 1.7e308, 1.7e308}, 1.7e308, 0, 0)
 	check("huge spread", []float64{-1e308, 1e308}, 0, 1e308*math.Sqrt2, nan)
 }
+
+// TestMannWhitneyShiftMatchesSeparate: MannWhitneyShift gives exactly
+// MannWhitneyU(a, b) and HodgesLehmann(b, a), on samples long enough for
+// its shared radix sort and on short ones, with ties, signed zeros,
+// negative values, subnormals and NaN.
+func TestMannWhitneyShiftMatchesSeparate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 3))
+	for trial := range 60 {
+		gen := func(n int) []float64 {
+			xs := make([]float64, n)
+			for i := range xs {
+				switch k := rng.IntN(50); {
+				case trial%6 == 0 && k < 10:
+					xs[i] = float64(rng.IntN(5)) // ties
+				case trial%6 == 1 && k < 5:
+					xs[i] = math.Copysign(0, float64(k%2*2-1))
+				case trial%6 == 2 && k < 5:
+					xs[i] = 5e-324 * float64(k)
+				case trial%6 == 3 && k == 0 && i == 7:
+					xs[i] = math.NaN()
+				default:
+					xs[i] = math.Ldexp(rng.NormFloat64(), trial%9*20-80)
+				}
+			}
+			return xs
+		}
+		n := []int{3, 40, 600, 2000}[trial%4]
+		a, b := gen(n+rng.IntN(50)), gen(n+rng.IntN(50))
+		wantMW, wantW := MannWhitneyU(a, b)
+		wantHL := HodgesLehmann(b, a)
+		gotMW, gotW, gotHL := MannWhitneyShift(slices.Clone(a), slices.Clone(b))
+		same := func(x, y Float) bool { return math.Float64bits(float64(x)) == math.Float64bits(float64(y)) }
+		if !same(gotHL, wantHL) || !same(gotMW.U, wantMW.U) || !same(gotMW.P, wantMW.P) ||
+			!same(gotMW.PAsymptotic, wantMW.PAsymptotic) || gotMW.Exact != wantMW.Exact || !slices.Equal(gotW, wantW) {
+			t.Fatalf("trial %d (n %d, %d): MannWhitneyShift %+v %q %v, want %+v %q %v", trial, len(a), len(b), gotMW, gotW, gotHL, wantMW, wantW, wantHL)
+		}
+	}
+}

@@ -21,6 +21,26 @@ func HodgesLehmann(a, b []float64) Float {
 	return hodgesLehmannScaled(as, bs, scale)
 }
 
+// MannWhitneyShift returns MannWhitneyU(a, b) and the Hodges–Lehmann
+// estimate of a's shift over b, HodgesLehmann(b, a) (the median of
+// a[i] − b[j]), bit for bit, sorting each sample once for both: it sorts
+// a and b in place.
+func MannWhitneyShift(a, b []float64) (MannWhitney, []string, Float) {
+	if len(a) < radixMin || len(b) < radixMin || hasNaN(a) || hasNaN(b) {
+		mw, ws := MannWhitneyU(a, b)
+		return mw, ws, HodgesLehmann(b, a)
+	}
+	// Radix sorting orders the values by floatKey, and dividing by the
+	// positive power of two scale keeps that order (−0 stays below +0,
+	// values that round together become equal): the scaled sorted
+	// samples are exactly what HodgesLehmann sorts.
+	sortFloats(a)
+	sortFloats(b)
+	mw, ws := mannWhitneyRanks(len(a), len(b), rankPair(a, b))
+	scale := scaleOf(b, a)
+	return mw, ws, hodgesLehmannScaled(scaled(b, scale), scaled(a, scale), scale)
+}
+
 // hodgesLehmannScaled is HodgesLehmann of the non-empty samples as·scale
 // and bs·scale, as and bs sorted.
 func hodgesLehmannScaled(as, bs []float64, scale float64) Float {
