@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mathext"
@@ -16,10 +14,6 @@ import (
 // below 1e-12 are skipped: there the grid's ±9σ cap stops the Go recursion
 // (they cannot reject either way).
 func TestGroupSequentialAgainstSciPy(t *testing.T) {
-	b, err := os.ReadFile("testdata/groupseq_reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []struct {
 		Alpha     float64   `json:"alpha"`
 		MaxRounds int       `json:"max_rounds"`
@@ -27,9 +21,7 @@ func TestGroupSequentialAgainstSciPy(t *testing.T) {
 		MCAlpha   float64   `json:"mc_alpha"`
 		MCSE      float64   `json:"mc_se"`
 	}
-	if err := json.Unmarshal(b, &cases); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, "testdata/groupseq_reference.json", &cases)
 	if len(cases) < 4 {
 		t.Fatalf("only %d reference cases", len(cases))
 	}

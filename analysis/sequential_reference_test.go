@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -14,17 +12,11 @@ import (
 // (testdata/gen_sequential_reference.py). It also checks that
 // mixtureCritical inverts it at 1/α.
 func TestMixtureLogBFAgainstSciPy(t *testing.T) {
-	b, err := os.ReadFile("testdata/sequential_reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []struct {
 		N, T, G float64
 		LogBF   float64 `json:"log_bf"`
 	}
-	if err := json.Unmarshal(b, &cases); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, "testdata/sequential_reference.json", &cases)
 	if len(cases) < 30 {
 		t.Fatalf("only %d reference cases", len(cases))
 	}
