@@ -21,7 +21,6 @@ import (
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/tui"
 )
@@ -107,8 +106,8 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
 	var device repeatedFlag
 	fs.Var(&device, "device", "device to run on, overriding the file's \"device\" or \"devices\" (local, sim:PRESET, adb:SERIAL, or a pool selector adb:model=MODEL); repeatable: each comparison runs on the pool")
-	adb := addADBFlag(fs)
-	ssh := addSSHFlag(fs)
+	var acc deviceAccess
+	acc.register(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -185,13 +184,13 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *maxSteps < 1 {
 		return usage(fmt.Sprintf("--max-steps %d: want at least 1", *maxSteps))
 	}
-	tun, err := openTunnels(ctx, *ssh, *adb)
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab bisect:", err)
+	if !acc.openOr(ctx, "perflab bisect", stderr) {
 		return exitError
 	}
-	defer tun.Close()
-	l := deviceLab(devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime})
+	defer acc.close()
+	opt := acc.options()
+	opt.Realtime = *realtime
+	l := deviceLab(opt)
 	if !*quiet {
 		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), strings.Join(exp.DeviceList(), ", "), exp.Order, exp.Seed)
 	}

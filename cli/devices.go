@@ -31,18 +31,16 @@ Examples:
 func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newDeviceFlagSet("devices", stderr, devicesUsage)
 	asJSON := fs.Bool("json", false, "print a JSON array of devices")
-	adb := addADBFlag(fs)
-	ssh := addSSHFlag(fs)
+	var acc deviceAccess
+	acc.register(fs)
 	if _, code := parseDeviceCommand(fs, args, stderr, 0, 0); code >= 0 {
 		return code
 	}
-	tun, err := openTunnels(ctx, *ssh, *adb)
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab devices:", err)
+	if !acc.openOr(ctx, "perflab devices", stderr) {
 		return exitError
 	}
-	defer tun.Close()
-	list, err := devices.List(ctx, devices.Options{ADBServers: *adb, Tunnels: tun})
+	defer acc.close()
+	list, err := devices.List(ctx, acc.options())
 	if err != nil {
 		// One backend failing (no adb server) does not hide the others.
 		fmt.Fprintln(stderr, "perflab devices:", err)

@@ -14,7 +14,6 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/sshtunnel"
 )
 
 // percentFlag is a flag holding a percentage written as "2%" or "2".
@@ -125,21 +124,19 @@ type probeFlags struct {
 	interval *time.Duration
 	realtime *bool
 	seed     *int64
-	adb      *[]string
-	ssh      *[]sshtunnel.Target
-	tunnels  *devices.Tunnels // opened by open, closed by close
+	access   deviceAccess // --adb and --ssh: opened by open, closed by close
 }
 
 func addProbeFlags(fs *flag.FlagSet, durHelp string) *probeFlags {
-	return &probeFlags{
+	f := &probeFlags{
 		name:     fs.Name(),
 		dur:      fs.Duration("duration", 0, durHelp),
 		interval: fs.Duration("interval", time.Second, "probe sample interval"),
 		realtime: fs.Bool("realtime", false, "pace simulated devices at wall-clock speed"),
 		seed:     fs.Int64("seed", 1, "seed of simulated devices"),
-		adb:      addADBFlag(fs),
-		ssh:      addSSHFlag(fs),
 	}
+	f.access.register(fs)
+	return f
 }
 
 // open checks the shared flags and opens the device; the caller closes it.
@@ -153,15 +150,14 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
 		return nil, 0, 2
 	}
-	tun, err := openTunnels(ctx, *f.ssh, *f.adb)
-	if err != nil {
-		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
-		return nil, 0, 1
+	if !f.access.openOr(ctx, "perflab "+f.name, stderr) {
+		return nil, 0, exitError
 	}
-	f.tunnels = tun
-	dev, err = devices.Open(ctx, id, devices.Options{Realtime: *f.realtime, Seed: *f.seed, ADBServers: *f.adb, Tunnels: tun})
+	opt := f.access.options()
+	opt.Realtime, opt.Seed = *f.realtime, *f.seed
+	dev, err := devices.Open(ctx, id, opt)
 	if err != nil {
-		tun.Close()
+		f.access.close()
 		fmt.Fprintf(stderr, "perflab %s: %v\n", f.name, err)
 		return nil, 0, 1
 	}
@@ -181,5 +177,5 @@ func (f *probeFlags) open(ctx context.Context, id string, stderr io.Writer) (dev
 // close closes the device open returned, then the tunnels it went through.
 func (f *probeFlags) close(dev lab.Device) {
 	dev.Close()
-	f.tunnels.Close()
+	f.access.close()
 }

@@ -64,7 +64,7 @@ func cmdOrder(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	exp, devs, err := sf.load("order", pos, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab order:", err)
-		return exitUsage
+		return loadCode(err)
 	}
 	defer sf.close()
 	if *runs < 2 {

@@ -79,8 +79,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "overwrite the --out file if it exists")
 	var device repeatedFlag
 	fs.Var(&device, "device", "device to run on, overriding the file's \"device\" or \"devices\" (local, sim:PRESET, adb:SERIAL, or a pool selector adb:model=MODEL); repeatable: a pool of devices that run rounds side by side")
-	adb := addADBFlag(fs)
-	ssh := addSSHFlag(fs)
+	var acc deviceAccess
+	acc.register(fs)
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "print the final report as JSON (compare --json schema plus \"session\")")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -147,13 +147,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "perflab run:", err)
 		return exitError
 	}
-	tun, err := openTunnels(ctx, *ssh, *adb)
-	if err != nil {
-		fmt.Fprintln(stderr, "perflab run:", err)
+	if !acc.openOr(ctx, "perflab run", stderr) {
 		return exitError
 	}
-	defer tun.Close()
-	opt := devices.Options{ADBServers: *adb, Tunnels: tun, Realtime: *realtime, Seed: exp.Seed}
+	defer acc.close()
+	opt := acc.options()
+	opt.Realtime, opt.Seed = *realtime, exp.Seed
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force,
 		ProbeS: probe.Seconds(), Realtime: *realtime, HandOffEvery: headlessHandOff}, deviceLab(opt))

@@ -83,7 +83,7 @@ func TestSSHFlagErrors(t *testing.T) {
 		{[]string{"devices", "--adb", "127.0.0.1:5999", "--ssh", "root@" + ssh.Addr}, exitError, "unable to authenticate"},
 		{[]string{"check", "adb:X", "--adb", "127.0.0.1:5999", "--ssh", "nobody@127.0.0.1:1"}, 1, "ssh nobody@127.0.0.1:1: dial tcp 127.0.0.1:1"},
 		{[]string{"--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, 1, "--ssh me@lab7: no adb server on lab7"},
-		{[]string{"validate", "--experiment", "examples/sim-controls-on.json", "--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, exitUsage, "--ssh me@lab7: no adb server on lab7"},
+		{[]string{"validate", "--experiment", "examples/sim-controls-on.json", "--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, exitError, "--ssh me@lab7: no adb server on lab7"},
 	} {
 		var out, errb bytes.Buffer
 		if code := dispatch(context.Background(), tt.args, &out, &errb); code != tt.code || !strings.Contains(errb.String(), tt.want) {

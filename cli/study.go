@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,9 +20,7 @@ import (
 type studyFlags struct {
 	experiment string
 	device     repeatedFlag
-	adb        repeatedFlag
-	ssh        sshFlag
-	tunnels    *devices.Tunnels // opened by load; closed by close
+	access     deviceAccess // --adb and --ssh: opened by load, closed by close
 	realtime   bool
 	json       bool
 	quiet      bool
@@ -32,8 +31,7 @@ type studyFlags struct {
 func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.experiment, "experiment", "", "experiment file (builds, trials, order, controls) to study (required)")
 	fs.Var(&f.device, "device", "device to study on, as the positional DEVICE; repeatable (or a selector adb:model=MODEL): each run is a pool run over all of them")
-	fs.Var((*adbFlag)(&f.adb), "adb", "adb server `HOST:PORT` (repeatable; checked and normalised as in perflab devices)")
-	fs.Var(&f.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` over SSH, and forward their phones' adb reverse (app metrics, proxy) back here (repeatable; as in perflab run)")
+	f.access.register(fs)
 	fs.BoolVar(&f.realtime, "realtime", false, "pace a simulated device at wall-clock speed")
 	fs.BoolVar(&f.json, "json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress output")
@@ -69,10 +67,11 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	case len(f.device) > 0:
 		exp.SetDevices(f.device)
 	}
-	if f.tunnels, err = openTunnels(context.Background(), f.ssh, f.adb); err != nil {
-		return nil, study.Devices{}, err
+	if err := f.access.open(context.Background()); err != nil {
+		return nil, study.Devices{}, accessError{err}
 	}
-	opt := devices.Options{ADBServers: f.adb, Tunnels: f.tunnels, Realtime: f.realtime}
+	opt := f.access.options()
+	opt.Realtime = f.realtime
 	ids, err := devices.Resolve(context.Background(), exp.DeviceList(), opt)
 	if err != nil {
 		return nil, study.Devices{}, err
@@ -87,8 +86,24 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	return exp, studyPoolDevices(ids, opt, f.parallel), nil
 }
 
+// accessError is a failure to reach the --ssh hosts: an error of the
+// network or the host, not of the arguments.
+type accessError struct{ error }
+
+func (e accessError) Unwrap() error { return e.error }
+
+// loadCode is the exit status of a failed studyFlags.load: exitError when
+// the --ssh hosts could not be reached (as in every command taking --ssh),
+// exitUsage for the arguments.
+func loadCode(err error) int {
+	if errors.As(err, new(accessError)) {
+		return exitError
+	}
+	return exitUsage
+}
+
 // close closes the tunnels load opened (none without --ssh).
-func (f *studyFlags) close() { f.tunnels.Close() }
+func (f *studyFlags) close() { f.access.close() }
 
 // studyPoolDevices is studyDevices for one device or a pool: each run of a
 // pool opens every device (a lab.DeviceSet, run as a pool), each with its

@@ -30,9 +30,7 @@ type tuiFlags struct {
 	sessions string
 	out      string
 	realtime bool
-	adb      repeatedFlag
-	ssh      sshFlag
-	tunnels  *devices.Tunnels // opened from ssh by openTunnels; the caller closes them
+	access   deviceAccess // --adb and --ssh; the caller opens and closes them
 	force    bool
 	seed     int64
 }
@@ -41,8 +39,7 @@ func (f *tuiFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "", "device to preselect (sim:<preset>, local, adb:<serial>)")
 	fs.StringVar(&f.sessions, "sessions", tui.DefaultSessionDir(), "directory for new session files")
 	fs.BoolVar(&f.realtime, "realtime", false, "pace simulated devices at wall-clock speed")
-	fs.Var((*adbFlag)(&f.adb), "adb", "adb server host:port to list devices from (repeatable; default the local server)")
-	fs.Var(&f.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` over SSH (see perflab run --help)")
+	f.access.register(fs)
 	fs.Int64Var(&f.seed, "seed", 1, "seed for simulated devices")
 }
 
@@ -87,11 +84,10 @@ func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.device == "" {
 		f.device = defaultSimDevice()
 	}
-	if f.tunnels, err = openTunnels(ctx, f.ssh, f.adb); err != nil {
-		fmt.Fprintln(stderr, "perflab:", err)
-		return 1
+	if !f.access.openOr(ctx, "perflab", stderr) {
+		return exitError
 	}
-	defer f.tunnels.Close()
+	defer f.access.close()
 	m := tui.New(tuiOptions(ctx, f))
 	return runProgram(ctx, m, stdout, stderr)
 }
@@ -141,11 +137,10 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	if f.device != "" {
 		exp.SetDevices([]string{f.device})
 	}
-	if f.tunnels, err = openTunnels(ctx, f.ssh, f.adb); err != nil {
-		fmt.Fprintf(stderr, "perflab run: %v\n", err)
-		return 1
+	if !f.access.openOr(ctx, "perflab run", stderr) {
+		return exitError
 	}
-	defer f.tunnels.Close()
+	defer f.access.close()
 	opt := tuiOptions(ctx, f)
 	if len(exp.Devices) > 0 {
 		// A pool: its selectors become devices now, so the workbench shows
@@ -246,7 +241,8 @@ func openReplayTUI(ctx context.Context, sessionPath string, speed float64, stdou
 
 // tuiOptions wires the workbench to the real lab.
 func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
-	devOpt := devices.Options{ADBServers: f.adb, Tunnels: f.tunnels, Realtime: f.realtime, Seed: f.seed}
+	devOpt := f.access.options()
+	devOpt.Realtime, devOpt.Seed = f.realtime, f.seed
 	recent := ""
 	if dir, err := os.UserConfigDir(); err == nil {
 		recent = filepath.Join(dir, "perflab", "recent-builds.json")

@@ -89,7 +89,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	exp, devs, err := sf.load("validate", pos, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab validate:", err)
-		return exitUsage
+		return loadCode(err)
 	}
 	defer sf.close()
 	if *stop != "" {
