@@ -66,6 +66,16 @@ func parseFloat(b []byte) (float64, bool) {
 	if i != len(b) {
 		return slowFloat(b)
 	}
+	if f, ok := floatFrom(man, exp10, neg); ok {
+		return f, true
+	}
+	return slowFloat(b)
+}
+
+// floatFrom returns the float64 nearest to man·10^exp10, negated when neg,
+// when Clinger's exact fast path or the Eisel-Lemire algorithm decides it;
+// false when strconv must.
+func floatFrom(man uint64, exp10 int, neg bool) (float64, bool) {
 	if man == 0 {
 		if neg {
 			return math.Copysign(0, -1), true
@@ -86,10 +96,7 @@ func parseFloat(b []byte) (float64, bool) {
 		}
 		return f, true
 	}
-	if f, ok := eiselLemire64(man, exp10, neg); ok {
-		return f, true
-	}
-	return slowFloat(b)
+	return eiselLemire64(man, exp10, neg)
 }
 
 func slowFloat(b []byte) (float64, bool) {

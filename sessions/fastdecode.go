@@ -351,7 +351,62 @@ func (p *fastParser) number() ([]byte, bool) {
 	return b[start:i], true
 }
 
+// float reads a number as a float64. The usual number (at most 19
+// significant digits, no exponent) is read in one pass that checks JSON's
+// grammar as number does and gathers the digits as parseFloat does; any
+// other is left to number and parseFloat.
 func (p *fastParser) float() (float64, bool) {
+	p.ws()
+	b, i := p.b, p.i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	var man uint64
+	start := i
+	for i < len(b) && b[i]-'0' <= 9 {
+		man = man*10 + uint64(b[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 19 || digits > 1 && b[start] == '0' {
+		return p.floatSlow()
+	}
+	if man == 0 {
+		digits = 0 // "0": no significant digit yet
+	}
+	exp10 := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		frac := i
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			exp10--
+			if man == 0 && b[i] == '0' {
+				continue // leading zeros are not significant
+			}
+			if digits == 19 {
+				return p.floatSlow()
+			}
+			man = man*10 + uint64(b[i]-'0')
+			digits++
+		}
+		if i == frac {
+			return p.floatSlow()
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		return p.floatSlow()
+	}
+	f, ok := floatFrom(man, exp10, neg)
+	if !ok {
+		return p.floatSlow()
+	}
+	p.i = i
+	return f, true
+}
+
+// floatSlow is float for any number: number, then parseFloat.
+func (p *fastParser) floatSlow() (float64, bool) {
 	b, ok := p.number()
 	if !ok {
 		return 0, false

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -176,4 +178,46 @@ func BenchmarkLoad100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// checkFloatPass fails unless fastParser.float, which reads the usual
+// number in one pass, gives what number and parseFloat give on b: the
+// same value bit for bit, the same verdict and the same end.
+func checkFloatPass(t *testing.T, b []byte) {
+	t.Helper()
+	fast, slow := fastParser{b: b}, fastParser{b: b}
+	got, okGot := fast.float()
+	want, okWant := slow.floatSlow()
+	if okGot != okWant || math.Float64bits(got) != math.Float64bits(want) || okGot && fast.i != slow.i {
+		t.Fatalf("float(%q) = %v, %v, end %d; number and parseFloat: %v, %v, end %d", b, got, okGot, fast.i, want, okWant, slow.i)
+	}
+}
+
+// TestFloatOnePass: numbers as sessions hold them and the edges of the
+// one-pass reader (19 and 20 digits, leading zeros, a bare point or sign,
+// exponents it leaves to parseFloat), each followed by what may end it.
+func TestFloatOnePass(t *testing.T) {
+	nums := []string{"0", "-0", "0.0", "-0.000", "1", "-1", "0.1", "9.337797350346866", "0.0000012", "1e-7", "1E5",
+		"9007199254740993", "1234567890123456789", "12345678901234567890", "1.234567890123456789", "0.00001234567890123456789",
+		"1.2345678901234567890", "00", "01", "-", "", ".5", "1.", "-.5", "1.e5", "1e", "1e+", "18446744073709551615",
+		"99999999999999999999", " 12.5", "\t-3"}
+	for _, n := range nums {
+		for _, end := range []string{"", ",", "}", "]", "x", ".", "e", " ", "5"} {
+			checkFloatPass(t, []byte(n+end))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	for range 100_000 {
+		x := math.Exp(rng.NormFloat64()*20) * float64(1-2*rng.IntN(2))
+		checkFloatPass(t, strconv.AppendFloat(nil, x, 'f', -1, 64))
+		checkFloatPass(t, appendJSONFloat(nil, x))
+		checkFloatPass(t, strconv.AppendFloat(nil, x, 'f', rng.IntN(25), 64))
+	}
+}
+
+func FuzzFloatOnePass(f *testing.F) {
+	for _, s := range []string{"0", "-1.5", "9.337797350346866,", "0.0000012]", "1e-7", "12345678901234567890", "01"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkFloatPass)
 }
