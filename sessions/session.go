@@ -113,12 +113,57 @@ type Counts struct {
 // arms (default: control and treatment) are listed even with no trial.
 func CountTrials(events []lab.Event, arms ...string) Counts {
 	c := NewCounts(arms...)
+	// A session's trials have a handful of statuses and arms: they are
+	// tallied in a few slots and go into the maps once.
+	status, counted := tally{m: c.ByStatus}, tally{m: c.Counted}
 	for i := range events {
-		if t := events[i].Trial; events[i].Type == lab.EventTrial && t != nil {
-			c.Add(t)
+		t := events[i].Trial
+		if events[i].Type != lab.EventTrial || t == nil {
+			continue
+		}
+		c.Total++
+		status.add(t.Status)
+		if t.Warmup {
+			c.Warmup++
+		}
+		if t.Counted() {
+			counted.add(t.Arm)
 		}
 	}
+	status.flush()
+	counted.flush()
 	return c
+}
+
+// tally counts strings into m, the first few in slots of its own until
+// flush.
+type tally struct {
+	keys [8]string
+	n    [8]int
+	used int
+	m    map[string]int
+}
+
+func (t *tally) add(k string) {
+	for i := range t.used {
+		if t.keys[i] == k {
+			t.n[i]++
+			return
+		}
+	}
+	if t.used == len(t.keys) {
+		t.m[k]++
+		return
+	}
+	t.keys[t.used], t.n[t.used] = k, 1
+	t.used++
+}
+
+func (t *tally) flush() {
+	for i := range t.used {
+		t.m[t.keys[i]] += t.n[i]
+	}
+	t.used = 0
 }
 
 // NewCounts returns empty counts with every arm present with zero (no

@@ -6,8 +6,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -332,5 +334,40 @@ func TestSessionFilesArePrivate(t *testing.T) {
 	create(filepath.Join(mine, "s.jsonl"), false)
 	if mode(mine) != 0o755 || mode(filepath.Join(mine, "s.jsonl")) != 0o600 {
 		t.Errorf("user folder %v, file %v; want 0755 (untouched), 0600", mode(mine), mode(filepath.Join(mine, "s.jsonl")))
+	}
+}
+
+// TestCountTrialsMatchesAdd: CountTrials, which tallies statuses and arms
+// in slots before its maps, counts as Counts.Add does trial by trial, with
+// more distinct statuses and arms than it has slots.
+func TestCountTrialsMatchesAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for round := range 20 {
+		var evs []lab.Event
+		kinds := 1 + round
+		for range 500 {
+			switch rng.IntN(10) {
+			case 0:
+				evs = append(evs, lab.Event{Type: lab.EventNote, Note: &lab.Note{Text: "n"}})
+			case 1:
+				evs = append(evs, lab.Event{Type: lab.EventTrial}) // no trial object
+			default:
+				st := []string{lab.StatusOK, lab.StatusFailed, lab.StatusTimeout}[rng.IntN(3)]
+				if rng.IntN(4) == 0 {
+					st = fmt.Sprintf("status%d", rng.IntN(kinds))
+				}
+				evs = append(evs, lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{
+					Arm: fmt.Sprintf("arm%d", rng.IntN(kinds)), Status: st, Warmup: rng.IntN(5) == 0}})
+			}
+		}
+		want := NewCounts("arm0", "x")
+		for i := range evs {
+			if evs[i].Type == lab.EventTrial && evs[i].Trial != nil {
+				want.Add(evs[i].Trial)
+			}
+		}
+		if got := CountTrials(evs, "arm0", "x"); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d kinds: CountTrials %+v, want %+v", kinds, got, want)
+		}
 	}
 }
