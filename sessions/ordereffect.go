@@ -126,7 +126,7 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 		}
 		return 0, false
 	}
-	// The log ratios of each metric: A-first rounds fill its buffer from
+	// The ratios b/a of each metric: A-first rounds fill its buffer from
 	// the front, B-first rounds from the back (the tests do not depend on
 	// the values' order).
 	complete := 0
@@ -153,12 +153,12 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 				continue
 			}
 			vs := buf[k*complete : (k+1)*complete]
-			if ta.Index < tb.Index {
-				vs[nA[k]] = math.Log(b / a)
+			if ta.Index < tb.Index { // the logarithms are taken side by side below
+				vs[nA[k]] = b / a
 				nA[k]++
 			} else {
 				nB[k]++
-				vs[complete-nB[k]] = math.Log(b / a)
+				vs[complete-nB[k]] = b / a
 			}
 		}
 	}
@@ -176,6 +176,11 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 		// Metrics are tested side by side; the test and the estimate
 		// share one sort of the samples (in buf).
 		wg.Go(func() {
+			for _, xs := range [][]float64{aFirst, bFirst} {
+				for i, r := range xs {
+					xs[i] = math.Log(r)
+				}
+			}
 			mw, _, hl := analysis.MannWhitneyShift(aFirst, bFirst)
 			o.P = mw.P
 			if hl.Defined() {
