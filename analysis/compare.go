@@ -347,6 +347,7 @@ func correctAndDecide(reps []*Report, opt Options) {
 				m.Warnings = []string{}
 			}
 		}
+		warnPoolDisagreement(r.Metrics, opt.Alpha)
 		warnDrift(r.Metrics, opt.Alpha)
 	}
 }
@@ -631,9 +632,10 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		w.add("", ws...)
 		m.Paired = &pr
 		if len(in.Strata) > 0 {
-			if pa, ws, ok := AnalyzePool(in.Pairs, in.Strata, in.PairStrata, opt.Alpha, opt.Confidence, opt.Resamples,
+			// The disagreement warning is given in Compare, Holm-adjusted
+			// across the pooled metrics (warnPoolDisagreement).
+			if pa, _, ok := AnalyzePool(in.Pairs, in.Strata, in.PairStrata, opt.Alpha, opt.Confidence, opt.Resamples,
 				metricSeed(opt.Seed, in.Name, in.Unit)^0x706f6f6c); ok {
-				w.add("", ws...)
 				m.Pool = &pa
 			}
 		}

@@ -23,11 +23,22 @@ type PoolAnalysis struct {
 	// ratios across devices: a small p says the devices disagree on the
 	// change.
 	Heterogeneity KruskalWallis `json:"heterogeneity"`
+	// HeterogeneityPAdjusted is Heterogeneity's p adjusted by Holm's
+	// step-down (Holm 1979, "A simple sequentially rejective multiple test
+	// procedure", Scand. J. Statist. 6: 65–70) over the pooled metrics of
+	// one report, as the comparisons' own p-values are: with five metrics,
+	// one raw p below alpha is what noise gives a quarter of the time. The
+	// device-disagreement warning is judged on it. AnalyzePool alone, a
+	// family of one, sets it to the raw p.
+	HeterogeneityPAdjusted Float `json:"heterogeneity_p_adjusted"`
 	// Disagrees names the device farthest from the others when
-	// Heterogeneity's p is below alpha and there are at least three
+	// HeterogeneityPAdjusted is below alpha and there are at least three
 	// devices ("" otherwise: two devices that disagree cannot say which
 	// one is off; the warning names both).
 	Disagrees string `json:"disagrees,omitempty"`
+
+	diffs [][]float64 // each device's log ratios, for the warning
+	names []string    // their devices
 }
 
 // DevicePaired is one device's paired analysis.
@@ -127,7 +138,9 @@ func absRanks(xs []float64) (ranks []float64, tie float64) {
 // AnalyzePool blocks pairs on their device: strata names the devices and
 // pairStrata gives each pair's index in strata. It needs pairs from at
 // least two devices; ok is false otherwise. Warnings say when a device
-// disagrees with the rest.
+// disagrees with the rest, judged on the raw heterogeneity p (a family of
+// one); Compare judges it instead on the p Holm-adjusted over the report's
+// pooled metrics (warnPoolDisagreement).
 func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confidence float64, resamples int, seed uint64) (pa PoolAnalysis, warn []string, ok bool) {
 	if len(pairStrata) != len(pairs) {
 		return pa, nil, false
@@ -158,31 +171,82 @@ func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confide
 	}
 	pa.Stratified = StratifiedWilcoxon(diffs)
 	pa.Heterogeneity, _ = KruskalWallisH(diffs...)
-	if p := pa.Heterogeneity.P; p.Defined() && float64(p) < alpha && len(diffs) == 2 {
-		warn = append(warn, fmt.Sprintf("devices %s and %s disagree: median ratio %+.2f%% vs %+.2f%% (Kruskal–Wallis p=%s): one may be broken or hot; with two devices the data cannot say which",
-			names[0], names[1], math.Expm1(medianOf(diffs[0]))*100, math.Expm1(medianOf(diffs[1]))*100, FormatP(float64(p), alpha, 3)))
-	} else if p.Defined() && float64(p) < alpha {
-		// The device whose median ratio is farthest from the median of
-		// all the other devices' ratios.
-		best, far := -1, -1.0
-		var mine, rest float64
-		for i := range diffs {
-			var others []float64
-			for j, d := range diffs {
-				if j != i {
-					others = append(others, d...)
-				}
-			}
-			mi, mo := medianOf(diffs[i]), medianOf(others)
-			if dist := math.Abs(mi - mo); dist > far {
-				best, far, mine, rest = i, dist, mi, mo
-			}
-		}
-		pa.Disagrees = names[best]
-		warn = append(warn, fmt.Sprintf("device %s disagrees with the rest: its median ratio %+.2f%% vs %+.2f%% on the others (Kruskal–Wallis across %d devices, p=%s): a broken or hot phone? Check it, or leave it out",
-			names[best], math.Expm1(mine)*100, math.Expm1(rest)*100, len(diffs), FormatP(float64(p), alpha, 3)))
+	pa.HeterogeneityPAdjusted = pa.Heterogeneity.P
+	pa.diffs, pa.names = diffs, names
+	if msg := pa.disagreement(alpha, 1); msg != "" {
+		warn = append(warn, msg)
 	}
 	return pa, warn, true
+}
+
+// disagreement sets Disagrees from HeterogeneityPAdjusted and returns the
+// warning ("" when the devices agree at alpha); family is the number of
+// pooled metrics it was adjusted over.
+func (pa *PoolAnalysis) disagreement(alpha float64, family int) string {
+	pa.Disagrees = ""
+	p, adj := pa.Heterogeneity.P, pa.HeterogeneityPAdjusted
+	if !adj.Defined() || float64(adj) >= alpha || len(pa.diffs) < 2 {
+		return ""
+	}
+	ps := FormatP(float64(p), alpha, 3)
+	if family > 1 {
+		ps += fmt.Sprintf("; Holm over %d metrics: %s", family, FormatP(float64(adj), alpha, 3))
+	}
+	diffs, names := pa.diffs, pa.names
+	if len(diffs) == 2 {
+		return fmt.Sprintf("devices %s and %s disagree: median ratio %+.2f%% vs %+.2f%% (Kruskal–Wallis p=%s): one may be broken or hot; with two devices the data cannot say which",
+			names[0], names[1], math.Expm1(medianOf(diffs[0]))*100, math.Expm1(medianOf(diffs[1]))*100, ps)
+	}
+	// The device whose median ratio is farthest from the median of all
+	// the other devices' ratios.
+	best, far := -1, -1.0
+	var mine, rest float64
+	for i := range diffs {
+		var others []float64
+		for j, d := range diffs {
+			if j != i {
+				others = append(others, d...)
+			}
+		}
+		mi, mo := medianOf(diffs[i]), medianOf(others)
+		if dist := math.Abs(mi - mo); dist > far {
+			best, far, mine, rest = i, dist, mi, mo
+		}
+	}
+	pa.Disagrees = names[best]
+	return fmt.Sprintf("device %s disagrees with the rest: its median ratio %+.2f%% vs %+.2f%% on the others (Kruskal–Wallis across %d devices, p=%s): a broken or hot phone? Check it, or leave it out",
+		names[best], math.Expm1(mine)*100, math.Expm1(rest)*100, len(diffs), ps)
+}
+
+// warnPoolDisagreement adjusts the device-heterogeneity p of every pooled
+// metric of one report by Holm's step-down (Holm 1979), as warnDrift does
+// the trends, and appends each metric's disagreement warning judged on its
+// adjusted p.
+func warnPoolDisagreement(ms []MetricResult, alpha float64) {
+	var idx []int
+	var ps []Float
+	for i := range ms {
+		if ms[i].Pool != nil {
+			idx = append(idx, i)
+			ps = append(ps, ms[i].Pool.Heterogeneity.P)
+		}
+	}
+	adj := Adjust(ps, CorrectionHolm)
+	family := 0
+	for _, p := range ps {
+		if p.Defined() {
+			family++
+		}
+	}
+	for k, i := range idx {
+		m := &ms[i]
+		pa := *m.Pool // the pointer may be shared with the caller's copy
+		pa.HeterogeneityPAdjusted = adj[k]
+		if msg := pa.disagreement(alpha, family); msg != "" {
+			m.Warnings = append(m.Warnings, msg)
+		}
+		m.Pool = &pa
+	}
 }
 
 func medianOf(xs []float64) float64 {

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -109,5 +111,76 @@ func TestAnalyzePoolTwoDevicesThatDisagree(t *testing.T) {
 	pa, warn, ok := AnalyzePool(pairs, []string{"x", "y"}, strata, 0.05, 0.95, 200, 1)
 	if !ok || pa.Disagrees != "" || len(warn) != 1 || !strings.Contains(warn[0], "devices x and y disagree") {
 		t.Fatalf("disagrees %q warnings %v", pa.Disagrees, warn)
+	}
+}
+
+// TestPoolDisagreementHolm: in a five-metric pool report the device
+// disagreement is judged on the heterogeneity p Holm-adjusted over the
+// metrics (Holm 1979). Metric 0 has a device 3 off by +300% and keeps its
+// warning; metric 1's device 3 is off by +50%, raw p 0.014, which a lone
+// AnalyzePool flags but five metrics' worth of noise explains (adjusted
+// 0.056). Raw and adjusted p against testdata/pool_holm.py (scipy.stats.kruskal,
+// Holm by hand), and the adjusted ones equal Adjust's.
+func TestPoolDisagreementHolm(t *testing.T) {
+	want := []struct{ raw, adj float64 }{ // pool_holm.py
+		{0.0004516541965766933, 0.0022582709828834666},
+		{0.014065393331624137, 0.05626157332649655},
+		{0.7383073117712634, 1.0},
+		{0.9695655483276451, 1.0},
+		{0.9695655483276451, 1.0},
+	}
+	shifts := [][3]float64{{0, 0, 3}, {0, 0, 0.5}, {}, {}, {}}
+	var ins []MetricInput
+	for m, sh := range shifts {
+		in := MetricInput{Name: fmt.Sprintf("m%d", m), Unit: "ms", Strata: []string{"p1", "p2", "p3"}, Samples: [][]float64{nil, nil}}
+		for dev := range 3 {
+			for j := range 8 {
+				d := float64((j*7+dev*3+m*5)%11)/10 + sh[dev]
+				p := Pair{A: 100, B: 100 * (1 + d)}
+				in.Pairs = append(in.Pairs, p)
+				in.PairStrata = append(in.PairStrata, dev)
+				in.Samples[0] = append(in.Samples[0], p.A)
+				in.Samples[1] = append(in.Samples[1], p.B)
+			}
+		}
+		ins = append(ins, in)
+	}
+	// Alone, metric 1 is flagged at its raw p.
+	if pa, warn, ok := AnalyzePool(ins[1].Pairs, ins[1].Strata, ins[1].PairStrata, 0.05, 0.95, 200, 1); !ok || pa.Disagrees != "p3" || len(warn) != 1 ||
+		pa.HeterogeneityPAdjusted != pa.Heterogeneity.P {
+		t.Fatalf("metric 1 alone: disagrees %q, warnings %v, p %v adjusted %v", pa.Disagrees, warn, pa.Heterogeneity.P, pa.HeterogeneityPAdjusted)
+	}
+	rep := Compare(ins, DefaultOptions())
+	var raw []Float
+	for _, m := range rep.Metrics {
+		raw = append(raw, m.Pool.Heterogeneity.P)
+	}
+	holm := Adjust(raw, CorrectionHolm)
+	for i, m := range rep.Metrics {
+		pa := m.Pool
+		if math.Abs(float64(pa.Heterogeneity.P)-want[i].raw) > 1e-12*want[i].raw ||
+			math.Abs(float64(pa.HeterogeneityPAdjusted)-want[i].adj) > 1e-12*want[i].adj {
+			t.Errorf("metric %d: p %v adjusted %v, scipy and Holm by hand %v %v", i, pa.Heterogeneity.P, pa.HeterogeneityPAdjusted, want[i].raw, want[i].adj)
+		}
+		if pa.HeterogeneityPAdjusted != holm[i] {
+			t.Errorf("metric %d: adjusted %v, Adjust gives %v", i, pa.HeterogeneityPAdjusted, holm[i])
+		}
+		warned := false
+		for _, w := range m.Warnings {
+			warned = warned || strings.Contains(w, "disagrees")
+		}
+		if flagged := i == 0; warned != flagged || (pa.Disagrees == "p3") != flagged {
+			t.Errorf("metric %d: disagrees %q, warnings %q", i, pa.Disagrees, m.Warnings)
+		}
+	}
+	if w := strings.Join(rep.Metrics[0].Warnings, "\n"); !strings.Contains(w, "device p3 disagrees with the rest") || !strings.Contains(w, "p=0.00045; Holm over 5 metrics: 0.002)") {
+		t.Errorf("metric 0 warnings: %s", w)
+	}
+	if tab := Table(rep); !strings.Contains(tab, "devices differ: Kruskal–Wallis p 0.014, Holm over the metrics 0.056") {
+		t.Errorf("table:\n%s", tab)
+	}
+	b, err := json.Marshal(rep.Metrics[1].Pool)
+	if err != nil || !strings.Contains(string(b), `"heterogeneity_p_adjusted":0.05626157332649`) || !strings.Contains(string(b), `"p":0.01406539333162`) {
+		t.Errorf("JSON %s (%v)", b, err)
 	}
 }

@@ -362,8 +362,12 @@ func poolTable(r Report) string {
 			rows = append(rows, []string{"  " + d.Device, fmt.Sprint(d.N), fmtPct(d.Estimate()), ci, fmtP(d.P, r.Alpha), flag})
 		}
 		writeAligned(&sb, rows, []bool{false, true, true, false, true, false})
+		kw := fmtP(pa.Heterogeneity.P, r.Alpha)
+		if adj := pa.HeterogeneityPAdjusted; adj.Defined() && adj != pa.Heterogeneity.P {
+			kw += ", Holm over the metrics " + fmtP(adj, r.Alpha)
+		}
 		fmt.Fprintf(&sb, "  pooled over %d devices: stratified signed-rank (van Elteren weights) z=%s p %s; devices differ: Kruskal–Wallis p %s\n",
-			len(pa.Devices), fmtZ(pa.Stratified.Z), fmtP(pa.Stratified.P, r.Alpha), fmtP(pa.Heterogeneity.P, r.Alpha))
+			len(pa.Devices), fmtZ(pa.Stratified.Z), fmtP(pa.Stratified.P, r.Alpha), kw)
 	}
 	return sb.String()
 }
