@@ -33,20 +33,18 @@ go run ./bench/gensession -trials "$trials" -out "$work/s.jsonl"
 "$work/perflab" report "$work/s.jsonl" --benchstat > "$work/s.txt"
 echo "session: $trials trials, $(du -h "$work/s.jsonl" | cut -f1) JSONL; benchstat input $(du -h "$work/s.txt" | cut -f1)"
 
-now() { date +%s.%N; }
 best() { sort -g | head -1; }
 # timed NAME CMD...: appends CMD's wall time to $work/NAME.wall and its CPU
-# time (user + sys, from GNU time) to $work/NAME.cpu. CPU time is what a
-# loaded host disturbs least; both are shown.
+# time (user + sys, from getrusage: bench/cpuof.py; GNU time rounds to
+# 10 ms) to $work/NAME.cpu. CPU time is what a loaded host disturbs least;
+# both are shown.
 timed() {
-	local name=$1 t0 t1 rc=0
+	local name=$1 rc=0
 	shift
-	t0=$(now)
-	/usr/bin/time -f '%U %S' -o "$work/$name.time" "$@" || rc=$?
-	t1=$(now)
+	python3 bench/cpuof.py run "$work/$name.time" -- "$@" || rc=$?
 	[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || return "$rc"
-	echo "$t1 - $t0" | bc -l >> "$work/$name.wall"
-	tail -1 "$work/$name.time" | awk '{print $1 + $2}' >> "$work/$name.cpu"
+	cut -d' ' -f1 "$work/$name.time" >> "$work/$name.wall"
+	cut -d' ' -f2 "$work/$name.time" >> "$work/$name.cpu"
 }
 for r in $(seq "$runs"); do
 	timed pl "$work/perflab" report "$work/s.jsonl" > "$work/pl.out"
