@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
@@ -165,39 +166,15 @@ func markdownVersus(v analysis.Versus) string {
 		label(0), math.Round(v.Comparisons[0].Confidence*1000)/10)
 	b.WriteString("|:---|:---|:---|---:|---:|:---:|---:|---:|:---|\n")
 	for i, m := range v.Comparisons[0].Metrics {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | %d | base |\n", m.Name, m.Unit, label(0), mdCell(m.A.Median, mdNum), m.A.N)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | %d | base |\n", m.Name, m.Unit, label(0), format.Text.Num(m.A.Median), m.A.N)
 		for j, r := range v.Comparisons {
 			mj := r.Metrics[i]
-			ci := fmt.Sprintf("[%s, %s]", mdCell(mj.Decision.CILowPct, mdPct), mdCell(mj.Decision.CIHighPct, mdPct))
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), mdCell(mj.B.Median, mdNum),
-				mdCell(mj.Decision.DeltaPct, mdPct), ci, mdP(mj.PAdjusted, r.Alpha), mj.B.N, mj.Verdict)
+			ci := fmt.Sprintf("[%s, %s]", format.Text.SignedPct(mj.Decision.CILowPct), format.Text.SignedPct(mj.Decision.CIHighPct))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Name, m.Unit, label(j+1), format.Text.Num(mj.B.Median),
+				format.Text.SignedPct(mj.Decision.DeltaPct), ci, format.Text.P(mj.PAdjusted, r.Alpha), mj.B.N, mj.Verdict)
 		}
 	}
 	return b.String()
-}
-
-// Layouts of mdCell: a measured value, and a signed percentage.
-const (
-	mdNum = "%.4g"
-	mdPct = "%+.2f%%"
-)
-
-// mdCell formats a Markdown table cell with layout (mdNum, mdPct), n/a
-// when undefined.
-func mdCell(f analysis.Float, layout string) string {
-	if !f.Defined() {
-		return "n/a"
-	}
-	return fmt.Sprintf(layout, float64(f))
-}
-
-// mdP formats an adjusted p-value cell (analysis.FormatP at alpha), n/a
-// when undefined.
-func mdP(f analysis.Float, alpha float64) string {
-	if !f.Defined() {
-		return "n/a"
-	}
-	return analysis.FormatP(float64(f), alpha, 3)
 }
 
 // markdownTable renders the comparison as a GitHub Markdown table, one
@@ -216,9 +193,9 @@ func markdownTable(r analysis.Report) string {
 	b.WriteString("|:---|:---|---:|---:|---:|:---:|---:|---:|:---|\n")
 	for _, m := range r.Metrics {
 		// Δ and its interval are the ones the verdict rests on (Decision).
-		ci := fmt.Sprintf("[%s, %s]", mdCell(m.Decision.CILowPct, mdPct), mdCell(m.Decision.CIHighPct, mdPct))
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, mdCell(m.A.Median, mdNum), mdCell(m.B.Median, mdNum),
-			mdCell(m.Decision.DeltaPct, mdPct), ci, mdP(m.PAdjusted, r.Alpha), m.A.N, m.B.N, m.Verdict)
+		ci := fmt.Sprintf("[%s, %s]", format.Text.SignedPct(m.Decision.CILowPct), format.Text.SignedPct(m.Decision.CIHighPct))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", m.Name, m.Unit, format.Text.Num(m.A.Median), format.Text.Num(m.B.Median),
+			format.Text.SignedPct(m.Decision.DeltaPct), ci, format.Text.P(m.PAdjusted, r.Alpha), m.A.N, m.B.N, m.Verdict)
 	}
 	return b.String()
 }

@@ -2,6 +2,9 @@
 // the workbench share: percentages, numbers, durations, clocks and
 // progress bars. Rendering of whole tables stays with its owner
 // (analysis.Table, the TUI panes); these are the pieces they agree on.
+// An undefined statistic prints as its Style says: "—" on screen (Screen,
+// the package functions), "n/a" in plain text (Text: Markdown tables, plot
+// titles), the one difference between them.
 package format
 
 import (
@@ -14,44 +17,74 @@ import (
 	"github.com/perflab/perflab/analysis"
 )
 
-// Undefined stands for a statistic that is undefined.
+// Undefined stands for a statistic that is undefined on screen.
 const Undefined = "—"
+
+// Style is how a rendering marks an undefined statistic; its methods
+// format numbers the same way in every style, and differ only in that
+// mark.
+type Style string
+
+const (
+	// Screen is the workbench's style: undefined prints Undefined ("—").
+	Screen Style = Undefined
+	// Text is the style of plain-text output outside analysis's tables
+	// (Markdown tables, plot titles): undefined prints "n/a", as
+	// analysis.Table does.
+	Text Style = "n/a"
+)
 
 // Rate formats a proportion (0.123) as a percentage with one decimal
 // ("12.3%"), Undefined when undefined.
-func Rate(f analysis.Float) string {
-	if !f.Defined() {
-		return Undefined
-	}
-	return strconv.FormatFloat(100*float64(f), 'f', 1, 64) + "%"
-}
+func Rate(f analysis.Float) string { return Screen.Rate(f) }
 
 // SignedPct formats a percentage with its sign and two decimals ("+1.23%",
 // "-0.40%"), Undefined when undefined.
-func SignedPct(f analysis.Float) string {
-	if !f.Defined() {
-		return Undefined
-	}
-	return fmt.Sprintf("%+.2f%%", float64(f))
-}
+func SignedPct(f analysis.Float) string { return Screen.SignedPct(f) }
 
 // P formats a p-value tested against alpha with three decimals (more when
 // rounding would carry it across alpha, analysis.FormatP), Undefined when
 // undefined.
-func P(f analysis.Float, alpha float64) string {
+func P(f analysis.Float, alpha float64) string { return Screen.P(f, alpha) }
+
+// Num formats a number with up to 4 significant digits, Undefined when
+// undefined.
+func Num(f analysis.Float) string { return Screen.Num(f) }
+
+// Rate is Rate in style s.
+func (s Style) Rate(f analysis.Float) string {
 	if !f.Defined() {
-		return Undefined
+		return string(s)
+	}
+	return strconv.FormatFloat(100*float64(f), 'f', 1, 64) + "%"
+}
+
+// SignedPct is SignedPct in style s.
+func (s Style) SignedPct(f analysis.Float) string {
+	if !f.Defined() {
+		return string(s)
+	}
+	return fmt.Sprintf("%+.2f%%", float64(f))
+}
+
+// P is P in style s.
+func (s Style) P(f analysis.Float, alpha float64) string {
+	if !f.Defined() {
+		return string(s)
 	}
 	return analysis.FormatP(float64(f), alpha, 3)
 }
 
-// Num formats a number with up to 4 significant digits, Undefined when
-// undefined.
-func Num(f analysis.Float) string {
+// Num is Num in style s.
+func (s Style) Num(f analysis.Float) string { return s.Digits(f, 4) }
+
+// Digits formats a number with up to n significant digits (%.ng: 0.4567
+// at 3 is "0.457"), the mark of style s when undefined.
+func (s Style) Digits(f analysis.Float, n int) string {
 	if !f.Defined() {
-		return Undefined
+		return string(s)
 	}
-	return strconv.FormatFloat(float64(f), 'g', 4, 64)
+	return strconv.FormatFloat(float64(f), 'g', n, 64)
 }
 
 // Elapsed formats a duration for progress lines: "4.2s" under a minute,

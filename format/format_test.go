@@ -1,6 +1,7 @@
 package format
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -54,6 +55,49 @@ func TestBarHugeTotals(t *testing.T) {
 		}
 		if b := Bar(f, 20, "#", "."); len(b) != 20 {
 			t.Errorf("Bar for %d/%d = %q", c.done, c.total, b)
+		}
+	}
+}
+
+// TestStyles: the Text style renders as the Screen style does, but for the
+// mark of an undefined value; Num and Digits are fmt's %.4g and %.ng, the
+// layouts the Markdown tables and plot titles used before they came here.
+func TestStyles(t *testing.T) {
+	nan, inf := analysis.Float(math.NaN()), analysis.Float(math.Inf(-1))
+	for _, tt := range []struct{ got, want string }{
+		{Text.Num(nan), "n/a"},
+		{Text.Num(inf), "n/a"},
+		{Text.SignedPct(nan), "n/a"},
+		{Text.P(nan, 0.05), "n/a"},
+		{Text.Rate(nan), "n/a"},
+		{Text.Digits(nan, 3), "n/a"},
+		{Screen.Digits(inf, 3), "—"},
+		{Text.Num(1234.5678), "1235"},
+		{Text.SignedPct(-0.4), "-0.40%"},
+		{Text.P(0.049996, 0.05), "0.049996"},
+		{Text.Digits(-0.45678, 3), "-0.457"},
+		{Text.Digits(1.5e-7, 3), "1.5e-07"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 123456789, 1e-300, -9.99951e5, 1e21, 5e-324, math.MaxFloat64}
+	for i := 0; i < 2000; i++ {
+		vals = append(vals, math.Float64frombits(uint64(i)*0x9e3779b97f4a7c15))
+	}
+	for _, x := range vals {
+		f := analysis.Float(x)
+		if !f.Defined() {
+			continue
+		}
+		for _, n := range []int{3, 4} {
+			if got, want := Text.Digits(f, n), fmt.Sprintf("%.*g", n, x); got != want {
+				t.Errorf("Digits(%v, %d) = %q, fmt %%.%dg gives %q", x, n, got, n, want)
+			}
+		}
+		if Text.Num(f) != Num(f) || Text.SignedPct(f) != SignedPct(f) || Text.P(f, 0.05) != P(f, 0.05) || Text.Rate(f) != Rate(f) {
+			t.Errorf("%v: Text and Screen differ on a defined value", x)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab/study"
 )
 
@@ -51,7 +52,7 @@ func Validation(v *study.Validation) *Figure {
 		}
 	}
 	if len(xys) > 0 {
-		t := newPlot(fmt.Sprintf("mean by trial number (A/A), Spearman ρ %s", fmtFloat(float64(v.TrialTrend.Rho))),
+		t := newPlot(fmt.Sprintf("mean by trial number (A/A), Spearman ρ %s", format.Text.Digits(v.TrialTrend.Rho, 3)),
 			"counted trial", "vs experiment mean (%)")
 		if l, s, err := plotter.NewLinePoints(xys); err == nil {
 			l.Color, s.GlyphStyle.Color = palette[0], palette[0]
@@ -70,11 +71,7 @@ func Validation(v *study.Validation) *Figure {
 func Order(o *study.Order) *Figure {
 	f := &Figure{}
 	for _, t := range o.Tests {
-		ps := "n/a"
-		if t.P.Defined() {
-			ps = analysis.FormatP(float64(t.P), o.AlphaBonferroni, 3)
-		}
-		title := fmt.Sprintf("%s: fixed vs random order, p %s", t.Name, ps)
+		title := fmt.Sprintf("%s: fixed vs random order, p %s", t.Name, format.Text.P(t.P, o.AlphaBonferroni))
 		if t.RedFlag {
 			title += " — RED FLAG"
 		}
@@ -90,13 +87,4 @@ func Order(o *study.Order) *Figure {
 		f.Plots = append(f.Plots, p)
 	}
 	return f
-}
-
-// fmtFloat prints x (a correlation, not a p-value: those go through
-// analysis.FormatP) with 3 significant digits, or n/a.
-func fmtFloat(x float64) string {
-	if !finite(x) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.3g", x)
 }
