@@ -41,7 +41,7 @@ func TestGroupSequentialAgainstSciPy(t *testing.T) {
 			}
 			compared++
 			got := -mathext.NormalQuantile(d.levels[k] / 2)
-			if math.Abs(got-want) > 1.5e-3*want {
+			if math.Abs(got-want) > 6e-4*want { // measured: 4.1e-4 at worst
 				t.Errorf("α %g, %d rounds, look %d: z %.5f, scipy %.5f", c.Alpha, c.MaxRounds, k, got, want)
 			}
 			// The t critical value has the look's nominal level.

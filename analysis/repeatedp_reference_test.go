@@ -10,10 +10,9 @@ import (
 // rejects at one of the looks) against testdata/repeatedp_reference.json,
 // the same definition computed on the independent SciPy recursion of
 // gen_groupseq_reference.py (gen_repeatedp_reference.py). repeatedP's
-// coarse grid (gsStepP) rounds each look's score to a cell centre, which
-// adds variance and makes p come out high (conservative): measured 0.7% to
-// 4.8% above SciPy, the most at p ≈ 2.4e-4. The test allows 6% above and
-// 0.5% below.
+// coarse grid (gsStepP) and its 0.2% bisection give p 0.07–0.7% above
+// SciPy (4.8% before the walker's Sheppard correction); the test allows
+// 1.5% above and 0.5% below.
 func TestRepeatedPAgainstSciPy(t *testing.T) {
 	var cases []struct {
 		MaxRounds int       `json:"max_rounds"`
@@ -29,7 +28,7 @@ func TestRepeatedPAgainstSciPy(t *testing.T) {
 		got := newGSDesign(0.05, c.MaxRounds).repeatedP(c.Obs)
 		err := (got - c.P) / c.P
 		worst = math.Max(worst, math.Abs(err))
-		if !(err <= 0.06 && err >= -0.005) {
+		if !(err <= 0.015 && err >= -0.005) {
 			t.Errorf("case %d (%d rounds): repeated p %.6g, scipy %.6g (%.2g relative)", i, c.MaxRounds, got, c.P, err)
 		}
 	}

@@ -42,12 +42,14 @@ func runSequential(rng *rand.Rand, effectPct float64, maxRounds int, opt Sequent
 // TestSequentialAAFalsePositives: with a look after every round up to 100
 // rounds, the A/A false-positive rate of the rule of stop auto (the
 // group-sequential design calibrated to max_trials) lies inside the 95%
-// binomial band around α over 2,000 experiments, on both sides: it spends
+// binomial band around α over 10,000 experiments (2,000 left it at the
+// mercy of one seed: the Sheppard-corrected walker gave 73, 2.9 standard
+// errors low, where 20,000 more experiments gave 5.1%), on both sides: it spends
 // the error it is allowed. The uncapped t-mixture stays below the band's
 // upper end (it is conservative under a cap); naive peeking at the paired
 // t-test's p is shown for contrast.
 func TestSequentialAAFalsePositives(t *testing.T) {
-	const experiments, maxRounds, alpha = 2000, 100, 0.05
+	const experiments, maxRounds, alpha = 10000, 100, 0.05
 	rng := rand.New(rand.NewPCG(2026, 11))
 	opt := SequentialOptions{Alpha: alpha, MaxRounds: maxRounds}
 	design := sequentialDesign(opt)
