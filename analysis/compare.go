@@ -305,15 +305,20 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 }
 
 // correctAndDecide corrects the primary p-values of every metric of the
-// reports as one family of tests (Holm or Bonferroni by opt.Correction)
-// and gives each metric its verdict.
-func correctAndDecide(reps []*Report, opt Options) {
+// reports as one family of tests (Holm or Bonferroni by opt.Correction),
+// gives each metric its verdict and returns the size of the family: the
+// number of tests corrected together (the comparable metrics with a
+// defined p), counted here only.
+func correctAndDecide(reps []*Report, opt Options) (family int) {
 	var ps []Float
 	for _, r := range reps {
 		for _, m := range r.Metrics {
 			p := primaryP(m, opt.Test)
 			if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
 				p = undefined() // not comparable: not part of the family of tests
+			}
+			if p.Defined() {
+				family++
 			}
 			ps = append(ps, p)
 		}
@@ -325,8 +330,8 @@ func correctAndDecide(reps []*Report, opt Options) {
 	for _, r := range reps {
 		flat = append(flat, r.Metrics...)
 	}
-	guardFloors(flat, ps, opt)
-	correctMDEs(flat, ps, opt)
+	guardFloors(flat, ps, family, opt)
+	correctMDEs(flat, family, opt)
 	k := 0
 	for _, r := range reps {
 		copy(r.Metrics, flat[k:k+len(r.Metrics)])
@@ -350,6 +355,7 @@ func correctAndDecide(reps []*Report, opt Options) {
 		warnPoolDisagreement(r.Metrics, opt.Alpha)
 		warnDrift(r.Metrics, opt.Alpha)
 	}
+	return family
 }
 
 // pFloor is the smallest p-value a metric's primary test can produce at
@@ -371,11 +377,11 @@ type pFloor struct {
 // later one must pass) and at least f_i (its last step) (Holm 1979, "A
 // simple sequentially rejective multiple test procedure", Scand. J.
 // Statist. 6: 65–70).
-func guardFloors(ms []MetricResult, ps []Float, opt Options) {
-	k, least := 0, 1.0
+// k is the size of the family (correctAndDecide).
+func guardFloors(ms []MetricResult, ps []Float, k int, opt Options) {
+	least := 1.0
 	for i, p := range ps {
 		if p.Defined() {
-			k++
 			least = math.Min(least, ms[i].floor.p)
 		}
 	}
@@ -737,15 +743,9 @@ func familyAlpha(alpha float64, k int, correction string) float64 {
 }
 
 // correctMDEs recomputes every tested metric's minimum detectable effect
-// at the level of the family (familyAlpha), once the number of tested
-// metrics is known (issue 16 item 9: it used the raw alpha).
-func correctMDEs(ms []MetricResult, ps []Float, opt Options) {
-	k := 0
-	for _, p := range ps {
-		if p.Defined() {
-			k++
-		}
-	}
+// at the level of the family of k tests (familyAlpha), once k is known
+// (issue 16 item 9: it used the raw alpha).
+func correctMDEs(ms []MetricResult, k int, opt Options) {
 	fa := familyAlpha(opt.Alpha, k, opt.Correction)
 	for i := range ms {
 		m := &ms[i]

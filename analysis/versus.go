@@ -78,16 +78,9 @@ func CompareVersus(metrics []MetricInput, opt Options) Versus {
 		r, uo := compareAll(pair, o)
 		reps, used = append(reps, &r), uo
 	}
-	correctAndDecide(reps, used)
+	v.Family = correctAndDecide(reps, used)
 	for _, r := range reps {
 		v.Comparisons = append(v.Comparisons, *r)
-		for _, m := range r.Metrics {
-			if (m.A.N >= 2 && m.B.N >= 2) || m.Paired != nil {
-				if primaryP(m, used.Test).Defined() {
-					v.Family++
-				}
-			}
-		}
 	}
 	v.Geomeans = geomeans(v)
 	for j := 0; j < k; j++ {

@@ -157,3 +157,41 @@ func TestVersusPairsPerInput(t *testing.T) {
 		t.Errorf("B vs A: %s, want regression", v.Comparisons[0].Metrics[0].Verdict)
 	}
 }
+
+// TestFamilyCountedOnce: the family's size is counted in correctAndDecide
+// only; Versus.Family, the floors' guard and the MDE's level all take it
+// from there. A metric with one value in an input is not comparable and
+// stays out of it, as does its comparison's p (the former recount in
+// CompareVersus is kept here as the reference).
+func TestFamilyCountedOnce(t *testing.T) {
+	ins := versusInputs()
+	short := MetricInput{Name: "short", Unit: "ms", Samples: [][]float64{{1, 2, 3}, {4}, {5, 6, 7}}}
+	ins = append(ins, short)
+	for _, corr := range []string{CorrectionHolm, CorrectionBonferroni, CorrectionNone} {
+		opt := DefaultOptions()
+		opt.Correction = corr
+		v := CompareVersus(ins, opt)
+		recount := 0
+		for _, r := range v.Comparisons {
+			for _, m := range r.Metrics {
+				if ((m.A.N >= 2 && m.B.N >= 2) || m.Paired != nil) && primaryP(m, opt.Test).Defined() {
+					recount++
+				}
+			}
+		}
+		if want := len(v.Comparisons)*len(versusInputs()) + 1; v.Family != recount || recount != want {
+			t.Errorf("%s: family %d, recounted %d, want %d (short is in C's comparison only)", corr, v.Family, recount, want)
+		}
+		fa := familyAlpha(opt.Alpha, v.Family, corr)
+		for _, r := range v.Comparisons {
+			for _, m := range r.Metrics {
+				if m.moments == nil {
+					continue
+				}
+				if got, want := float64(m.MDEPct), float64(mdeFrom(*m.moments, fa, PowerTarget, opt.Test)); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Errorf("%s %s: MDE %v, want %v at the family's level %v", corr, m.Name, got, want, fa)
+				}
+			}
+		}
+	}
+}
