@@ -21,6 +21,7 @@ func (d *Device) startProxyLocked(exp *lab.Experiment) (*proxy.Controller, error
 	if err != nil {
 		return nil, err
 	}
+	envs := make(map[string][]string, len(d.env))
 	for k, env := range d.env {
 		// The proxy's entries come last and win, as appended to the
 		// environment of a command they would.
@@ -29,9 +30,9 @@ func (d *Device) startProxyLocked(exp *lab.Experiment) (*proxy.Controller, error
 			c.Close()
 			return nil, fmt.Errorf("proxy environment: %w", err)
 		}
-		d.env[k] = env
+		envs[k] = env
 	}
-	d.proxy = c
+	d.env, d.proxy = envs, c
 	return c, nil
 }
 
