@@ -39,8 +39,9 @@ func (f *studyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.plot, "plot", "", "also draw the result to `FILE`.svg or .png")
 }
 
-// load parses the positional DEVICE and the experiment, and builds the
-// device opener.
+// load parses the positional DEVICE and the experiment, opens the --ssh
+// tunnels and builds the device opener. When it fails, nothing stays open;
+// otherwise the caller calls close.
 func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Experiment, study.Devices, error) {
 	if len(pos) > 1 {
 		return nil, study.Devices{}, fmt.Errorf("want one DEVICE, got %q (perflab %s --help)", strings.Join(pos, " "), name)
@@ -74,12 +75,14 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	opt.Realtime = f.realtime
 	ids, err := devices.Resolve(context.Background(), exp.DeviceList(), opt)
 	if err != nil {
+		f.access.close() // the caller closes only after a load that worked
 		return nil, study.Devices{}, err
 	}
 	if len(ids) > 1 || len(exp.Devices) > 0 {
 		exp.SetDevices(nil)
 		exp.Devices = ids
 		if err := exp.Validate(); err != nil {
+			f.access.close()
 			return nil, study.Devices{}, err
 		}
 	}
