@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""bench/cpuof.py: CPU time figures for bench/run_overhead.sh.
+"""bench/cpuof.py: CPU time figures for bench/run_overhead.sh and
+bench/report_vs_benchstat.sh.
 
   cpuof.py run OUT -- CMD [ARG...]
                                  runs CMD (stdin, stdout and stderr
@@ -37,7 +38,10 @@ def main(argv):
         total, n = 0.0, 0
         with open(argv[1]) as f:
             for lineno, line in enumerate(f, 1):
-                ev = json.loads(line)
+                try:
+                    ev = json.loads(line)
+                except ValueError as e:
+                    sys.exit(f"cpuof: {argv[1]}:{lineno}: {e}")
                 if ev.get("type") != "trial":
                     continue
                 n += 1
