@@ -11,13 +11,15 @@ import (
 // df degrees of freedom to 1e-12 relative up to 10⁵ df, ~4e-11 at 10⁶–10⁷
 // (reference: scipy.stats.t.ppf, checked in reference_test.go against
 // "t_ppf" of testdata/reference.json, and through studentTUpperQuantile in
-// tquantile_reference_test.go); past 10⁷ df it is not checked. gonum's distuv.StudentsT.Quantile and CDF
+// tquantile_reference_test.go); past 10⁷ df it is the Cornish–Fisher
+// expansion (cornishFisherT), checked to 1e-13 up to 10²⁰ df; df ≤ 0 gives
+// NaN. gonum's distuv.StudentsT.Quantile and CDF
 // are off by up to ~1e-8 relative because its incomplete beta function
 // converges loosely; it only gives the start of studentTUpperQuantile's
 // Newton steps on an accurate tail probability (studentTTail).
 func studentTQuantile(p, df float64) float64 {
 	switch {
-	case math.IsNaN(p) || math.IsNaN(df) || p < 0 || p > 1:
+	case math.IsNaN(p) || !(df > 0) || p < 0 || p > 1:
 		return math.NaN()
 	case p == 0:
 		return math.Inf(-1)
@@ -37,6 +39,12 @@ func studentTQuantile(p, df float64) float64 {
 // log q)/(−x·f(x)/S(x)) with y = log x, from gonum's quantile (or, in the
 // far tail, the normal one).
 func studentTUpperQuantile(q, df float64) float64 {
+	if !(df > 0) {
+		return math.NaN()
+	}
+	if df > largeDF {
+		return cornishFisherT(q, df)
+	}
 	var x float64
 	if q > 1e-6 {
 		x = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - q)
@@ -64,6 +72,26 @@ func studentTUpperQuantile(q, df float64) float64 {
 		}
 	}
 	return x
+}
+
+// largeDF is the df past which studentTUpperQuantile takes the
+// Cornish–Fisher expansion: the incomplete beta loses accuracy there
+// (10⁻⁸ relative at 10⁹ df, a wrong quantile by 10¹⁶), while the
+// expansion's first omitted term is below 10⁻¹⁴ even at q = 10⁻⁹⁹.
+const largeDF = 1e7
+
+// cornishFisherT is the upper q-quantile of Student's t with df degrees of
+// freedom by its Cornish–Fisher expansion about the normal quantile z,
+// t = z + g₁/ν + g₂/ν² + g₃/ν³ (Abramowitz & Stegun 26.7.5), for large ν.
+// Checked against scipy.stats.t.isf from 10⁸ to 10²⁰ df
+// (testdata/gen_tquantile_largedf.py).
+func cornishFisherT(q, df float64) float64 {
+	z := -mathext.NormalQuantile(q)
+	z2 := z * z
+	g1 := (z2 + 1) * z / 4
+	g2 := ((5*z2+16)*z2 + 3) * z / 96
+	g3 := (((3*z2+19)*z2+17)*z2 - 15) * z / 384
+	return z + (g1+(g2+g3/df)/df)/df
 }
 
 // tDensity returns Student's t density with df degrees of freedom.
