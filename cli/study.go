@@ -76,7 +76,7 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	ids, err := devices.Resolve(context.Background(), exp.DeviceList(), opt)
 	if err != nil {
 		f.access.close() // the caller closes only after a load that worked
-		return nil, study.Devices{}, err
+		return nil, study.Devices{}, accessError{err}
 	}
 	if len(ids) > 1 || len(exp.Devices) > 0 {
 		exp.SetDevices(nil)
@@ -89,15 +89,16 @@ func (f *studyFlags) load(name string, pos []string, stderr io.Writer) (*lab.Exp
 	return exp, studyPoolDevices(ids, opt, f.parallel), nil
 }
 
-// accessError is a failure to reach the --ssh hosts: an error of the
-// network or the host, not of the arguments.
+// accessError is a failure to reach the --ssh hosts or to find the
+// devices (devices.Resolve): exit status 1, as perflab run gives for it,
+// not the arguments' 2.
 type accessError struct{ error }
 
 func (e accessError) Unwrap() error { return e.error }
 
 // loadCode is the exit status of a failed studyFlags.load: exitError when
-// the --ssh hosts could not be reached (as in every command taking --ssh),
-// exitUsage for the arguments.
+// the --ssh hosts could not be reached or the devices not found (as in
+// every command taking --ssh or a device), exitUsage for the arguments.
 func loadCode(err error) int {
 	if errors.As(err, new(accessError)) {
 		return exitError

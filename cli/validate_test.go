@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/lab/adb/adbtest"
 )
 
 // studyCmd runs a perflab command line in process.
@@ -97,6 +100,10 @@ func TestValidateCommandWarnsOnBrokenSetup(t *testing.T) {
 }
 
 func TestStudyCommandErrors(t *testing.T) {
+	// An adb server nobody runs: a pool selector finds no phone there, a
+	// failure to reach the devices (exit 1, as run gives), not of the
+	// arguments.
+	noADB := fmt.Sprintf("127.0.0.1:%d", adbtest.FreePort(t))
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -110,6 +117,8 @@ func TestStudyCommandErrors(t *testing.T) {
 		{[]string{"validate", "a", "b", "--experiment", "examples/sim-order-clean.json"}, exitUsage, "want one DEVICE"},
 		{[]string{"order", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--runs", "1"}, exitUsage, "at least 2"},
 		{[]string{"order", "sim:pixel", "--experiment", "examples/sim-order-clean.json", "--alpha", "2"}, exitUsage, "--alpha"},
+		{[]string{"validate", "adb:model=X", "--experiment", "examples/sim-order-clean.json", "--adb", noADB}, exitError, `no online phone of model "X"`},
+		{[]string{"order", "adb:model=X", "--experiment", "examples/sim-order-clean.json", "--adb", noADB}, exitError, `no online phone of model "X"`},
 	} {
 		_, errOut, code := studyCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
