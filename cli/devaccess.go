@@ -22,14 +22,7 @@ func (a *adbFlag) String() string {
 	if a == nil {
 		return ""
 	}
-	s := ""
-	for i, v := range *a {
-		if i > 0 {
-			s += ","
-		}
-		s += v
-	}
-	return s
+	return strings.Join(*a, ",")
 }
 
 func (a *adbFlag) Set(v string) error {

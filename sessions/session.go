@@ -121,14 +121,7 @@ func CountTrials(events []lab.Event, arms ...string) Counts {
 		if events[i].Type != lab.EventTrial || t == nil {
 			continue
 		}
-		c.Total++
-		status.add(t.Status)
-		if t.Warmup {
-			c.Warmup++
-		}
-		if t.Counted() {
-			counted.add(t.Arm)
-		}
+		c.count(t, status.add, counted.add)
 	}
 	status.flush()
 	counted.flush()
@@ -181,12 +174,18 @@ func NewCounts(arms ...string) Counts {
 
 // Add counts one trial.
 func (c *Counts) Add(t *lab.Trial) {
+	c.count(t, func(s string) { c.ByStatus[s]++ }, func(a string) { c.Counted[a]++ })
+}
+
+// count holds the rules of counting a trial, for Add and CountTrials: its
+// status goes to status, and its arm, when the trial counts, to counted.
+func (c *Counts) count(t *lab.Trial, status, counted func(string)) {
 	c.Total++
-	c.ByStatus[t.Status]++
+	status(t.Status)
 	if t.Warmup {
 		c.Warmup++
 	}
 	if t.Counted() {
-		c.Counted[t.Arm]++
+		counted(t.Arm)
 	}
 }
