@@ -640,7 +640,7 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		if len(in.Strata) > 0 {
 			// The disagreement warning is given in Compare, Holm-adjusted
 			// across the pooled metrics (warnPoolDisagreement).
-			if pa, _, ok := AnalyzePool(in.Pairs, in.Strata, in.PairStrata, opt.Alpha, opt.Confidence, opt.Resamples,
+			if pa, ok := AnalyzePool(in.Pairs, in.Strata, in.PairStrata, opt.Alpha, opt.Confidence, opt.Resamples,
 				metricSeed(opt.Seed, in.Name, in.Unit)^0x706f6f6c); ok {
 				m.Pool = &pa
 			}

@@ -137,13 +137,13 @@ func absRanks(xs []float64) (ranks []float64, tie float64) {
 
 // AnalyzePool blocks pairs on their device: strata names the devices and
 // pairStrata gives each pair's index in strata. It needs pairs from at
-// least two devices; ok is false otherwise. Warnings say when a device
-// disagrees with the rest, judged on the raw heterogeneity p (a family of
-// one); Compare judges it instead on the p Holm-adjusted over the report's
-// pooled metrics (warnPoolDisagreement).
-func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confidence float64, resamples int, seed uint64) (pa PoolAnalysis, warn []string, ok bool) {
+// least two devices; ok is false otherwise. Whether a device disagrees
+// with the rest is judged by Compare, on the heterogeneity p Holm-adjusted
+// over the report's pooled metrics (warnPoolDisagreement), which sets
+// Disagrees and HeterogeneityPAdjusted.
+func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confidence float64, resamples int, seed uint64) (pa PoolAnalysis, ok bool) {
 	if len(pairStrata) != len(pairs) {
-		return pa, nil, false
+		return pa, false
 	}
 	by := make([][]Pair, len(strata))
 	for i, p := range pairs {
@@ -159,7 +159,7 @@ func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confide
 		}
 		d, okd := LogRatios(ps)
 		if !okd {
-			return pa, nil, false
+			return pa, false
 		}
 		pr, _ := AnalyzePaired(ps, 0, alpha, confidence, resamples, seed+uint64(s)*0x9e3779b97f4a7c15)
 		pa.Devices = append(pa.Devices, DevicePaired{Device: strata[s], Paired: pr})
@@ -167,16 +167,13 @@ func AnalyzePool(pairs []Pair, strata []string, pairStrata []int, alpha, confide
 		names = append(names, strata[s])
 	}
 	if len(diffs) < 2 {
-		return PoolAnalysis{}, nil, false
+		return PoolAnalysis{}, false
 	}
 	pa.Stratified = StratifiedWilcoxon(diffs)
 	pa.Heterogeneity, _ = KruskalWallisH(diffs...)
 	pa.HeterogeneityPAdjusted = pa.Heterogeneity.P
 	pa.diffs, pa.names = diffs, names
-	if msg := pa.disagreement(alpha, 1); msg != "" {
-		warn = append(warn, msg)
-	}
-	return pa, warn, true
+	return pa, true
 }
 
 // disagreement sets Disagrees from HeterogeneityPAdjusted and returns the
