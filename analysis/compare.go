@@ -317,12 +317,10 @@ func correctAndDecide(reps []*Report, opt Options) (family int) {
 			if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
 				p = undefined() // not comparable: not part of the family of tests
 			}
-			if p.Defined() {
-				family++
-			}
 			ps = append(ps, p)
 		}
 	}
+	family = familySize(ps)
 	adj := Adjust(ps, opt.Correction)
 	// The floors of what each test could reach are judged over the whole
 	// family too.

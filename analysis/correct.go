@@ -12,6 +12,18 @@ const (
 	CorrectionNone       = "none"
 )
 
+// familySize is the number of tests Adjust corrects ps over: the defined
+// p-values (an undefined one is no test).
+func familySize(ps []Float) int {
+	n := 0
+	for _, p := range ps {
+		if p.Defined() {
+			n++
+		}
+	}
+	return n
+}
+
 // Adjust returns the p-values adjusted for multiple comparisons by method
 // (holm, bonferroni or none). Undefined p-values stay undefined and do not
 // count toward the number of tests. It returns nil for an unknown method.

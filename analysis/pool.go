@@ -228,13 +228,7 @@ func warnPoolDisagreement(ms []MetricResult, alpha float64) {
 			ps = append(ps, ms[i].Pool.Heterogeneity.P)
 		}
 	}
-	adj := Adjust(ps, CorrectionHolm)
-	family := 0
-	for _, p := range ps {
-		if p.Defined() {
-			family++
-		}
-	}
+	adj, family := Adjust(ps, CorrectionHolm), familySize(ps)
 	for k, i := range idx {
 		m := &ms[i]
 		pa := *m.Pool // the pointer may be shared with the caller's copy
