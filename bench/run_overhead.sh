@@ -11,6 +11,12 @@
 # rounds too, so a change is measured before and after side by side.
 # Target: perflab ≤ 1.0 × hyperfine.
 #
+# The "where the time goes" lines split each harness's wall time: perflab's
+# from its session (each trial's command wall_ms, the trial's duration_s
+# and the t of its event; the rest of the run is start-up, setup and the
+# final sync), hyperfine's from its JSON export (its runs' times; the rest
+# is all it does outside them).
+#
 # Wall time on a shared host moves ±10% between minutes. The last line adds
 # what moves far less: each harness's own CPU time per trial, its total CPU
 # time (bench/cpuof.py) minus what the commands it ran took (perflab's
@@ -54,6 +60,7 @@ run() {
 	[ "$trials" -eq 1000 ] || { echo "run_overhead: $trials trials recorded, want 1000" >&2; exit 1; }
 	read -r wall cpu < "$work/t"
 	echo "$cpu - $(cpuof session "$work/s.jsonl")" | bc -l >> "$work/$(basename "$1").cpu"
+	cpuof phases "$work/s.jsonl" "$wall" >> "$work/$(basename "$1").phases"
 	echo "$wall"
 }
 # sum FILE: the sum of FILE's lines.
@@ -64,6 +71,7 @@ for r in $(seq "$rounds"); do
 	timed "$work/t" hyperfine -N --runs 1000 --style none --export-json "$work/hf.json" /bin/true >/dev/null 2>&1
 	read -r hf cpu < "$work/t"
 	echo "$cpu - $(cpuof hyperfine "$work/hf.json")" | bc -l >> "$work/hyperfine.cpu"
+	cpuof hfphases "$work/hf.json" "$hf" >> "$work/hyperfine.phases"
 	timed "$work/t" "$work/goexec" --runs 1000 --children-cpu /bin/true > "$work/gochildren"
 	read -r ge cpu < "$work/t"
 	echo "$cpu - $(cat "$work/gochildren")" | bc -l >> "$work/goexec.cpu"
@@ -89,3 +97,9 @@ if [ -n "${BASE:-}" ]; then
 	line+=$(printf ', base %.1f µs' "$(us perflab-base)")
 fi
 echo "$line"
+# col FILE N: the mean of column N of FILE.
+col() { awk -v c="$2" '{ s += $c } END { printf "%.1f", s / NR }' "$1"; }
+printf 'where the time goes (mean of the rounds): perflab per trial: command %s µs, the trial'"'"'s own work around it %s µs, between trials %s µs; outside its trials %s ms per run (start-up, setup, final sync, exit)\n' \
+	"$(col "$work/perflab.phases" 1)" "$(col "$work/perflab.phases" 2)" "$(col "$work/perflab.phases" 3)" "$(col "$work/perflab.phases" 4)"
+printf '  hyperfine per run %s µs; outside its runs %s ms per run (start-up, between runs, exit)\n' \
+	"$(col "$work/hyperfine.phases" 1)" "$(col "$work/hyperfine.phases" 2)"
