@@ -60,8 +60,8 @@ func LogRatios(pairs []Pair) (d []float64, ok bool) {
 type Paired struct {
 	N       int `json:"n"`       // pairs analysed
 	Dropped int `json:"dropped"` // rounds left out: broken by a failed trial
-	// Zeros counts pairs with B = A; the signed-rank test leaves them out
-	// (scipy's zero_method "wilcox").
+	// Zeros counts pairs with B = A (within 1e-12, signedRankAbsTol); the
+	// signed-rank test leaves them out (scipy's zero_method "wilcox").
 	Zeros     int   `json:"zeros"`
 	Statistic Float `json:"statistic"` // Wilcoxon T = min(R+, R−)
 	P         Float `json:"p"`         // two-sided
@@ -91,14 +91,47 @@ type Paired struct {
 // which the signed-rank p-value is exact (scipy.stats.wilcoxon's "auto").
 const maxExactWilcoxonN = 50
 
+// Ties and zeros of the signed-rank test are found with a tolerance, as
+// float noise breaks them: mirrored pairs give log(B/A) and log(A'/B') for
+// A'/B' = B/A, which round differently and can differ in the last bits (as
+// can the same ratio from other values, 36.9/12.3 and 3, or values
+// computed two ways, B one ulp from A); ranked exactly they are not
+// tied, and the statistic and its variance differ from SciPy's on the
+// tied values (issue 25: T 1966 vs scipy.stats.wilcoxon's 1970.5). Two
+// |d| ≤ |d'| tie when |d'| − |d| ≤ signedRankRelTol·|d'| +
+// signedRankAbsTol, in runs anchored at the smallest |d| of each group
+// (so a group never spans more than the tolerance); a difference with
+// |d| ≤ signedRankAbsTol is a zero. For log ratios the absolute term is
+// relative to the ratio's scale, 1: it is B/A agreeing with 1 within
+// 1e-12 (and two ratios agreeing within that, near 1). Float noise is a
+// few ulp: a few 1e-16 relative to the ratio, so absolute in d, plus a
+// few 1e-16 relative from the log. The tolerances are more than three
+// orders of magnitude above it at every |d| (the absolute one covers |d|
+// below ~1e-6, where 1e-15 of noise would reach the relative one), and
+// below any difference a measurement resolves: 1e-9 of a log ratio of 3%
+// is 3e-11 of the ratio, 1e-12 is 1 ns in 1,000 s. Distinct continuous log
+// ratios that close are rare (a chance of about n²·1e-9 among n of them
+// spread over a range of the order of their size), and merging two moves
+// the statistic by ½ rank. The results are SciPy's on the rounded
+// data (testdata/gen_signedrank_ties.py: each ratio folded to max(B/A,
+// A/B) and rounded to 12 significant digits).
+const (
+	signedRankRelTol = 1e-9
+	signedRankAbsTol = 1e-12
+)
+
 // WilcoxonSignedRank runs the two-sided Wilcoxon signed-rank test of d
-// against a symmetric distribution about 0, as scipy.stats.wilcoxon(d)
-// with its defaults zero_method="wilcox" (zero differences are dropped
-// before ranking) and correction=False (no continuity correction). The
-// p-value is exact from the null distribution of R+ when at most 50
-// differences remain and none are tied; otherwise it is the normal
-// approximation with the tie correction of the variance. It returns the
-// statistic min(R+, R−), p, whether p is exact and the number of zeros.
+// (log ratios) against a symmetric distribution about 0, as
+// scipy.stats.wilcoxon(d) with its defaults zero_method="wilcox" (zero
+// differences are dropped before ranking) and correction=False (no
+// continuity correction), on d whose ties and zeros are found with the
+// tolerance above (signedRankRelTol). The p-value is exact from the null
+// distribution of R+ when at most 50 differences remain and none are tied
+// or zero; otherwise it is the normal approximation with the tie
+// correction of the variance (scipy's method="approx"; its default
+// "auto" would take the exact distribution for ≤ 50 differences even
+// with ties). It returns the statistic min(R+, R−), p, whether p is exact
+// and the number of zeros.
 func WilcoxonSignedRank(d []float64) (t, p Float, exact bool, zeros int, warn []string) {
 	return signedRankSorted(sortedCopy(d))
 }
@@ -123,15 +156,16 @@ type signedRankResult struct {
 
 // signedRank is signedRankSorted's work. It ranks |d| without sorting
 // again: the negative values read backwards and the positive ones forwards
-// are two increasing runs of |d|, merged in one pass.
+// are two increasing runs of |d|, merged in one pass. Ties and zeros are
+// found with the tolerance signedRankRelTol documents.
 func signedRank(sorted []float64) (r signedRankResult) {
 	t, p := undefined(), undefined()
-	neg := 0 // sorted[:neg] < 0
-	for neg < len(sorted) && sorted[neg] < 0 {
+	neg := 0 // sorted[:neg] < −signedRankAbsTol
+	for neg < len(sorted) && sorted[neg] < -signedRankAbsTol {
 		neg++
 	}
-	pos := neg // sorted[pos:] > 0 (NaN sorts last and is skipped)
-	for pos < len(sorted) && sorted[pos] == 0 {
+	pos := neg // sorted[pos:] > signedRankAbsTol (NaN sorts last and is skipped)
+	for pos < len(sorted) && sorted[pos] <= signedRankAbsTol {
 		pos++
 	}
 	zeros := pos - neg
@@ -155,7 +189,7 @@ func signedRank(sorted []float64) (r signedRankResult) {
 	rplus, rminus, tieTerm := 0.0, 0.0, 0.0
 	ties := false
 	for i >= 0 || j < end {
-		// The smallest remaining |d| and how many of each sign share it.
+		// The smallest remaining |d| and how many of each sign tie with it.
 		v := math.Inf(1)
 		if i >= 0 {
 			v = -sorted[i]
@@ -164,11 +198,11 @@ func signedRank(sorted []float64) (r signedRankResult) {
 			v = sorted[j]
 		}
 		cn, cp := 0, 0
-		for i >= 0 && -sorted[i] == v {
+		for i >= 0 && tiesWith(-sorted[i], v) {
 			i--
 			cn++
 		}
-		for j < end && sorted[j] == v {
+		for j < end && tiesWith(sorted[j], v) {
 			j++
 			cp++
 		}
@@ -198,6 +232,12 @@ func signedRank(sorted []float64) (r signedRankResult) {
 	z := (float64(r.t) - fn*(fn+1)/4) / r.se
 	r.p = defined(normalTwoSided(z))
 	return r
+}
+
+// tiesWith reports whether |d| = w ties with v ≤ w, the smallest |d| of
+// its group (signedRankRelTol).
+func tiesWith(w, v float64) bool {
+	return w-v <= signedRankRelTol*w+signedRankAbsTol
 }
 
 // signedRankCounts returns the number of sign assignments of ranks 1..n

@@ -20,6 +20,8 @@ import numpy as np
 import scipy
 from scipy import stats
 
+from gen_signedrank_ties import rounded_log_ratios
+
 RESAMPLES = 100_000  # for the bootstrap reference; Go uses the same count
 CONF = 0.95
 ALPHA = 0.05
@@ -212,11 +214,12 @@ def mul(x, s):
     return None if x is None else x * s
 
 
-def signed_rank_ci(nz, exact, conf=CONF):
+def signed_rank_ci(nz, exact, tied, conf=CONF):
     """The interval that inverts the signed-rank test of the non-zero
     differences nz (Hollander & Wolfe, Nonparametric Statistical Methods,
     3rd ed., sec. 3.3; R's wilcox.test(conf.int=TRUE, correct=FALSE)): the
-    k-th smallest and k-th largest of all Walsh averages, enumerated. Exact:
+    k-th smallest and k-th largest of all Walsh averages, enumerated (tied:
+    the rounded |nz|, whose equal values are the ties). Exact:
     k = R's qsignrank(alpha/2, n) from the null distribution of R+ (by
     convolving the n sign choices), at least 1. Otherwise
     k = ceil(n(n+1)/4 - z_{1-alpha/2} * se) with scipy's tie-corrected
@@ -239,7 +242,7 @@ def signed_rank_ci(nz, exact, conf=CONF):
         cdf = np.cumsum(counts) / 2.0 ** n
         k = int(np.argmax(cdf >= alpha / 2))
     else:
-        _, tcounts = np.unique(np.abs(nz), return_counts=True)
+        _, tcounts = np.unique(tied, return_counts=True)
         se = math.sqrt((n * (n + 1) * (2 * n + 1) - np.sum(tcounts ** 3 - tcounts) / 2) / 24)
         k = math.ceil(n * (n + 1) / 4 - stats.norm.ppf(1 - alpha / 2) * se)
     k = min(max(k, 1), total)
@@ -252,21 +255,26 @@ def paired_case(name, a, b, note=""):
     most 50 non-zero differences remain, none tied and none zero, else the
     normal approximation; the median and the Hodges-Lehmann estimate (median
     of the Walsh averages of the non-zero differences, as R's wilcox.test)
-    and the signed-rank interval (signed_rank_ci), as % changes."""
+    and the signed-rank interval (signed_rank_ci), as % changes. The test
+    (and which differences are zero or tied) is on the log ratios rounded
+    as perflab's tolerance documents (gen_signedrank_ties.py,
+    rounded_log_ratios: mirrored and equal ratios tie exactly); the median
+    and the Walsh averages are of the float log ratios, as perflab's."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     d = np.log(b / a)
-    nz = d[d != 0]
-    ties = len(np.unique(np.abs(nz))) < len(nz)
+    dr = rounded_log_ratios(a, b)
+    nz, nzr = d[dr != 0], dr[dr != 0]
+    ties = len(np.unique(np.abs(nzr))) < len(nzr)
     exact = len(nz) <= 50 and not ties and len(nz) == len(d)
     out = {"name": name, "note": note, "a": list(map(float, a)), "b": list(map(float, b)),
-           "n": len(d), "zeros": int(np.sum(d == 0)), "exact": exact}
+           "n": len(d), "zeros": int(np.sum(dr == 0)), "exact": exact}
     pct = lambda x: num(math.expm1(x) * 100)
     if len(nz) == 0:
         out.update(statistic=None, p=None)
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            w = stats.wilcoxon(d, zero_method="wilcox", correction=False, method="exact" if exact else "approx")
+            w = stats.wilcoxon(dr, zero_method="wilcox", correction=False, method="exact" if exact else "approx")
         out.update(statistic=num(w.statistic), p=num(w.pvalue))
     ds = np.sort(nz)
     walsh = [(ds[i] + ds[j]) / 2 for i in range(len(ds)) for j in range(i, len(ds))]
@@ -275,7 +283,7 @@ def paired_case(name, a, b, note=""):
     df = len(d) - 1
     # The paired t test's MDE over sqrt(ARE): the signed-rank test's.
     out["mde_pct"] = pct((t_ppf(1 - ALPHA / 2, df) + t_ppf(0.8, df)) * sd / math.sqrt(len(d)) / math.sqrt(ARE)) if sd > 0 else None
-    lo, hi = signed_rank_ci(nz, exact)
+    lo, hi = signed_rank_ci(nz, exact, np.abs(nzr))
     out.update(ci_low=lo, ci_high=hi)
     return out
 
