@@ -82,6 +82,15 @@ type Options struct {
 	// that compares after every trial sets one and reuses the Options.
 	// Results do not depend on it.
 	Designs *SequentialDesigns
+	// Primary names the primary metric: tested at the full Alpha, the
+	// others corrected among themselves (family.go). A session's views set
+	// it (engine.Options: the plan's "primary" or first metric, the metric
+	// the stop rule watches); "" corrects every tested metric together.
+	Primary string
+	// FirstIsPrimary makes the first metric compared the primary when
+	// Primary is "" (a session that lists no metrics: the stop rule
+	// watches the first metric its trials report, the first input).
+	FirstIsPrimary bool
 	// Labels name the inputs (A, B, ...) in the report; optional.
 	Labels []string
 	// SkipUnpairedEstimates, for a caller that shows only Table (or
@@ -230,21 +239,28 @@ type MetricResult struct {
 	// KruskalWallisAll tests all inputs of this metric together.
 	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
 
-	floor   pFloor      // the primary test's smallest attainable p, for the guard
-	moments *welchParts // for the MDE at the corrected level
+	floor pFloor // the primary test's smallest attainable p, for the guard
+	// untested says why the metric cannot be tested although its test
+	// may give a p-value (the same constant in both arms, every pair
+	// B = A): it is then no member of the family (family.go).
+	untested string
+	moments  *welchParts // for the MDE at the corrected level
 }
 
 // Report is the comparison of all metrics. Its JSON form is the contract
 // of `perflab compare --json` and of session reports.
 type Report struct {
-	Alpha        float64        `json:"alpha"`
-	Confidence   float64        `json:"confidence"`
-	Correction   string         `json:"correction"`
-	PrimaryTest  string         `json:"primary_test"`
-	Seed         uint64         `json:"seed"` // bootstrap seed, to reproduce the intervals
-	ThresholdPct float64        `json:"threshold_pct"`
-	Inputs       []string       `json:"inputs,omitempty"`
-	Metrics      []MetricResult `json:"metrics"`
+	Alpha        float64  `json:"alpha"`
+	Confidence   float64  `json:"confidence"`
+	Correction   string   `json:"correction"`
+	PrimaryTest  string   `json:"primary_test"`
+	Seed         uint64   `json:"seed"` // bootstrap seed, to reproduce the intervals
+	ThresholdPct float64  `json:"threshold_pct"`
+	Inputs       []string `json:"inputs,omitempty"`
+	// Primary is the primary metric, tested at the full alpha (family.go),
+	// when Options.Primary named a tested metric.
+	Primary string         `json:"primary,omitempty"`
+	Metrics []MetricResult `json:"metrics"`
 	// KruskalWallisAll tests all inputs together. With several metrics it
 	// is undefined here and given per metric instead.
 	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
@@ -276,11 +292,15 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 		d := DefaultOptions()
 		d.Seed, d.Labels, d.Designs = opt.Seed, opt.Labels, opt.Designs
 		d.SkipUnpairedEstimates = opt.SkipUnpairedEstimates
+		d.Primary, d.FirstIsPrimary = opt.Primary, opt.FirstIsPrimary
 		if opt.ThresholdPct >= 0 && opt.ThresholdPct < 1e6 {
 			d.ThresholdPct = opt.ThresholdPct
 		}
 		rwarn = append(rwarn, fmt.Sprintf("invalid options replaced by defaults: %v", err))
 		opt = d
+	}
+	if opt.Primary == "" && opt.FirstIsPrimary && len(metrics) > 0 {
+		opt.Primary = metrics[0].Name
 	}
 	r := Report{Alpha: opt.Alpha, Confidence: opt.Confidence, Correction: opt.Correction,
 		PrimaryTest: opt.Test, Seed: opt.Seed, ThresholdPct: opt.ThresholdPct, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
@@ -305,35 +325,41 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 }
 
 // correctAndDecide corrects the primary p-values of every metric of the
-// reports as one family of tests (Holm or Bonferroni by opt.Correction),
-// gives each metric its verdict and returns the size of the family: the
-// number of tests corrected together (the comparable metrics with a
-// defined p), counted here only.
-func correctAndDecide(reps []*Report, opt Options) (family int) {
+// reports by the family rule (family.go: the testable metrics; a primary
+// at full α, the others corrected among themselves by opt.Correction),
+// gives each metric its verdict and returns the number of members of the
+// family, counted here only.
+func correctAndDecide(reps []*Report, opt Options) (members int) {
 	var ps []Float
+	flat := make([]MetricResult, 0, len(reps))
 	for _, r := range reps {
 		for _, m := range r.Metrics {
-			p := primaryP(m, opt.Test)
-			if (m.A.N < 2 || m.B.N < 2) && m.Paired == nil {
-				p = undefined() // not comparable: not part of the family of tests
-			}
-			ps = append(ps, p)
+			ps = append(ps, primaryP(m, opt.Test))
 		}
-	}
-	family = familySize(ps)
-	adj := Adjust(ps, opt.Correction)
-	// The floors of what each test could reach are judged over the whole
-	// family too.
-	flat := make([]MetricResult, 0, len(ps))
-	for _, r := range reps {
 		flat = append(flat, r.Metrics...)
 	}
-	guardFloors(flat, ps, family, opt)
-	correctMDEs(flat, family, opt)
+	fam := familyOf(flat, ps, opt.Primary)
+	for i := range flat {
+		m := &flat[i]
+		if why := untestedReason(*m, ps[i]); why != "" {
+			ps[i] = undefined() // not a member: no test, no share of alpha
+			if m.untested != "" {
+				untested(m) // its own warning says why
+			}
+		}
+	}
+	adj := fam.adjust(ps, opt.Correction)
+	// The floors of what each test could reach are judged within its
+	// family too.
+	guardFloors(flat, ps, fam, opt)
+	correctMDEs(flat, fam, opt)
 	k := 0
 	for _, r := range reps {
 		copy(r.Metrics, flat[k:k+len(r.Metrics)])
 		k += len(r.Metrics)
+		if fam.size[famPrimary] > 0 {
+			r.Primary = opt.Primary
+		}
 	}
 	k = 0
 	for _, r := range reps {
@@ -353,7 +379,16 @@ func correctAndDecide(reps []*Report, opt Options) (family int) {
 		warnPoolDisagreement(r.Metrics, opt.Alpha)
 		warnDrift(r.Metrics, opt.Alpha)
 	}
-	return family
+	return fam.members()
+}
+
+// untested makes m, which cannot be tested, inconclusive with no interval:
+// an interval would claim a confidence that no test backs.
+func untested(m *MetricResult) {
+	m.Verdict = VerdictInconclusive
+	d := &m.Decision
+	d.CILowPct, d.CIHighPct, d.MoreTrials = undefined(), undefined(), undefined()
+	d.Significant, d.BelowThreshold = false, false
 }
 
 // pFloor is the smallest p-value a metric's primary test can produce at
@@ -375,27 +410,28 @@ type pFloor struct {
 // later one must pass) and at least f_i (its last step) (Holm 1979, "A
 // simple sequentially rejective multiple test procedure", Scand. J.
 // Statist. 6: 65–70).
-// k is the size of the family (correctAndDecide).
-func guardFloors(ms []MetricResult, ps []Float, k int, opt Options) {
-	least := 1.0
+// Each metric is judged within its own family (fam).
+func guardFloors(ms []MetricResult, ps []Float, fam family, opt Options) {
+	least := [2]float64{1, 1}
 	for i, p := range ps {
-		if p.Defined() {
-			least = math.Min(least, ms[i].floor.p)
+		if g := fam.group[i]; p.Defined() && g != famNone {
+			least[g] = math.Min(least[g], ms[i].floor.p)
 		}
 	}
 	for i := range ms {
 		m := &ms[i]
 		f := m.floor
-		if m.Verdict != "" || !ps[i].Defined() || f.p <= 0 {
+		if m.Verdict != "" || !ps[i].Defined() || f.p <= 0 || fam.group[i] == famNone {
 			continue
 		}
+		k := fam.k(i)
 		best := f.p
 		switch {
 		case k < 2 || opt.Correction == CorrectionNone:
 		case opt.Correction == CorrectionBonferroni:
 			best = math.Min(1, f.p*float64(k))
 		case opt.Correction == CorrectionHolm:
-			best = math.Min(1, math.Max(f.p, least*float64(k)))
+			best = math.Min(1, math.Max(f.p, least[fam.group[i]]*float64(k)))
 		}
 		if best < opt.Alpha {
 			continue
@@ -652,6 +688,11 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 			}
 		}
 	}
+	if sameConst {
+		m.untested = "the same constant in both arms"
+	} else if pr := m.Paired; pr != nil && pr.N > 0 && pr.Zeros == pr.N {
+		m.untested = "every pair has B = A"
+	}
 	m.Decision = decisionBasis(m, opt)
 	if m.Decision.Method == MethodSequential {
 		m.Warnings = w.list
@@ -741,12 +782,12 @@ func familyAlpha(alpha float64, k int, correction string) float64 {
 }
 
 // correctMDEs recomputes every tested metric's minimum detectable effect
-// at the level of the family of k tests (familyAlpha), once k is known
-// (issue 16 item 9: it used the raw alpha).
-func correctMDEs(ms []MetricResult, k int, opt Options) {
-	fa := familyAlpha(opt.Alpha, k, opt.Correction)
+// at the level of its family (familyAlpha of the family's size k), once k
+// is known (issue 16 item 9: it used the raw alpha).
+func correctMDEs(ms []MetricResult, fam family, opt Options) {
 	for i := range ms {
 		m := &ms[i]
+		fa := familyAlpha(opt.Alpha, max(1, fam.k(i)), opt.Correction)
 		if m.moments != nil {
 			m.MDEPct = mdeFrom(*m.moments, fa, PowerTarget, opt.Test)
 		}

@@ -42,6 +42,9 @@ func Table(r Report) string {
 	rows := [][]string{head}
 	for _, m := range r.Metrics {
 		p := primaryP(m, r.PrimaryTest)
+		if !m.PAdjusted.Defined() {
+			p = undefined() // no member of the family (family.go): no test
+		}
 		d := m.Decision
 		delta := fmtPct(d.DeltaPct)
 		if m.Verdict == VerdictNoChange {
@@ -50,7 +53,7 @@ func Table(r Report) string {
 		ci := "n/a"
 		if d.CILowPct.Defined() && d.CIHighPct.Defined() {
 			ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
-		} else if m.Paired == nil && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
+		} else if m.Paired == nil && m.untested == "" && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
 			ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
 		}
 		unit := m.Unit
@@ -146,12 +149,8 @@ func tableHeading(r Report) string {
 	for i, in := range r.Inputs {
 		parts = append(parts, fmt.Sprintf("%s: %s", inputLetter(i), in))
 	}
-	tested := 0
 	paired := 0
 	for _, m := range r.Metrics {
-		if m.PAdjusted.Defined() {
-			tested++
-		}
 		if m.Paired != nil {
 			paired++
 		}
@@ -169,11 +168,7 @@ func tableHeading(r Report) string {
 	default:
 		method = fmt.Sprintf("Mann–Whitney U test; Δ and CI: median B vs A (bootstrap, %d resamples)", resamplesOf(r))
 	}
-	method += fmt.Sprintf("\n%s correction across %d tested metric", r.Correction, tested)
-	if tested != 1 {
-		method += "s"
-	}
-	method += fmt.Sprintf(", alpha %g, ", r.Alpha)
+	method += "\n" + FamilyText(r) + ", "
 	if r.ThresholdPct > 0 {
 		method += fmt.Sprintf("threshold ±%g%%", r.ThresholdPct)
 	} else {

@@ -158,28 +158,51 @@ func moreTrials(lo, hi, est, thr float64, n int) Float {
 	return defined(math.Max(1, math.Ceil(need-float64(n))))
 }
 
-// decideSequential takes the verdict of the sequential analysis: its
-// decision when decided (and its p stays at most alpha after correction
-// across metrics), else inconclusive.
+// decideSequential takes the verdict of the sequential analysis
+// (SequentialVerdict at the metric's corrected p), else inconclusive.
 func decideSequential(m *MetricResult, opt Options) string {
 	s, d := m.Sequential, &m.Decision
 	d.Significant = s.CILowPct.Defined() && (s.CILowPct > 0 || s.CIHighPct < 0)
 	if d.Significant && s.DeltaPct.Defined() && math.Abs(float64(s.DeltaPct)) < opt.ThresholdPct {
 		d.BelowThreshold = true
 	}
-	switch s.Decision {
-	case VerdictRegression, VerdictImprovement:
-		// ≤: the sequential p is at most α exactly when its interval
-		// excludes 0 (a run stopped right at the boundary has p = α).
-		if m.PAdjusted.Defined() && float64(m.PAdjusted) <= opt.Alpha {
-			return s.Decision
-		}
-		m.Warnings = append(m.Warnings, "the sequential p is above alpha after correction across metrics")
-	case VerdictNoChange:
-		return s.Decision
+	v, held := SequentialVerdict(*s, m.PAdjusted, opt.Alpha)
+	if v != VerdictInconclusive {
+		return v
+	}
+	if held != "" {
+		m.Warnings = append(m.Warnings, held)
 	}
 	if d.CILowPct.Defined() && d.DeltaPct.Defined() {
 		d.MoreTrials = moreTrials(float64(d.CILowPct), float64(d.CIHighPct), float64(d.DeltaPct), opt.ThresholdPct, d.N)
 	}
 	return VerdictInconclusive
+}
+
+// SequentialVerdict is the one decision of a sequential analysis s whose
+// p-value, corrected within its family (family.go), is pAdjusted: the
+// stop rule of "stop": "auto" stops a run exactly when it is not
+// inconclusive for the primary metric (a family of one at the full α, so
+// pAdjusted is s.P), and the report, the panels and bisect give each
+// metric this verdict.
+//
+//   - regression / improvement: the sequential interval excludes 0 with
+//     the estimate at least the threshold (s.Decision), and the corrected
+//     p is at most α (≤: the sequential p is at most α exactly when its
+//     interval excludes 0, and a run stopped right at the boundary has
+//     p = α);
+//   - no change: the sequential interval lies within ±threshold;
+//   - inconclusive: anything else; held says what held back a change
+//     that the interval alone would have called.
+func SequentialVerdict(s Sequential, pAdjusted Float, alpha float64) (verdict, held string) {
+	switch s.Decision {
+	case VerdictRegression, VerdictImprovement:
+		if pAdjusted.Defined() && float64(pAdjusted) <= alpha {
+			return s.Decision, ""
+		}
+		return VerdictInconclusive, "the sequential p is above alpha after correction across the secondary metrics"
+	case VerdictNoChange:
+		return s.Decision, ""
+	}
+	return VerdictInconclusive, ""
 }

@@ -9,12 +9,16 @@ import (
 
 // autoStop is the sequential stopping rule of "stop": "auto": after every
 // round with one counted trial per arm it adds the round's log ratio of
-// the first metric to the sequential paired analysis
+// the primary metric (Experiment.PrimaryMetric, else the first metric of
+// the first counted trial) to the sequential paired analysis
 // (analysis.SequentialTest, the group-sequential design calibrated to the
-// trial cap) and stops the run once that decides. A nil
-// autoStop (stop "fixed") never stops the run early.
+// trial cap) and stops the run once the verdict the report will print for
+// that metric (analysis.SequentialVerdict: the primary is a family of one
+// at the full alpha) is decided. A nil autoStop (stop "fixed") never stops
+// the run early.
 type autoStop struct {
-	metric   string // the first metric of the plan, or of the first counted trial
+	metric   string // the primary metric of the plan, or the first of the first counted trial
+	verdict  string // the decided verdict, once done
 	test     *analysis.SequentialTest
 	opt      analysis.SequentialOptions
 	round    int
@@ -31,9 +35,7 @@ func newAutoStop(exp *Experiment) *autoStop {
 	}
 	a := &autoStop{cap: exp.TrialCap(), round: -1,
 		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap()}}
-	if len(exp.Metrics) > 0 {
-		a.metric = exp.Metrics[0]
-	}
+	a.metric = exp.PrimaryMetric()
 	return a
 }
 
@@ -79,8 +81,15 @@ func (a *autoStop) add(t *Trial) {
 func (a *autoStop) flush() {
 	if len(a.vals[0]) == 1 && len(a.vals[1]) == 1 && a.vals[0][0] > 0 && a.vals[1][0] > 0 {
 		a.test.Add(math.Log(a.vals[1][0] / a.vals[0][0]))
-		a.done = a.test.Decided()
 		a.complete++
+		// Decided is the cheap look (no p-value); the verdict is then
+		// the report's own, from the result with its p.
+		a.done = false
+		if a.test.Decided() {
+			r := a.test.Result()
+			a.verdict, _ = analysis.SequentialVerdict(r, r.P, a.opt.Alpha)
+			a.done = a.verdict != analysis.VerdictInconclusive
+		}
 	}
 	a.vals = [2][]float64{}
 }
@@ -96,7 +105,7 @@ func (a *autoStop) why(reason string) string {
 	}
 	switch {
 	case a.decided():
-		return fmt.Sprintf("decided after %d rounds: %s %s (%s)", a.complete, a.metric, r.Decision, r.Reason)
+		return fmt.Sprintf("decided after %d rounds: %s %s (%s)", a.complete, a.metric, a.verdict, r.Reason)
 	case reason == "completed":
 		return fmt.Sprintf("max_trials (%d per arm) reached without a decision on %s: inconclusive (%s)", a.cap, a.metric, r.Reason)
 	}

@@ -11,27 +11,45 @@ type Experiment struct {
 	// Builds are keyed by arm: "control" and "treatment" for an A/B; with
 	// three or more builds "A" (the base), "B", "C", ... An experiment file
 	// may also give a list of builds, the base first (ParseExperiment).
-	Builds     map[string]Build `json:"builds"`
-	Trials     int              `json:"trials"` // counted trials per arm
-	Warmup     int              `json:"warmup"` // warm-up rounds, recorded but not analysed
-	Order      string           `json:"order"`  // fixed | alternate | random
-	Seed       int64            `json:"seed"`
-	Controls   Controls         `json:"controls"`
-	Metrics    []string         `json:"metrics,omitempty"`
-	Alpha      float64          `json:"alpha,omitempty"`
-	Confidence float64          `json:"confidence,omitempty"`
+	Builds   map[string]Build `json:"builds"`
+	Trials   int              `json:"trials"` // counted trials per arm
+	Warmup   int              `json:"warmup"` // warm-up rounds, recorded but not analysed
+	Order    string           `json:"order"`  // fixed | alternate | random
+	Seed     int64            `json:"seed"`
+	Controls Controls         `json:"controls"`
+	Metrics  []string         `json:"metrics,omitempty"`
+	// Primary names the primary metric: the one "stop": "auto" watches,
+	// tested at the full alpha while the others are corrected among
+	// themselves (analysis/family.go). Default: the first of Metrics, else
+	// the first metric the trials report.
+	Primary    string  `json:"primary,omitempty"`
+	Alpha      float64 `json:"alpha,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
 	// Threshold is the practical threshold in % of the control's median:
 	// a change whose whole CI lies within ±Threshold is "no change"
 	// (analysis.Options.ThresholdPct). 0: any significant change counts.
 	Threshold float64 `json:"threshold,omitempty"`
 	// Stop is "fixed" (default: run Trials per arm) or "auto": stop as soon
-	// as the sequential paired analysis of the first metric (calibrated to
-	// MaxTrials) decides, or
-	// at MaxTrials per arm.
+	// as the verdict of the primary metric (PrimaryMetric), from the
+	// sequential paired analysis calibrated to MaxTrials, is decided, or at
+	// MaxTrials per arm.
 	Stop         string        `json:"stop,omitempty"`
 	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
 	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
 	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+}
+
+// PrimaryMetric is the primary metric the plan names: Primary, else the
+// first of Metrics; "" when neither says (the first metric the trials
+// report is then primary).
+func (e *Experiment) PrimaryMetric() string {
+	switch {
+	case e.Primary != "":
+		return e.Primary
+	case len(e.Metrics) > 0:
+		return e.Metrics[0]
+	}
+	return ""
 }
 
 // DeviceList returns the devices (or pool selectors) the experiment names:

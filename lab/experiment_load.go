@@ -259,6 +259,12 @@ func (e *Experiment) Validate() error {
 		}
 		seen[m] = true
 	}
+	if e.Primary != "" && len(e.Metrics) > 0 && !seen[e.Primary] {
+		return fmt.Errorf("primary: %q is not one of metrics %q", e.Primary, e.Metrics)
+	}
+	if e.Primary != "" && (strings.TrimSpace(e.Primary) == "" || strings.ContainsAny(e.Primary, " \t=")) {
+		return fmt.Errorf("primary: %q is not a metric name", e.Primary)
+	}
 	return e.Controls.Validate()
 }
 

@@ -167,6 +167,10 @@ func Options(plan *lab.Experiment) analysis.Options {
 		o.Confidence = plan.Confidence
 	}
 	o.ThresholdPct = plan.Threshold
+	// The family rule of every verdict (analysis/family.go): the plan's
+	// primary metric, the one the stop rule watches, else the first
+	// metric recorded.
+	o.Primary, o.FirstIsPrimary = plan.PrimaryMetric(), true
 	o.Sequential = plan.Stop == lab.StopAuto
 	if o.Sequential {
 		o.SequentialMaxRounds = plan.TrialCap()

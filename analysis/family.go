@@ -1,0 +1,144 @@
+package analysis
+
+import "fmt"
+
+// The family of hypotheses: one rule behind every verdict perflab prints
+// (the stop rule, compare, report, replay, the live panels, validate,
+// order, bisect, pools), decided here and nowhere else.
+//
+//   - A metric is a member of the family only when it can be tested: each
+//     arm has at least 2 values (or the metric has pairs), its primary
+//     test's p-value is defined, and it is not the same constant in both
+//     arms (nor every pair B = A). A metric that cannot be tested is
+//     inconclusive, says why, and takes no share of α.
+//   - With a primary metric (Options.Primary: a session's "primary", else
+//     the first metric it lists or records), the primary's test is a family
+//     of its own, at the full α: it is the hypothesis the stop rule of
+//     "stop": "auto" watches, and the question the experiment was run to
+//     answer. The other members are corrected among themselves (Holm's
+//     step-down by default, Options.Correction), so each secondary metric
+//     is still protected against the number of metrics looked at.
+//   - Without a primary (compare of samples), every member is corrected
+//     together.
+//
+// Why a primary at full α rather than α/k for the stop rule: a
+// group-sequential design must fix its α before the first look (its
+// boundaries are spent from it round by round), and k, the number of
+// testable metrics, is known only from the data (a metric that turns out
+// constant leaves the family). Naming one primary hypothesis in advance is
+// the confirmatory-trial convention (ICH E9, "Statistical principles for
+// clinical trials", 1998, §2.2.2 and §5.6: one primary variable, the
+// multiplicity of secondary ones handled separately); it keeps what stops
+// a run exactly what the report prints for it.
+type family struct {
+	group []int  // per metric: famNone, famPrimary or famSecondary
+	size  [2]int // members of the primary and the secondary family
+}
+
+const (
+	famNone      = -1
+	famPrimary   = 0
+	famSecondary = 1
+)
+
+// untestedReason says why a metric cannot be a member of the family, or ""
+// when it can; ps[i] is its primary p-value.
+func untestedReason(m MetricResult, p Float) string {
+	switch {
+	case m.untested != "":
+		return m.untested
+	case (m.A.N < 2 || m.B.N < 2) && m.Paired == nil:
+		return "fewer than 2 values in an arm"
+	case !p.Defined():
+		return "its test is undefined"
+	}
+	return ""
+}
+
+// familyOf sorts the metrics (with their primary p-values ps) into the
+// family: the testable ones named primary into the primary family, the
+// other testable ones into the secondary family.
+func familyOf(ms []MetricResult, ps []Float, primary string) family {
+	f := family{group: make([]int, len(ms))}
+	for i, m := range ms {
+		g := famNone
+		switch {
+		case untestedReason(m, ps[i]) != "":
+		case primary != "" && m.Name == primary:
+			g = famPrimary
+		default:
+			g = famSecondary
+		}
+		f.group[i] = g
+		if g != famNone {
+			f.size[g]++
+		}
+	}
+	return f
+}
+
+// adjust corrects ps within each family (the primary's at full α when it
+// has one member, else by the correction among its members).
+func (f family) adjust(ps []Float, correction string) []Float {
+	out := make([]Float, len(ps))
+	for i := range out {
+		out[i] = undefined()
+	}
+	for g := famPrimary; g <= famSecondary; g++ {
+		sub := make([]Float, len(ps))
+		for i := range sub {
+			sub[i] = undefined()
+			if f.group[i] == g {
+				sub[i] = ps[i]
+			}
+		}
+		for i, p := range Adjust(sub, correction) {
+			if f.group[i] == g {
+				out[i] = p
+			}
+		}
+	}
+	return out
+}
+
+// k is the size of metric i's family (0 for a non-member).
+func (f family) k(i int) int {
+	if f.group[i] == famNone {
+		return 0
+	}
+	return f.size[f.group[i]]
+}
+
+// members counts the tests of both families.
+func (f family) members() int { return f.size[famPrimary] + f.size[famSecondary] }
+
+// FamilyText says, for a table's heading, how the family was corrected:
+// "primary startup_ms at alpha 0.05; holm correction across 2 other tested
+// metrics, alpha 0.05", or without a primary "holm correction across 3
+// tested metrics, alpha 0.05".
+func FamilyText(r Report) string {
+	primary, others := 0, 0
+	for _, m := range r.Metrics {
+		switch {
+		case !m.PAdjusted.Defined():
+		case r.Primary != "" && m.Name == r.Primary:
+			primary++
+		default:
+			others++
+		}
+	}
+	plural := func(n int) string {
+		if n == 1 {
+			return ""
+		}
+		return "s"
+	}
+	if primary == 0 {
+		return fmt.Sprintf("%s correction across %d tested metric%s, alpha %g", r.Correction, others, plural(others), r.Alpha)
+	}
+	s := fmt.Sprintf("primary %s at alpha %g", r.Primary, r.Alpha)
+	if others > 0 {
+		s += fmt.Sprintf("; %s correction across %d other tested metric%s", r.Correction, others, plural(others))
+	}
+	return s
+}
