@@ -294,15 +294,26 @@ func spearmanRanks(ranks []float64) (Correlation, []string) {
 	if sxx == 0 {
 		return c, []string{"trend undefined: all values are equal"}
 	}
-	rho := sxy / math.Sqrt(sxx*syy)
+	// ρ in the order of operations of numpy.corrcoef, which
+	// scipy.stats.spearmanr(values, positions) applies to the ranks: the
+	// sums scaled by 1/(n−1) (numpy.cov), the cross term divided by the
+	// positions' standard deviation, then by the values'. The sums are
+	// exact (multiples of ¼ below 2⁵³), so ρ is scipy's to the bit; that
+	// matters at |ρ| = 1, where t = ρ·√(df/((1+ρ)(1−ρ))) is infinite and
+	// p = 0 when ρ computes to ±1 exactly, but corrcoef gives 1 − 2⁻⁵³ at
+	// some n (5, 10, 24, 100, ...) and then t ≈ 10⁸ and a tiny p (1.4e-24
+	// at n = 5; it underflows to 0 past n ≈ 40). Computed as sxy/√(sxx·syy),
+	// ρ was exactly ±1 at every n and p 0 (testdata/gen_spearman_edge.py).
+	f := 1 / float64(n-1)
+	rho := sxy * f / math.Sqrt(syy*f) / math.Sqrt(sxx*f)
 	rho = math.Max(-1, math.Min(1, rho))
 	c.Rho = defined(rho)
 	df := float64(n - 2)
 	if math.Abs(rho) == 1 {
-		c.P = 0
+		c.P = 0 // t = ±∞ (scipy: stdtr(df, −∞) = 0)
 		return c, nil
 	}
-	t := rho * math.Sqrt(df/((1+rho)*(1-rho)))
+	t := rho * math.Sqrt(df/((rho+1)*(1-rho)))
 	c.P = defined(studentTTwoSided(t, df))
 	return c, nil
 }
