@@ -35,14 +35,18 @@ measurements per build and more of them when a comparison is undecided.
 
 1. The ends are compared first. Unless the bad end is a regression against
    the good end (the verdict rules of perflab run, with the threshold
-   below), there is nothing to find: exit 3.
+   below), there is nothing to find: exit 3, with the outcome in the
+   verdict words: "ends do not differ" only when their interval lies
+   within ±threshold, "the bad end is better" for an improvement, and
+   "undecided" (with what held it back) when they stay inconclusive after
+   every attempt.
 2. Binary search: each candidate is compared with the lower end of the
    range still in doubt, on the same device with the same controls and
    order. Every comparison stops automatically (the sequential rule of
    "stop": "auto") once it decides: regression, no change (the interval
    within ±threshold) or improvement; one still undecided at --max-trials
    per arm runs again with twice the trials, up to --attempts sessions,
-   and is then called unknown (the other half is asked instead).
+   and is then called inconclusive (the other half is asked instead).
 3. The first bad build is compared with its predecessor: that is the step,
    with its Δ% and confidence interval (one that proves to be no change
    was a false alarm: the search resumes to its right). Then the step is compared with the
@@ -87,8 +91,12 @@ median with its 95% CI, the running comparison's live Δ% CI and p-value
 panels, the builds left and an ETA; x aborts (y/N) keeping what is done,
 q quits once it is over; the result table follows on stdout.
 
-Exit status: 0 a first bad build was found, 3 the ends do not differ,
-1 error or cancelled (the file keeps what was done), 2 usage.
+Exit status: 0 a first bad build was found; 3 nothing to bisect: the ends
+do not differ (their interval lies within ±threshold), the bad end is
+better, or the ends' comparison stayed undecided after every attempt (the
+outcome line says what held it back: raise --max-trials or --attempts, or
+the threshold); 1 error or cancelled (the file keeps what was done); 2
+usage.
 
 Examples:
   perflab bisect examples/sim-bisect.json
@@ -119,7 +127,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var threshold float64
 	fs.Var(percentFlag{&threshold}, "threshold", "practical threshold, e.g. 0.5%: a comparison within ±threshold is \"no change\" (default: the file's, else 0.5%)")
 	maxTrials := fs.Int("max-trials", bisect.DefaultMaxTrials, "counted trials per arm at most in a comparison's first session")
-	attempts := fs.Int("attempts", bisect.DefaultAttempts, "sessions an undecided comparison gets (each with twice the trials) before it is called unknown")
+	attempts := fs.Int("attempts", bisect.DefaultAttempts, "sessions an undecided comparison gets (each with twice the trials) before it is called inconclusive")
 	metric := fs.String("metric", "", "the metric that decides (default: the file's first metric, else the first one measured); e.g. work for a command printing PERFLAB_METRIC work=N")
 	maxSteps := fs.Int("max-steps", bisect.DefaultMaxSteps, "steps to look for at most")
 	var g gitFlags
@@ -230,9 +238,9 @@ func bisectProgress(w io.Writer, cands []bisect.Candidate, ev bisect.Event) {
 	switch ev.Kind {
 	case bisect.KindDone:
 		c := ev.Comparison
-		fmt.Fprintf(w, "  %s: %d %s → %d %s: %s, Δ %s [%s, %s], %d trials; in doubt: %d builds; %d trials so far\n",
+		fmt.Fprintf(w, "  %s: %d %s → %d %s: %s, Δ %s [%s, %s], %d trials; in doubt: %d %s; %d trials so far\n",
 			c.Purpose, c.A, cands[c.A].Name, c.B, cands[c.B].Name, c.Verdict, format.SignedPct(c.DeltaPct),
-			format.SignedPct(c.CILowPct), format.SignedPct(c.CIHighPct), c.Trials, ev.Left, ev.TrialsTotal)
+			format.SignedPct(c.CILowPct), format.SignedPct(c.CIHighPct), c.Trials, ev.Left, format.Plural(ev.Left, "build", "builds"), ev.TrialsTotal)
 	case bisect.KindStart:
 		if ev.Attempt > 0 {
 			fmt.Fprintf(w, "  %d → %d undecided: attempt %d with more trials\n", ev.Comparison.A, ev.Comparison.B, ev.Attempt+1)
@@ -248,8 +256,8 @@ func printBisect(stdout, stderr io.Writer, rec *bisect.Record, asJSON bool) int 
 	code := exitOK
 	switch rec.Outcome {
 	case bisect.OutcomeCulprit:
-	case bisect.OutcomeNoDiff:
-		code = exitRegression
+	case bisect.OutcomeNoDiff, bisect.OutcomeImproved, bisect.OutcomeUndecided:
+		code = exitRegression // nothing to bisect (documented: exit 3)
 	default:
 		code = exitError
 	}
@@ -274,6 +282,9 @@ func printBisect(stdout, stderr io.Writer, rec *bisect.Record, asJSON bool) int 
 		return c.Name
 	}
 	fmt.Fprintf(stdout, "bisect of %d builds on %s, metric %s, threshold %g%%: %s\n", len(rec.Candidates), rec.Device, rec.Metric, rec.Threshold, rec.Outcome)
+	if rec.Held != "" {
+		fmt.Fprintf(stdout, "held back: %s\n", rec.Held)
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  compared\tpurpose\tverdict\tΔ%\tCI\ttrials\tsession")
 	for _, c := range rec.Comparisons {

@@ -145,3 +145,11 @@ func Fraction(done, total int) float64 {
 	}
 	return min(1, float64(done)/float64(total))
 }
+
+// Plural returns one when n is 1, else many: "1 build", "3 builds".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

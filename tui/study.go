@@ -544,9 +544,4 @@ func constSeries(v float64, n int) []float64 {
 	return out
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+func plural(n int, one, many string) string { return format.Plural(n, one, many) }

@@ -5,7 +5,7 @@
 // searches, comparing each candidate with the lower end of the range still
 // in doubt on the same device, controls and order. A comparison that ends
 // undecided is run again with twice the trials, up to Attempts, before it is
-// called unknown. Once a first bad build is found, its step is measured
+// called inconclusive. Once a first bad build is found, its step is measured
 // against its neighbour (the size of the step with its CI), and the rest of
 // the range is checked for further steps.
 //
@@ -55,7 +55,7 @@ type Config struct {
 	// attempt (default DefaultMaxTrials); attempt k gets 2^k times as many.
 	MaxTrials int
 	// Attempts is how many sessions an undecided comparison gets before it
-	// is called unknown (default DefaultAttempts).
+	// is called inconclusive (default DefaultAttempts).
 	Attempts int
 	// MaxSteps bounds the steps looked for (default DefaultMaxSteps).
 	MaxSteps int
@@ -76,11 +76,13 @@ const (
 	DefaultMaxSteps  = 3
 )
 
-// Verdicts of a comparison: the analysis verdicts, and unknown for one
-// still inconclusive after every attempt.
-const (
-	VerdictUnknown = "unknown"
-)
+// VerdictUnknown is the verdict of a comparison still inconclusive after
+// every attempt: the analysis' own word, so that one outcome has one word
+// everywhere (records written before issue 25 say "unknown", read alike).
+const VerdictUnknown = analysis.VerdictInconclusive
+
+// undecided reports whether a comparison's verdict decides nothing.
+func undecided(v string) bool { return v == VerdictUnknown || v == "unknown" }
 
 // Purposes of comparisons.
 const (
@@ -97,7 +99,7 @@ type Comparison struct {
 	B       int    `json:"b"`
 	Purpose string `json:"purpose"`
 	// Verdict is the last attempt's verdict on the decisive metric, or
-	// unknown when it was still inconclusive.
+	// inconclusive when it still was after every attempt.
 	Verdict   string         `json:"verdict"`
 	Trials    int            `json:"trials"` // every trial run, all attempts
 	DeltaPct  analysis.Float `json:"delta_pct"`
@@ -109,6 +111,8 @@ type Comparison struct {
 	MedianA analysis.Float `json:"median_a"`
 	MedianB analysis.Float `json:"median_b"`
 	Unit    string         `json:"unit"`
+	// Held says, for a comparison left inconclusive, what held it back.
+	Held string `json:"held,omitempty"`
 }
 
 // Step is a regression found between a build and its predecessor.
@@ -122,12 +126,20 @@ type Step struct {
 	CIHighPct analysis.Float `json:"ci_high_pct"`
 }
 
-// Outcomes of a bisect.
+// Outcomes of a bisect. Each says what the ends' comparison showed, in
+// the verdict words, so that the outcome never contradicts its numbers.
 const (
-	OutcomeCulprit   = "culprit"            // a first bad build was found
-	OutcomeNoDiff    = "ends do not differ" // the ends' comparison is no regression
-	OutcomeCancelled = "cancelled"          // stopped early; what was done is kept
-	OutcomeFailed    = "failed"             // a session failed
+	OutcomeCulprit = "culprit" // a first bad build was found
+	// OutcomeNoDiff: the ends are shown equal within the threshold (their
+	// verdict is no change, an equivalence result).
+	OutcomeNoDiff = "ends do not differ"
+	// OutcomeImproved: the bad end is significantly faster (improvement).
+	OutcomeImproved = "the bad end is better"
+	// OutcomeUndecided: the ends' comparison was still inconclusive after
+	// every attempt; Record.Held says what held it back.
+	OutcomeUndecided = "undecided"
+	OutcomeCancelled = "cancelled" // stopped early; what was done is kept
+	OutcomeFailed    = "failed"    // a session failed
 )
 
 // Format names a bisect record file.
@@ -136,17 +148,20 @@ const Format = "perflab-bisect"
 // Record is a bisect: its builds, every comparison with its session files,
 // and the result. It is what the bisect file holds.
 type Record struct {
-	Format      string         `json:"format"`
-	Version     int            `json:"version"`
-	Tool        string         `json:"tool,omitempty"`
-	Device      string         `json:"device"`
-	Metric      string         `json:"metric"`
-	Threshold   float64        `json:"threshold_pct"`
-	MaxTrials   int            `json:"max_trials"`
-	Attempts    int            `json:"attempts"`
-	Candidates  []Candidate    `json:"candidates"`
-	Comparisons []Comparison   `json:"comparisons"`
-	Outcome     string         `json:"outcome"`
+	Format      string       `json:"format"`
+	Version     int          `json:"version"`
+	Tool        string       `json:"tool,omitempty"`
+	Device      string       `json:"device"`
+	Metric      string       `json:"metric"`
+	Threshold   float64      `json:"threshold_pct"`
+	MaxTrials   int          `json:"max_trials"`
+	Attempts    int          `json:"attempts"`
+	Candidates  []Candidate  `json:"candidates"`
+	Comparisons []Comparison `json:"comparisons"`
+	Outcome     string       `json:"outcome"`
+	// Held says, for an undecided outcome, what held the ends' comparison
+	// back (its estimate, interval and MDE, and why they do not decide).
+	Held        string         `json:"held,omitempty"`
 	Error       string         `json:"error,omitempty"`
 	FirstBad    *Step          `json:"first_bad"`
 	OtherSteps  []Step         `json:"other_steps"`
@@ -271,12 +286,25 @@ func (c *Config) fill() error {
 func (b *bisector) run(ctx context.Context) error {
 	n := len(b.cfg.Candidates)
 	b.lo, b.hi = 0, n-1
-	ends, err := b.compare(ctx, 0, n-1, PurposeEnds)
+	ends, err := b.compare(ctx, 0, n-1, PurposeEnds, func(v string) (int, int) {
+		if v == analysis.VerdictRegression {
+			return 0, n - 1
+		}
+		return 0, 0 // nothing left to look for
+	})
 	if err != nil {
 		return err
 	}
-	if ends.Verdict != analysis.VerdictRegression {
+	switch ends.Verdict {
+	case analysis.VerdictRegression:
+	case analysis.VerdictNoChange:
 		b.rec.Outcome = OutcomeNoDiff
+		return nil
+	case analysis.VerdictImprovement:
+		b.rec.Outcome = OutcomeImproved
+		return nil
+	default:
+		b.rec.Outcome, b.rec.Held = OutcomeUndecided, ends.Held
 		return nil
 	}
 	lo := 0
@@ -294,7 +322,13 @@ func (b *bisector) run(ctx context.Context) error {
 		if step.Index == n-1 || len(b.rec.OtherSteps)+1 >= b.cfg.MaxSteps {
 			break
 		}
-		rest, err := b.compare(ctx, step.Index, n-1, PurposeRest)
+		from := step.Index
+		rest, err := b.compare(ctx, from, n-1, PurposeRest, func(v string) (int, int) {
+			if v == analysis.VerdictRegression {
+				return from, n - 1
+			}
+			return 0, 0
+		})
 		if err != nil {
 			return err
 		}
@@ -321,14 +355,27 @@ func (b *bisector) findFirst(ctx context.Context, lo, hi int) (Step, error) {
 		for hi-lo > 1 {
 			b.lo, b.hi = lo, hi
 			mid := lo + (hi-lo)/2
-			c, err := b.compare(ctx, lo, mid, PurposeSearch)
+			c, err := b.compare(ctx, lo, mid, PurposeSearch, func(v string) (int, int) {
+				switch {
+				case v == analysis.VerdictRegression:
+					return lo, mid
+				case undecided(v):
+					return lo, hi
+				}
+				return mid, hi
+			})
 			if err != nil {
 				return Step{}, err
 			}
 			left := c.Verdict == analysis.VerdictRegression
-			if c.Verdict == VerdictUnknown || c.Verdict == analysis.VerdictInconclusive {
+			if undecided(c.Verdict) {
 				// Undecided on the left half: ask the right half.
-				r, err := b.compare(ctx, mid, hi, PurposeSearch)
+				r, err := b.compare(ctx, mid, hi, PurposeSearch, func(v string) (int, int) {
+					if v == analysis.VerdictRegression {
+						return mid, hi
+					}
+					return lo, mid
+				})
 				if err != nil {
 					return Step{}, err
 				}
@@ -342,7 +389,7 @@ func (b *bisector) findFirst(ctx context.Context, lo, hi int) (Step, error) {
 			}
 		}
 		b.lo, b.hi = lo, hi
-		c, err := b.compare(ctx, lo, hi, PurposeStep)
+		c, err := b.compare(ctx, lo, hi, PurposeStep, func(string) (int, int) { return lo, hi })
 		if err != nil {
 			return Step{}, err
 		}
@@ -362,8 +409,11 @@ func (b *bisector) findFirst(ctx context.Context, lo, hi int) (Step, error) {
 // to be none.
 const maxRecoveries = 2
 
-// compare runs (or recalls) the comparison of builds a and b.
-func (b *bisector) compare(ctx context.Context, a, bi int, purpose string) (*Comparison, error) {
+// compare runs (or recalls) the comparison of builds a and b. after gives
+// the range still in doubt once it has its verdict, for the event that
+// reports it: the count of builds in doubt is then the one after this
+// comparison, not before it.
+func (b *bisector) compare(ctx context.Context, a, bi int, purpose string, after func(verdict string) (lo, hi int)) (*Comparison, error) {
 	if c, ok := b.cache[[2]int{a, bi}]; ok {
 		return c, nil
 	}
@@ -403,20 +453,38 @@ func (b *bisector) compare(ctx context.Context, a, bi int, purpose string) (*Com
 		if m != nil {
 			c.DeltaPct, c.CILowPct, c.CIHighPct = m.Decision.DeltaPct, m.Decision.CILowPct, m.Decision.CIHighPct
 			c.MedianA, c.MedianB, c.Unit = m.A.Median, m.B.Median, m.Unit
+			c.Held = heldBack(*m, b.cfg.Threshold, exp.MaxTrials)
 		}
 		if verdict != analysis.VerdictInconclusive {
-			c.Verdict = verdict
+			c.Verdict, c.Held = verdict, ""
 			break
 		}
 		cap *= 2
 	}
 	b.cache[[2]int{a, bi}] = c
 	out := *c
+	b.lo, b.hi = after(out.Verdict)
 	b.emit(Event{Kind: KindDone, Comparison: &out, Lo: b.lo, Hi: b.hi, Left: max(0, b.hi-b.lo-1), TrialsTotal: b.rec.TrialsTotal})
 	// The slice may grow: hand out a stable copy through the cache.
 	cp := out
 	b.cache[[2]int{a, bi}] = &cp
 	return &cp, nil
+}
+
+// heldBack says what kept an inconclusive comparison of the decisive
+// metric m from a verdict at its last cap (trials per arm): the note of
+// its decision (estimate, interval, MDE) and the warnings that bear on it.
+func heldBack(m analysis.MetricResult, threshold float64, cap int) string {
+	parts := []string{fmt.Sprintf("still inconclusive at %d trials per arm", cap)}
+	if n := analysis.DecisionNote(m, threshold); n != "" {
+		parts = append(parts, strings.TrimPrefix(n, "inconclusive: "))
+	}
+	for _, w := range m.Warnings {
+		if strings.Contains(w, "alpha") || strings.Contains(w, "significant") || strings.Contains(w, "interval") {
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // build returns candidate i's build, resolving it once.

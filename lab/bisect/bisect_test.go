@@ -175,3 +175,71 @@ func TestResolveError(t *testing.T) {
 		t.Errorf("err %v, outcome %q", err, rec.Outcome)
 	}
 }
+
+// TestOutcomeWordsMatchNumbers checks that the outcome says what the ends'
+// comparison showed (issue 25): "ends do not differ" only with their
+// interval within ±threshold, "the bad end is better" for an improvement,
+// "undecided" with what held it back when they stay inconclusive; and that
+// each decided comparison reports the builds still in doubt after it (the
+// count the next comparison starts from), ending at 0.
+func TestOutcomeWordsMatchNumbers(t *testing.T) {
+	tests := []struct {
+		name      string
+		steps     map[int]float64
+		maxTrials int
+		attempts  int
+		outcome   string
+	}{
+		{"flat", nil, 0, 0, OutcomeNoDiff},
+		{"faster", map[int]float64{5: -4}, 0, 0, OutcomeImproved},
+		{"too few trials", map[int]float64{5: 1}, 4, 1, OutcomeUndecided},
+		{"step", map[int]float64{5: 3}, 0, 0, OutcomeCulprit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Candidates: SimRange("feed", 8, tt.steps), Template: SimTemplate(17), Dir: t.TempDir(),
+				MaxTrials: tt.maxTrials, Attempts: tt.attempts}
+			var starts, dones []int
+			rec, err := Run(context.Background(), SimLab(), cfg, func(ev Event) {
+				switch {
+				case ev.Kind == KindStart && ev.Attempt == 0:
+					starts = append(starts, ev.Left)
+				case ev.Kind == KindDone:
+					dones = append(dones, ev.Left)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Outcome != tt.outcome {
+				t.Fatalf("outcome %q, want %q (ends %+v)", rec.Outcome, tt.outcome, rec.Comparisons[0])
+			}
+			ends := rec.Comparisons[0]
+			lo, hi := float64(ends.CILowPct), float64(ends.CIHighPct)
+			switch rec.Outcome {
+			case OutcomeNoDiff:
+				if !(lo > -rec.Threshold && hi < rec.Threshold) {
+					t.Errorf("ends do not differ, but their interval [%.2f%%, %.2f%%] is not within ±%g%%", lo, hi, rec.Threshold)
+				}
+			case OutcomeImproved:
+				if !(hi < 0) {
+					t.Errorf("the bad end is better, but its interval is [%.2f%%, %.2f%%]", lo, hi)
+				}
+			case OutcomeUndecided:
+				if ends.Verdict != VerdictUnknown || !strings.Contains(rec.Held, "inconclusive at 4 trials per arm") {
+					t.Errorf("undecided: ends %s, held %q", ends.Verdict, rec.Held)
+				}
+			}
+			// Each comparison's count of builds in doubt is the one the
+			// next starts from; the last is 0.
+			for i := 0; i+1 < len(starts) && i < len(dones); i++ {
+				if dones[i] != starts[i+1] {
+					t.Errorf("comparison %d ends with %d builds in doubt, the next starts with %d", i, dones[i], starts[i+1])
+				}
+			}
+			if len(dones) == 0 || dones[len(dones)-1] != 0 {
+				t.Errorf("builds in doubt after each comparison %v: want the last 0", dones)
+			}
+		})
+	}
+}
