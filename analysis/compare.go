@@ -236,8 +236,9 @@ type MetricResult struct {
 	Warnings         []string `json:"warnings"`
 	// Others summarises inputs after the second (C, D, ...), when given.
 	Others []Summary `json:"others,omitempty"`
-	// KruskalWallisAll tests all inputs of this metric together.
-	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
+	// KruskalWallisAll tests all inputs of this metric together; present
+	// only with three or more inputs (with two, KruskalWallis is that test).
+	KruskalWallisAll *KruskalWallis `json:"kruskal_wallis_all,omitempty"`
 
 	floor pFloor // the primary test's smallest attainable p, for the guard
 	// untested says why the metric cannot be tested although its test
@@ -261,10 +262,11 @@ type Report struct {
 	// when Options.Primary named a tested metric.
 	Primary string         `json:"primary,omitempty"`
 	Metrics []MetricResult `json:"metrics"`
-	// KruskalWallisAll tests all inputs together. With several metrics it
-	// is undefined here and given per metric instead.
-	KruskalWallisAll KruskalWallis `json:"kruskal_wallis_all"`
-	Warnings         []string      `json:"warnings,omitempty"`
+	// KruskalWallisAll tests all inputs together, present only with three
+	// or more inputs and a single metric (with several metrics it is given
+	// per metric instead).
+	KruskalWallisAll *KruskalWallis `json:"kruskal_wallis_all,omitempty"`
+	Warnings         []string       `json:"warnings,omitempty"`
 }
 
 // Compare compares every metric between A and B (and tests all inputs
@@ -304,7 +306,7 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 	}
 	r := Report{Alpha: opt.Alpha, Confidence: opt.Confidence, Correction: opt.Correction,
 		PrimaryTest: opt.Test, Seed: opt.Seed, ThresholdPct: opt.ThresholdPct, Inputs: opt.Labels, Metrics: make([]MetricResult, len(metrics)),
-		KruskalWallisAll: KruskalWallis{H: undefined(), P: undefined()}, Warnings: rwarn}
+		Warnings: rwarn}
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -631,11 +633,11 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 		m.KruskalWallis, ws = kruskalWallisSorted(nil)
 		quiet("", ws)
 	}
-	if len(in.Samples) <= 2 {
-		m.KruskalWallisAll = m.KruskalWallis // the same two samples
-	} else {
-		m.KruskalWallisAll, ws = kruskalWallisSorted(all)
+	if len(in.Samples) > 2 {
+		var kw KruskalWallis
+		kw, ws = kruskalWallisSorted(all)
 		quiet("", ws)
+		m.KruskalWallisAll = &kw
 	}
 	switch {
 	case skip && len(a) >= 2 && len(b) >= 2 && opt.Resamples >= 2:

@@ -71,7 +71,13 @@ func Table(r Report) string {
 		}
 		row = append(row, m.Verdict)
 		if multi {
-			row = append(row, fmtP(m.KruskalWallisAll.P, r.Alpha))
+			// For a metric given for A and B only, the test of all its
+			// inputs is KruskalWallis.
+			kw := m.KruskalWallis
+			if m.KruskalWallisAll != nil {
+				kw = *m.KruskalWallisAll
+			}
+			row = append(row, fmtP(kw.P, r.Alpha))
 		}
 		rows = append(rows, row)
 	}

@@ -51,8 +51,10 @@ equivalence result, never with threshold 0); anything else, including a
 significant change below the threshold and samples too small for the test
 ever to reach --alpha after the correction across metrics, is inconclusive, with the estimate, interval, MDE
 and about how many more trials per arm would decide.
-In --json, kruskal_wallis_all is given per metric, and at the top level
-when there is a single metric.
+In --json, kruskal_wallis is each metric's Kruskal–Wallis test of A
+against B (with three or more inputs, of A against that comparison's
+input); kruskal_wallis_all, all inputs tested together, is given only with
+three or more inputs, at the top level, per metric.
 
 Flags:
 `
