@@ -142,3 +142,29 @@ func FamilyText(r Report) string {
 	}
 	return s
 }
+
+// TestedP is the p-value a row shows for m: its primary test's (the
+// sequential one when that decides), the same p that its adjusted p
+// corrects; undefined for a metric that is no member of the family (no
+// test was counted for it). Table, the workbench and replay all show it,
+// so that p and p adj in a row belong to one test and p adj ≥ p.
+func TestedP(m MetricResult, test string) Float {
+	if !m.PAdjusted.Defined() {
+		return undefined()
+	}
+	return primaryP(m, test)
+}
+
+// FamilyShort is FamilyText for a panel title: "primary startup_ms",
+// "primary startup_ms, holm for the rest" or "holm correction".
+func FamilyShort(r Report) string {
+	if r.Primary == "" {
+		return r.Correction + " correction"
+	}
+	for _, m := range r.Metrics {
+		if m.Name != r.Primary && m.PAdjusted.Defined() {
+			return fmt.Sprintf("primary %s, %s for the rest", r.Primary, r.Correction)
+		}
+	}
+	return "primary " + r.Primary
+}

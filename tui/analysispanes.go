@@ -167,10 +167,9 @@ func (p seqPane) View() string {
 			continue
 		}
 		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.seq.low), fmtPctShort(m.seq.high))
-		dec := m.seq.decision
-		if dec == analysis.DecisionContinue {
-			dec = "undecided"
-		}
+		// The verdict words of every other panel: what this sequential
+		// analysis alone would say at α (no correction: a peek).
+		dec, _ := analysis.SequentialVerdict(analysis.Sequential{Decision: m.seq.decision}, analysis.Float(m.seq.p), pd.alpha)
 		rows = append(rows, truncate(pad(m.name, 14)+" "+pad(fmtPctShort(m.seq.delta), 8)+" "+pad(rng, 19)+" "+
 			fmt.Sprintf("p %-7s %s", fmtP(m.seq.p, pd.alpha), dec), w))
 	}
@@ -207,7 +206,7 @@ func (p pPane) View() string {
 			test = fmt.Sprintf("sequential (any look ≤ %d rounds)", pd.seqCap)
 		}
 	}
-	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s correction · primary %s", pd.alpha, pd.correction, test), w))}
+	lines := []string{st.PanelTitle.Render(truncate(fmt.Sprintf("p-values · α=%g · %s · %s", pd.alpha, pd.correction, test), w))}
 	if len(pd.metrics) == 0 {
 		return lines[0]
 	}

@@ -47,7 +47,7 @@ func analyze(ms []analysis.MetricInput, opt analysis.Options) panelData {
 		}
 	}
 	pd := panelData{
-		alpha: r.Alpha, confidence: r.Confidence, correction: r.Correction, test: r.PrimaryTest,
+		alpha: r.Alpha, confidence: r.Confidence, correction: analysis.FamilyShort(r), test: r.PrimaryTest,
 		resamples: opt.Resamples, n: n, builds: builds,
 	}
 	// A pool's per-device analysis (B against A) of the first metric,
@@ -56,16 +56,13 @@ func analyze(ms []analysis.MetricInput, opt analysis.Options) panelData {
 		pd.pool, pd.poolMetric = r.Metrics[0].Pool, r.Metrics[0].Name
 	}
 	for _, m := range results {
-		p := float64(m.MannWhitney.P)
-		if r.PrimaryTest == analysis.TestWelch {
-			p = float64(m.Welch.P)
-		}
+		// The p that p adj corrects (as perflab report's table shows it).
+		p := float64(analysis.TestedP(m, r.PrimaryTest))
 		if m.Paired != nil {
-			p = float64(m.Paired.P)
 			pd.paired = true
 		}
 		seq := seqPanel{delta: math.NaN(), low: math.NaN(), high: math.NaN(), p: math.NaN()}
-		if s := m.Sequential; s != nil {
+		if s := m.Sequential; s != nil && m.PAdjusted.Defined() {
 			seq = seqPanel{ok: true, delta: float64(s.DeltaPct), low: float64(s.CILowPct), high: float64(s.CIHighPct),
 				p: float64(s.P), decision: s.Decision, n: s.N}
 		}
@@ -169,5 +166,9 @@ func pctOf(x float64) string {
 // will use, no metrics.
 func emptyPanel(plan lab.Experiment) panelData {
 	o := engine.Options(&plan)
-	return panelData{alpha: o.Alpha, confidence: o.Confidence, correction: o.Correction, test: o.Test}
+	correction := o.Correction + " correction"
+	if o.Primary != "" {
+		correction = fmt.Sprintf("primary %s, %s for the rest", o.Primary, o.Correction)
+	}
+	return panelData{alpha: o.Alpha, confidence: o.Confidence, correction: correction, test: o.Test}
 }
