@@ -378,10 +378,35 @@ func correctAndDecide(reps []*Report, opt Options) (members int) {
 				m.Warnings = []string{}
 			}
 		}
+		spentDesign(r, opt)
 		warnPoolDisagreement(r.Metrics, opt.Alpha)
 		warnDrift(r.Metrics, opt.Alpha)
 	}
 	return fam.members()
+}
+
+// spentDesign drops the "more rounds would decide" advice of a sequential
+// report whose primary metric is decided: that is where "stop": "auto"
+// stops, and a stopped run's design is spent (its other metrics are not
+// watched by the stop rule, so more rounds of this run cannot be had).
+func spentDesign(r *Report, opt Options) {
+	if r.Primary == "" {
+		return
+	}
+	decided := false
+	for _, m := range r.Metrics {
+		if m.Name == r.Primary && m.Decision.Method == MethodSequential && m.Verdict != VerdictInconclusive {
+			decided = true
+		}
+	}
+	if !decided {
+		return
+	}
+	for i := range r.Metrics {
+		if d := &r.Metrics[i].Decision; d.Method == MethodSequential {
+			d.MoreTrials, d.CannotDecide = undefined(), ""
+		}
+	}
 }
 
 // untested makes m, which cannot be tested, inconclusive with no interval:

@@ -146,6 +146,9 @@ func decisionNote(m MetricResult, thr float64) string {
 	if d.MoreTrials.Defined() {
 		s += fmt.Sprintf("; about %.0f more %s would decide at this variance", float64(d.MoreTrials), unit)
 	}
+	if d.CannotDecide != "" {
+		s += "; " + d.CannotDecide
+	}
 	return s
 }
 

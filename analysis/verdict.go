@@ -34,6 +34,12 @@ type Decision struct {
 	// variance and estimate; undefined when no number would (an estimate
 	// of exactly 0, or exactly at the threshold) or the verdict is decided.
 	MoreTrials Float `json:"more_trials_per_arm"`
+	// CannotDecide, for an inconclusive verdict whose MoreTrials would be
+	// past the cap of a sequential run or ten times the current n (and
+	// at least maxReasonableMore), says instead why the data cannot
+	// decide at any reasonable n: an estimate too close to 0 or to the
+	// threshold for the spread. MoreTrials is then undefined.
+	CannotDecide string `json:"cannot_decide,omitempty"`
 	// N is the trials per arm (pairs, when paired) the decision rests on.
 	N int `json:"n"`
 }
@@ -134,8 +140,50 @@ func decide(m *MetricResult, opt Options) string {
 	case within:
 		return VerdictNoChange
 	}
-	d.MoreTrials = moreTrials(float64(lo), float64(hi), float64(est), thr, d.N)
+	setMoreTrials(d, thr, 0)
 	return VerdictInconclusive
+}
+
+// maxReasonableMore is the fewest more trials per arm (pairs) that
+// setMoreTrials calls unreasonable without a cap: ten times n only counts
+// past it, so that 3 trials per arm needing 40 more is still advice.
+const maxReasonableMore = 500
+
+// setMoreTrials fills d.MoreTrials, about how many more trials per arm
+// (pairs) would decide (moreTrials), or d.CannotDecide when that number is
+// no advice: past the rounds left to cap (a sequential run's max_trials,
+// when cap > 0), or without a cap past max(10·n, maxReasonableMore)
+// (issue 25: "about 485990 more rounds would decide").
+func setMoreTrials(d *Decision, thr float64, cap int) {
+	d.MoreTrials, d.CannotDecide = undefined(), ""
+	lo, hi, est := float64(d.CILowPct), float64(d.CIHighPct), float64(d.DeltaPct)
+	need := moreTrials(lo, hi, est, thr, d.N)
+	if !need.Defined() {
+		return
+	}
+	limit := max(10*float64(d.N), maxReasonableMore)
+	if cap > 0 {
+		limit = float64(cap - d.N)
+	}
+	if float64(need) <= limit {
+		d.MoreTrials = need
+		return
+	}
+	toward := "0"
+	if math.Abs(est) < thr {
+		toward = fmt.Sprintf("the threshold ±%g%%", thr)
+	}
+	unit := "trials per arm"
+	switch d.Method {
+	case MethodPaired, MethodPairedBootstrap, MethodSequential:
+		unit = "rounds"
+	}
+	where := fmt.Sprintf("it would take about %.0f more %s", float64(need), unit)
+	if cap > 0 {
+		where = fmt.Sprintf("max_trials (%d) would not decide: it would take about %.0f more %s", cap, float64(need), unit)
+	}
+	d.CannotDecide = fmt.Sprintf("the data cannot decide at any reasonable n: the estimate %+.2f%% is too close to %s for the spread (interval ±%.2f%% at n = %d); %s",
+		est, toward, (hi-lo)/2, d.N, where)
 }
 
 // moreTrials estimates how many more trials per arm would decide, assuming
@@ -174,7 +222,7 @@ func decideSequential(m *MetricResult, opt Options) string {
 		m.Warnings = append(m.Warnings, held)
 	}
 	if d.CILowPct.Defined() && d.DeltaPct.Defined() {
-		d.MoreTrials = moreTrials(float64(d.CILowPct), float64(d.CIHighPct), float64(d.DeltaPct), opt.ThresholdPct, d.N)
+		setMoreTrials(d, opt.ThresholdPct, opt.SequentialMaxRounds)
 	}
 	return VerdictInconclusive
 }

@@ -1,0 +1,144 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// pairedInput makes n pairs of a metric whose B is A·(1+effect) with
+// lognormal noise of sd sigma per value (seeded).
+func pairedInput(name string, n int, effect, sigma float64, seed uint64) MetricInput {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	in := MetricInput{Name: name, Unit: "ms", Samples: [][]float64{nil, nil}}
+	for range n {
+		a := 100 * math.Exp(sigma*rng.NormFloat64())
+		b := 100 * (1 + effect) * math.Exp(sigma*rng.NormFloat64())
+		in.Samples[0], in.Samples[1] = append(in.Samples[0], a), append(in.Samples[1], b)
+		in.Pairs = append(in.Pairs, Pair{A: a, B: b})
+	}
+	return in
+}
+
+// constantInput is a metric with the same constant in every trial.
+func constantInput(name string, n int) MetricInput {
+	in := MetricInput{Name: name, Unit: "B", Samples: [][]float64{nil, nil}}
+	for range n {
+		in.Samples[0], in.Samples[1] = append(in.Samples[0], 4096), append(in.Samples[1], 4096)
+		in.Pairs = append(in.Pairs, Pair{A: 4096, B: 4096})
+	}
+	return in
+}
+
+// TestFamilyRule checks the family rule (family.go) against Holm's
+// procedure by hand: the primary at the full alpha (p adj = p), the other
+// tested metrics corrected among themselves, a constant metric no member
+// (no p, no interval, inconclusive), and without a primary every member
+// corrected together.
+func TestFamilyRule(t *testing.T) {
+	ins := []MetricInput{
+		pairedInput("startup", 20, 0.02, 0.02, 1),
+		constantInput("bytes", 20),
+		pairedInput("frames", 20, 0.01, 0.02, 2),
+		pairedInput("scroll", 20, 0, 0.02, 3),
+	}
+	raw := func(r Report, name string) MetricResult {
+		for _, m := range r.Metrics {
+			if m.Name == name {
+				return m
+			}
+		}
+		t.Fatalf("no metric %s", name)
+		return MetricResult{}
+	}
+	check := func(label string, got, want Float) {
+		t.Helper()
+		if got.Defined() != want.Defined() || (want.Defined() && math.Abs(float64(got-want)) > 1e-15) {
+			t.Errorf("%s: %v, want %v", label, got, want)
+		}
+	}
+	opt := DefaultOptions()
+	opt.Primary = "startup"
+	r := Compare(ins, opt)
+	if r.Primary != "startup" {
+		t.Errorf("report primary %q", r.Primary)
+	}
+	s, f, sc := raw(r, "startup"), raw(r, "frames"), raw(r, "scroll")
+	check("primary p adj", s.PAdjusted, s.Paired.P)
+	holm := Adjust([]Float{f.Paired.P, sc.Paired.P}, CorrectionHolm)
+	check("frames p adj", f.PAdjusted, holm[0])
+	check("scroll p adj", sc.PAdjusted, holm[1])
+	b := raw(r, "bytes")
+	if b.PAdjusted.Defined() || b.Verdict != VerdictInconclusive || b.Decision.CILowPct.Defined() || TestedP(b, r.PrimaryTest).Defined() {
+		t.Errorf("constant metric: p adj %v, verdict %s, CI %v, p %v", b.PAdjusted, b.Verdict, b.Decision.CILowPct, TestedP(b, r.PrimaryTest))
+	}
+	if h := FamilyText(r); h != "primary startup at alpha 0.05; holm correction across 2 other tested metrics" {
+		t.Errorf("heading %q", h)
+	}
+
+	opt.Primary = ""
+	r = Compare(ins, opt)
+	all := Adjust([]Float{s.Paired.P, f.Paired.P, sc.Paired.P}, CorrectionHolm)
+	check("no primary: startup", raw(r, "startup").PAdjusted, all[0])
+	check("no primary: frames", raw(r, "frames").PAdjusted, all[1])
+	if h := FamilyText(r); h != "holm correction across 3 tested metrics, alpha 0.05" {
+		t.Errorf("heading %q", h)
+	}
+
+	opt.FirstIsPrimary = true
+	r = Compare(ins, opt)
+	check("first is primary", raw(r, "startup").PAdjusted, s.Paired.P)
+}
+
+// TestSequentialFamily checks that with the sequential analysis (stop
+// auto) the primary's verdict is SequentialVerdict at its own p, and that
+// once it is decided no metric advises more rounds (the run stopped).
+func TestSequentialFamily(t *testing.T) {
+	ins := []MetricInput{
+		pairedInput("startup", 40, 0.05, 0.01, 4),
+		pairedInput("frames", 40, 0.001, 0.03, 5),
+	}
+	opt := DefaultOptions()
+	opt.Sequential, opt.FirstIsPrimary, opt.ThresholdPct, opt.SequentialMaxRounds = true, true, 0.5, 200
+	r := Compare(ins, opt)
+	p := r.Metrics[0]
+	v, _ := SequentialVerdict(*p.Sequential, p.Sequential.P, opt.Alpha)
+	if p.Verdict != v || v != VerdictRegression || p.PAdjusted != p.Sequential.P {
+		t.Fatalf("primary: verdict %s (SequentialVerdict %s), p adj %v, p %v", p.Verdict, v, p.PAdjusted, p.Sequential.P)
+	}
+	for _, m := range r.Metrics {
+		if m.Decision.MoreTrials.Defined() || m.Decision.CannotDecide != "" {
+			t.Errorf("%s: more trials %v / %q after the primary decided", m.Name, m.Decision.MoreTrials, m.Decision.CannotDecide)
+		}
+	}
+	if strings.Contains(Table(r), "would decide") {
+		t.Errorf("a decided run's table advises more rounds:\n%s", Table(r))
+	}
+}
+
+// TestMoreTrialsBounded checks the advice of an inconclusive verdict: a
+// number while it is reasonable, else why the data cannot decide.
+func TestMoreTrialsBounded(t *testing.T) {
+	tests := []struct {
+		name       string
+		lo, hi     float64
+		est, thr   float64
+		n, cap     int
+		wantMore   bool
+		wantCannot string
+	}{
+		{"near", -0.5, 2.5, 1, 0, 20, 0, true, ""},
+		{"tiny effect", -1, 1.02, 0.01, 0, 20, 0, false, "too close to 0"},
+		{"at the threshold", -0.6, 1.6, 0.45, 0.5, 20, 0, false, "too close to the threshold ±0.5%"},
+		{"past the cap", -0.5, 2.5, 0.4, 0, 20, 60, false, "max_trials (60) would not decide"},
+		{"within the cap", -0.5, 2.5, 1, 0, 20, 200, true, ""},
+	}
+	for _, tt := range tests {
+		d := Decision{Method: MethodPaired, CILowPct: Float(tt.lo), CIHighPct: Float(tt.hi), DeltaPct: Float(tt.est), N: tt.n}
+		setMoreTrials(&d, tt.thr, tt.cap)
+		if d.MoreTrials.Defined() != tt.wantMore || !strings.Contains(d.CannotDecide, tt.wantCannot) || (tt.wantCannot == "") != (d.CannotDecide == "") {
+			t.Errorf("%s: more %v, cannot %q", tt.name, d.MoreTrials, d.CannotDecide)
+		}
+	}
+}
