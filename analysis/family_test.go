@@ -142,3 +142,23 @@ func TestMoreTrialsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestShortIntervalNotShown checks that an interval below the confidence
+// asked for is not shown as if it had it: 5 pairs, all B > A, give the
+// signed-rank interval [min, max] of 93.75% (R's wilcox.test gives it with
+// a warning), which Decision leaves out, with the reason, beside an
+// inconclusive verdict (p = 2/32 cannot reach 0.05).
+func TestShortIntervalNotShown(t *testing.T) {
+	in := pairedInput("startup", 5, 0.05, 0.001, 9)
+	r := Compare([]MetricInput{in}, DefaultOptions())
+	m := r.Metrics[0]
+	if !m.Paired.CIShort || math.Abs(float64(m.Paired.CIConfidence)-0.9375) > 1e-12 || !m.Paired.CILowPct.Defined() {
+		t.Errorf("paired: short %v, confidence %v, interval %v", m.Paired.CIShort, m.Paired.CIConfidence, m.Paired.CILowPct)
+	}
+	if m.Decision.CILowPct.Defined() || m.Verdict != VerdictInconclusive || !strings.Contains(strings.Join(m.Warnings, "\n"), "93.75%") {
+		t.Errorf("decision interval %v, verdict %s, warnings %q", m.Decision.CILowPct, m.Verdict, m.Warnings)
+	}
+	if six := Compare([]MetricInput{pairedInput("startup", 6, 0.05, 0.001, 9)}, DefaultOptions()).Metrics[0]; six.Paired.CIShort || !six.Decision.CILowPct.Defined() {
+		t.Errorf("6 pairs: short %v, interval %v", six.Paired.CIShort, six.Decision.CILowPct)
+	}
+}

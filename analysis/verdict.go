@@ -58,6 +58,11 @@ func decisionBasis(m MetricResult, opt Options) Decision {
 	case m.Paired != nil:
 		d.Method = MethodPaired
 		d.DeltaPct, d.CILowPct, d.CIHighPct = m.Paired.Estimate(), m.Paired.CILowPct, m.Paired.CIHighPct
+		if m.Paired.CIShort {
+			// Below the confidence asked for: not shown as if it had it
+			// (AnalyzePaired's warning says why).
+			d.CILowPct, d.CIHighPct = undefined(), undefined()
+		}
 		if m.Paired.CIMethod == CIMethodBootstrapMedian {
 			d.Method = MethodPairedBootstrap
 		}
@@ -97,7 +102,7 @@ func decide(m *MetricResult, opt Options) string {
 	}
 	lo, hi, est := d.CILowPct, d.CIHighPct, d.DeltaPct
 	if !m.PAdjusted.Defined() || !lo.Defined() || !hi.Defined() || !est.Defined() {
-		if m.PAdjusted.Defined() {
+		if m.PAdjusted.Defined() && (m.Paired == nil || !m.Paired.CIShort) {
 			m.Warnings = append(m.Warnings, "the interval of the relative change is undefined: no verdict")
 		}
 		return VerdictInconclusive
