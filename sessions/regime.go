@@ -147,8 +147,11 @@ func (c RegimeChoice) List() []string {
 // default ("") the latest regime with at least MinRegimeTrials counted
 // trials per arm (when none has, the one with the most trials in its
 // smaller arm). It compares every
-// other regime with at least 2 trials per arm with the picked one under
-// opt and warns when a metric's Δ intervals do not overlap.
+// other regime with at least MinRegimeTrials trials per arm with the
+// picked one under opt and warns when a metric's Δ intervals do not
+// overlap: a regime gets an interval and a warning only with enough
+// trials for a test (issue 25: a warning quoted "[+5.61%, +5.62%]" from
+// two pairs); an interval short of the confidence is none (Decision).
 func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (RegimeChoice, error) {
 	rc := RegimeChoice{Regimes: Regimes(events), Pick: -1, Events: events}
 	rs := rc.Regimes
@@ -197,7 +200,7 @@ func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (Regim
 	rc.Order = OrderEffects(rc.Events)
 	chosen := analysis.Compare(MetricInputs(rc.Events), opt)
 	for k, r := range rs {
-		if k == pick || r.Counted[0] < 2 || r.Counted[1] < 2 {
+		if k == pick || r.Counted[0] < MinRegimeTrials || r.Counted[1] < MinRegimeTrials {
 			continue
 		}
 		other := analysis.Compare(MetricInputs(RegimeEvents(events, r)), opt)

@@ -54,3 +54,40 @@ func TestRegimesCountByRound(t *testing.T) {
 		t.Errorf("pick %d (%q, %v), want regime 1 with 4 trials per arm", rc.Pick, rc.Analysed, err)
 	}
 }
+
+// TestRegimeDifferNeedsATest: another regime's interval is compared with
+// the analysed one's only when it has enough trials for a test; a regime
+// of 2 rounds whose ratios sit far from the analysed regime's (the issue
+// 25 warning "regime 2 (Δ +5.61% [+5.61%, +5.62%])") gets no warning, one
+// of 12 rounds does.
+func TestRegimeDifferNeedsATest(t *testing.T) {
+	for _, tc := range []struct {
+		first int
+		warn  bool
+	}{{2, false}, {12, true}} {
+		var evs []lab.Event
+		add := func(round int, a, b float64) {
+			for _, x := range []struct {
+				arm string
+				v   float64
+			}{{lab.ArmControl, a}, {lab.ArmTreatment, b}} {
+				evs = append(evs, lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{Round: round, Arm: x.arm, Status: lab.StatusOK,
+					Order: lab.OrderAlternate, Metrics: []lab.Metric{{Name: "ms", Value: x.v}}}})
+			}
+		}
+		for r := 0; r < tc.first; r++ {
+			add(r, 100+float64(r%3), (100+float64(r%3))*1.056+0.01*float64(r))
+		}
+		evs = append(evs, lab.Event{Type: lab.EventToggle, Toggle: &lab.Toggle{What: "order", From: "alternate", To: "random", Round: tc.first}})
+		for r := tc.first; r < tc.first+12; r++ {
+			add(r, 100+float64(r%5), (100+float64(r%5))*(1+0.001*float64(r%3-1)))
+		}
+		rc, err := ChooseRegime(evs, "", analysis.DefaultOptions())
+		if err != nil || rc.Pick != 1 {
+			t.Fatalf("first regime %d rounds: pick %d, %v", tc.first, rc.Pick, err)
+		}
+		if got := len(rc.Differ) > 0; got != tc.warn {
+			t.Errorf("first regime %d rounds: warnings %q, want a warning %v", tc.first, rc.Differ, tc.warn)
+		}
+	}
+}
