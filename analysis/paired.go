@@ -84,7 +84,7 @@ type Paired struct {
 	// then has no interval.
 	CIShort      bool  `json:"ci_short,omitempty"`
 	CIConfidence Float `json:"ci_confidence,omitempty"`
-	Resamples int    `json:"resamples"` // bootstrap resamples; 0 when the interval is the signed-rank one
+	Resamples    int   `json:"resamples"` // bootstrap resamples; 0 when the interval is the signed-rank one
 	// MDEPct is the smallest change the signed-rank test detects with 80%
 	// power at this n (pairedMDE); Compare gives it at the level corrected
 	// across metrics.
