@@ -169,7 +169,8 @@ type MetricRate struct {
 }
 
 // analysisOptions are the per-experiment analysis settings: those of run
-// (engine.Options: Holm's correction across the metrics it analyses) with
+// (engine.Options: the family rule of analysis/family.go, the primary
+// metric at the full alpha, Holm's correction across the others) with
 // the verdict rule of run and report, whose interval must agree with the test: the
 // bootstrap keeps 2,000 resamples (each is O(1), see
 // analysis.BootstrapMedianDiff).
@@ -318,6 +319,9 @@ func verdictOf(d *runData, metric string, opt analysis.Options) string {
 			inputs = append(inputs, d.input(n, infos[n]))
 		}
 	}
+	// The metric judged is the primary (analysis/family.go), as it is
+	// for the stop rule of a run that watches it.
+	opt.Primary = metric
 	r := analysis.Compare(inputs, opt)
 	return r.Metrics[0].Verdict
 }
