@@ -36,10 +36,13 @@ The second form needs no file, as hyperfine: two or more shell commands
 first the control (the base), named by their text or by -n. --trials, --warmup, --order,
 --threshold, --stop and --max-trials override a file's values (and the
 defaults: 20 trials per arm, 1 warm-up round, random order, threshold 0,
-stop fixed). --stop auto ends the run as soon as the sequential paired
-analysis of the first metric decides (a group-sequential design calibrated
-to --max-trials: valid for looks up to the cap; or at the cap); the
-end says why.
+stop fixed). --stop auto ends the run as soon as the verdict of the
+primary metric (the file's "primary", else its first metric, else the
+first one measured) is decided by the sequential paired analysis (a
+group-sequential design calibrated to --max-trials: valid for looks up to
+the cap; or at the cap); the end says why, and the report gives that
+metric the same verdict. The primary is tested at the full alpha, the
+other metrics are corrected among themselves (Holm).
 
 Without --headless the workbench opens on the experiment. With --headless
 progress and an ETA go to stderr and the comparison table to stdout;
