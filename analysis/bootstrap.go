@@ -23,6 +23,8 @@ type Bootstrap struct {
 	// (median(B) − median(A)) / |median(A)| · 100, from the same replicates.
 	PctLow  Float `json:"pct_low"`
 	PctHigh Float `json:"pct_high"`
+
+	pcts []float64 // the replicates of the relative difference, for another level (familyLevels)
 }
 
 // DefaultResamples is the number of bootstrap resamples unless told otherwise.
@@ -112,6 +114,7 @@ func bootstrapScaled(as, bsorted []float64, scale, confidence float64, resamples
 	if pctOK {
 		bs.PctLow = defined(quantileSelect(pcts, lowP))
 		bs.PctHigh = defined(quantileSelect(pcts, highP))
+		bs.pcts = pcts
 	} else {
 		warn = append(warn, warnPctUndefined)
 	}

@@ -246,6 +246,11 @@ type MetricResult struct {
 	// B = A): it is then no member of the family (family.go).
 	untested string
 	moments  *welchParts // for the MDE at the corrected level
+	// The sequential analysis' inputs, and its decision at the family's
+	// level (familyLevels), for a secondary metric.
+	logRatios []float64
+	seqOpt    SequentialOptions
+	familySeq *Sequential
 }
 
 // Report is the comparison of all metrics. Its JSON form is the contract
@@ -355,6 +360,7 @@ func correctAndDecide(reps []*Report, opt Options) (members int) {
 	// family too.
 	guardFloors(flat, ps, fam, opt)
 	correctMDEs(flat, fam, opt)
+	familyLevels(flat, fam, opt)
 	k := 0
 	for _, r := range reps {
 		copy(r.Metrics, flat[k:k+len(r.Metrics)])
@@ -712,6 +718,7 @@ func compareMetric(in MetricInput, opt Options) (m MetricResult) {
 					MaxRounds: opt.SequentialMaxRounds}
 				seq := sequentialPairedOn(d, so, opt.Designs.design(so))
 				m.Sequential = &seq
+				m.logRatios, m.seqOpt = d, so
 			}
 		}
 	}

@@ -1,6 +1,9 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The family of hypotheses: one rule behind every verdict perflab prints
 // (the stop rule, compare, report, replay, the live panels, validate,
@@ -167,4 +170,77 @@ func FamilyShort(r Report) string {
 		}
 	}
 	return "primary " + r.Primary
+}
+
+// familyLevels gives each secondary metric corrected with others (k ≥ 2
+// members, a correction other than none) its interval at the simultaneous
+// level 1 − (1 − confidence)/k (Bonferroni's, Holm's first step), so that
+// the interval and the corrected test agree: an interval that excludes 0
+// at that level has p < α/k, which Holm's and Bonferroni's corrections
+// both reject (issue 25: a 95% interval excluding 0 stood beside an
+// inconclusive verdict whose corrected p was 0.098). Dual pairs: the
+// signed-rank test and its interval, the sequential p and interval,
+// Welch's test and interval; the Mann–Whitney test's bootstrap interval is
+// not dual, and decide leaves out an interval that still disagrees.
+func familyLevels(ms []MetricResult, fam family, opt Options) {
+	k := fam.size[famSecondary]
+	if k < 2 || opt.Correction == CorrectionNone {
+		return
+	}
+	level := 1 - (1-opt.Confidence)/float64(k)
+	for i := range ms {
+		if fam.group[i] == famSecondary {
+			atLevel(&ms[i], level, k, opt)
+		}
+	}
+}
+
+// atLevel recomputes m's Decision interval at the confidence level.
+// k is the size of its family.
+func atLevel(m *MetricResult, level float64, k int, opt Options) {
+	d := &m.Decision
+	pct := func(x float64) Float { return defined(math.Expm1(x) * 100) }
+	switch d.Method {
+	case MethodPaired:
+		pr := m.Paired
+		if pr == nil || pr.sr == nil || !d.CILowPct.Defined() {
+			return
+		}
+		d.Confidence = level
+		if signedRankK(*pr.sr, level) < 1 {
+			d.CILowPct, d.CIHighPct = undefined(), undefined()
+			m.Warnings = append(m.Warnings, fmt.Sprintf("with %d non-zero pairs no signed-rank interval reaches %.4g%%, the level of a metric corrected with %d others: no interval shown, collect more rounds",
+				len(pr.sr.nonzero), level*100, k-1))
+			return
+		}
+		if lo, hi, ok := signedRankCI(*pr.sr, level); ok {
+			d.CILowPct, d.CIHighPct = pct(lo), pct(hi)
+		}
+	case MethodSequential:
+		if m.logRatios == nil {
+			return
+		}
+		// The sequential interval's level is its own α's: α/k here.
+		so := m.seqOpt
+		so.Alpha /= float64(k)
+		s := sequentialPairedOn(m.logRatios, so, opt.Designs.design(so))
+		s.P = m.Sequential.P // the p corrected with the others stays the test's own
+		m.familySeq = &s
+		d.CILowPct, d.CIHighPct, d.Confidence = s.CILowPct, s.CIHighPct, 1-so.Alpha
+	case MethodWelch:
+		if m.moments == nil || !m.A.Mean.Defined() || m.A.Mean == 0 {
+			return
+		}
+		w, _ := welchFrom(*m.moments, level)
+		am := math.Abs(float64(m.A.Mean))
+		d.CILowPct, d.CIHighPct, d.Confidence = defined(float64(w.CILow)/am*100), defined(float64(w.CIHigh)/am*100), level
+	case MethodMannWhitney:
+		if m.Bootstrap.pcts == nil {
+			return
+		}
+		lowP := (1 - level) / 2
+		d.CILowPct = defined(quantileSelect(m.Bootstrap.pcts, lowP))
+		d.CIHighPct = defined(quantileSelect(m.Bootstrap.pcts, 1-lowP))
+		d.Confidence = level
+	}
 }

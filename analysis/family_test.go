@@ -162,3 +162,57 @@ func TestShortIntervalNotShown(t *testing.T) {
 		t.Errorf("6 pairs: short %v, interval %v", six.Paired.CIShort, six.Decision.CILowPct)
 	}
 }
+
+// TestNoIntervalExcludingZeroBesideInconclusive sweeps seeded comparisons
+// of three metrics (paired, sequential, unpaired Mann–Whitney and Welch;
+// with and without a primary) and checks the rule of issue 25: no verdict
+// is inconclusive beside an interval that excludes 0, and every interval
+// says its level.
+func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
+	type mode struct {
+		name              string
+		paired, seq, welc bool
+		primary           string
+	}
+	modes := []mode{
+		{"paired", true, false, false, ""},
+		{"paired primary", true, false, false, "m0"},
+		{"sequential", true, true, false, "m0"},
+		{"mann-whitney", false, false, false, ""},
+		{"welch", false, false, true, ""},
+	}
+	checked := 0
+	for _, md := range modes {
+		for seed := uint64(1); seed <= 60; seed++ {
+			var ins []MetricInput
+			for j := range 3 {
+				effect := []float64{0.004, 0.008, 0.015}[(int(seed)+j)%3]
+				in := pairedInput("m"+string(rune('0'+j)), 12+int(seed%9), effect, 0.01, seed*31+uint64(j))
+				if !md.paired {
+					in.Pairs = nil
+				}
+				ins = append(ins, in)
+			}
+			opt := DefaultOptions()
+			opt.Resamples, opt.Primary = 500, md.primary
+			if md.welc {
+				opt.Test = TestWelch
+			}
+			if md.seq {
+				opt.Sequential, opt.SequentialMaxRounds = true, 40
+			}
+			for _, m := range Compare(ins, opt).Metrics {
+				d := m.Decision
+				checked++
+				if d.CILowPct.Defined() && (d.CILowPct > 0 || d.CIHighPct < 0) && m.Verdict == VerdictInconclusive {
+					t.Errorf("%s seed %d %s: inconclusive beside [%+.2f%%, %+.2f%%] (p adj %v)", md.name, seed, m.Name,
+						float64(d.CILowPct), float64(d.CIHighPct), m.PAdjusted)
+				}
+				if d.CILowPct.Defined() && !(d.Confidence >= 0.95) {
+					t.Errorf("%s seed %d %s: interval level %v", md.name, seed, m.Name, d.Confidence)
+				}
+			}
+		}
+	}
+	t.Logf("%d metric verdicts checked", checked)
+}

@@ -90,7 +90,8 @@ type Paired struct {
 	// across metrics.
 	MDEPct Float `json:"mde_pct"`
 
-	logSD float64 // SD of the log ratios, for the MDE
+	logSD float64           // SD of the log ratios, for the MDE
+	sr    *signedRankResult // the ranking, for the interval at another level (familyLevels)
 }
 
 // maxExactWilcoxonN is the largest number of non-zero differences for
@@ -450,6 +451,7 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 		pr.HodgesLehmannPct, pr.Resamples = pct(walshMedian(sr.nonzero)), 0
 		if lo, hi, ok := signedRankCI(sr, confidence); ok {
 			pr.CILowPct, pr.CIHighPct, pr.CIMethod = pct(lo), pct(hi), CIMethodSignedRank
+			pr.sr = &sr
 			if n := len(sr.nonzero); signedRankK(sr, confidence) < 1 {
 				// No interval reaches the confidence: this one, from the
 				// smallest to the largest Walsh average (as R's

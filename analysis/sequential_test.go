@@ -259,7 +259,8 @@ func TestSequentialMethodByCap(t *testing.T) {
 
 // TestSequentialDesignsReuse: Compare with a kept SequentialDesigns gives
 // the very report it gives without one, on the first call and on later
-// ones, at the default and another α, and builds one design per (α, cap),
+// ones, at the default and another α, and builds one design per (α, cap)
+// (and per α/k, for the intervals of k metrics corrected together),
 // handed out again on later calls.
 func TestSequentialDesignsReuse(t *testing.T) {
 	in := benchPairedInputs(3, 25)
@@ -281,8 +282,10 @@ func TestSequentialDesignsReuse(t *testing.T) {
 			}
 		}
 	}
-	if len(designs.m) != 2 {
-		t.Errorf("%d designs kept, want 2 (one per α)", len(designs.m))
+	// One per α and one per α/3, the level of three metrics corrected
+	// together (familyLevels).
+	if len(designs.m) != 4 {
+		t.Errorf("%d designs kept, want 4 (one per α and α/3)", len(designs.m))
 	}
 	so := SequentialOptions{Alpha: 0.05, MaxRounds: 60}
 	if a, b := designs.design(so), designs.design(so); a != b || a == nil {

@@ -28,7 +28,23 @@ func Table(r Report) string {
 			paired = true
 		}
 	}
+	// The interval's level: the report's, or each row's own when the
+	// family's correction raised some (familyLevels).
+	levels := map[string]bool{}
+	for _, m := range r.Metrics {
+		if m.Decision.CILowPct.Defined() {
+			levels[fmtLevel(rowLevel(m, r.Confidence))] = true
+		}
+	}
 	ciHead := fmt.Sprintf("%s CI", fmtLevel(r.Confidence))
+	mixed := len(levels) > 1
+	if len(levels) == 1 {
+		for l := range levels {
+			ciHead = l + " CI"
+		}
+	} else if mixed {
+		ciHead = "CI (level)"
+	}
 	head := []string{"metric", "unit", "A median", "B median", "Δ", ciHead, "p", "p adj", "n A/B", "verdict"}
 	right := []bool{false, false, true, true, true, false, true, true, true, false}
 	if paired {
@@ -53,6 +69,9 @@ func Table(r Report) string {
 		ci := "n/a"
 		if d.CILowPct.Defined() && d.CIHighPct.Defined() {
 			ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
+			if mixed {
+				ci += " " + fmtLevel(rowLevel(m, r.Confidence))
+			}
 		} else if m.Paired == nil && m.untested == "" && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
 			ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
 		}
@@ -204,6 +223,15 @@ func inputLetter(i int) string {
 		return string(rune('A' + i))
 	}
 	return fmt.Sprintf("#%d", i+1)
+}
+
+// rowLevel is the level of m's interval (Decision.Confidence; conf for
+// results decoded without it).
+func rowLevel(m MetricResult, conf float64) float64 {
+	if m.Decision.Confidence > 0 {
+		return m.Decision.Confidence
+	}
+	return conf
 }
 
 func fmtLevel(c float64) string {

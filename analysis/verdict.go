@@ -42,13 +42,18 @@ type Decision struct {
 	CannotDecide string `json:"cannot_decide,omitempty"`
 	// N is the trials per arm (pairs, when paired) the decision rests on.
 	N int `json:"n"`
+	// Confidence is the level of the interval: the report's confidence,
+	// or for a metric corrected with others (k of them) 1 − (1 −
+	// confidence)/k, the simultaneous level its corrected test is judged
+	// at (familyLevels).
+	Confidence float64 `json:"confidence"`
 }
 
 // decisionBasis fills the estimate, interval and MDE of the primary
 // method; decide adds the rest once p-values are corrected.
 func decisionBasis(m MetricResult, opt Options) Decision {
 	d := Decision{DeltaPct: undefined(), CILowPct: undefined(), CIHighPct: undefined(), MDEPct: m.MDEPct,
-		MoreTrials: undefined(), N: min(m.A.N, m.B.N)}
+		MoreTrials: undefined(), N: min(m.A.N, m.B.N), Confidence: opt.Confidence}
 	switch {
 	case opt.Sequential && m.Sequential != nil:
 		s := m.Sequential
@@ -119,8 +124,8 @@ func decide(m *MetricResult, opt Options) string {
 	case significant && side == 0:
 		m.Warnings = append(m.Warnings, "the test is significant but the interval includes 0: not counted as a change")
 	case !significant && side != 0:
-		m.Warnings = append(m.Warnings, fmt.Sprintf("the interval excludes 0 but the test is not significant (p adj %s): not counted as a change",
-			FormatP(float64(m.PAdjusted), opt.Alpha, 3)))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("the interval [%+.2f%%, %+.2f%%] excludes 0 but the test is not significant (p adj %s): not counted as a change",
+			float64(lo), float64(hi), FormatP(float64(m.PAdjusted), opt.Alpha, 3)))
 	case significant && est != 0 && math.Signbit(float64(est)) != (side < 0):
 		m.Warnings = append(m.Warnings, "the estimate lies on the other side of 0 than its interval: not counted as a change")
 		side = 0
@@ -146,6 +151,14 @@ func decide(m *MetricResult, opt Options) string {
 		return VerdictNoChange
 	}
 	setMoreTrials(d, thr, 0)
+	if !significant && side != 0 {
+		// An interval that excludes 0 is not shown beside a verdict
+		// its test does not reach (issue 25); the warning above keeps
+		// it. Intervals dual to their test at the family's level
+		// (familyLevels) make this rare: the unpaired bootstrap is not
+		// dual to the Mann–Whitney test.
+		d.CILowPct, d.CIHighPct = undefined(), undefined()
+	}
 	return VerdictInconclusive
 }
 
@@ -215,6 +228,9 @@ func moreTrials(lo, hi, est, thr float64, n int) Float {
 // (SequentialVerdict at the metric's corrected p), else inconclusive.
 func decideSequential(m *MetricResult, opt Options) string {
 	s, d := m.Sequential, &m.Decision
+	if m.familySeq != nil {
+		s = m.familySeq // the interval at the family's level
+	}
 	d.Significant = s.CILowPct.Defined() && (s.CILowPct > 0 || s.CIHighPct < 0)
 	if d.Significant && s.DeltaPct.Defined() && math.Abs(float64(s.DeltaPct)) < opt.ThresholdPct {
 		d.BelowThreshold = true

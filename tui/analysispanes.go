@@ -81,15 +81,16 @@ func (p ciPane) View() string {
 	if pd.builds > 2 {
 		vs = "each build vs A"
 	}
-	title := fmt.Sprintf("Δ%% of medians, %s, %g%% bootstrap CI", vs, conf*100)
+	level := ciLevels(pd.metrics, conf)
+	title := fmt.Sprintf("Δ%% of medians, %s, %s bootstrap CI", vs, level)
 	switch {
 	case pd.sequential:
-		title = fmt.Sprintf("Δ%% B vs A, paired, %g%% anytime-valid CI: valid at any look", conf*100)
+		title = fmt.Sprintf("Δ%% B vs A, paired, %s anytime-valid CI: valid at any look", level)
 		if pd.seqCap > 0 {
-			title = fmt.Sprintf("Δ%% B vs A, paired, %g%% sequential CI: valid at any look up to max_trials %d", conf*100, pd.seqCap)
+			title = fmt.Sprintf("Δ%% B vs A, paired, %s sequential CI: valid at any look up to max_trials %d", level, pd.seqCap)
 		}
 	case pd.paired:
-		title = fmt.Sprintf("Δ%% %s, paired rounds, %g%% CI: valid at the planned end only", vs, conf*100)
+		title = fmt.Sprintf("Δ%% %s, paired rounds, %s CI: valid at the planned end only", vs, level)
 	}
 	if pd.final {
 		title += " · final"
@@ -140,6 +141,28 @@ func (p ciPane) View() string {
 		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+string(axis), w)))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ciLevels names the confidence of the intervals drawn: "95%", or with
+// metrics corrected together at a higher level (analysis' familyLevels)
+// the first row's and the others', "95% (others 97.5%)".
+func ciLevels(ms []metricPanel, conf float64) string {
+	pct := func(c float64) string { return fmt.Sprintf("%.4g%%", c*100) }
+	first, other := conf, 0.0
+	for i, m := range ms {
+		if m.ciLevel <= 0 || math.IsNaN(m.ciLow) {
+			continue
+		}
+		if i == 0 {
+			first = m.ciLevel
+		} else if m.ciLevel != first {
+			other = m.ciLevel
+		}
+	}
+	if other == 0 {
+		return pct(first)
+	}
+	return fmt.Sprintf("%s (others %s)", pct(first), pct(other))
 }
 
 // seqPane is the anytime-valid analysis of paired metrics, the numbers

@@ -54,6 +54,7 @@ type metricPanel struct {
 	medA, medB         float64
 	deltaPct           float64 // Δ% the verdict rests on (analysis.Decision)
 	ciLow, ciHigh      float64 // its CI, in %
+	ciLevel            float64 // the CI's confidence (analysis.Decision.Confidence)
 	seq                seqPanel
 	p, pAdj, welchP    float64
 	kwP                float64

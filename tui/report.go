@@ -76,7 +76,7 @@ func analyze(ms []analysis.MetricInput, opt analysis.Options) panelData {
 			name: m.Name, unit: m.Unit, better: m.Better,
 			nA: m.A.N, nB: m.B.N, medA: float64(m.A.Median), medB: float64(m.B.Median),
 			deltaPct: float64(m.Decision.DeltaPct),
-			ciLow:    float64(m.Decision.CILowPct), ciHigh: float64(m.Decision.CIHighPct), seq: seq,
+			ciLow:    float64(m.Decision.CILowPct), ciHigh: float64(m.Decision.CIHighPct), ciLevel: m.Decision.Confidence, seq: seq,
 			p: p, pAdj: float64(m.PAdjusted), welchP: float64(m.Welch.P), kwP: math.NaN(),
 			mde: float64(m.MDEPct), verdict: m.Verdict, warnings: m.Warnings,
 		})
@@ -122,6 +122,7 @@ func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experi
 	}
 	_, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
 	pd.warnings = append(pd.warnings, warns...)
+	pd.warnings = append(pd.warnings, sessions.HostWarnings(rc.Events)...)
 	return pd
 }
 
