@@ -88,6 +88,9 @@ type TrialResult struct {
 	// connection broken): the runner pauses and, when the device is a
 	// Reconnector, waits for it to come back.
 	Lost bool
+	// Host is how busy the host was with other work during the trial,
+	// when the device can tell (local); it is copied to Trial.Host.
+	Host *HostLoad
 }
 
 // Reconnector is a device that can wait for itself to come back after a

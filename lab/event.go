@@ -99,6 +99,24 @@ type Trial struct {
 	Reason   string   `json:"reason,omitempty"`
 	Duration float64  `json:"duration_s"`
 	Metrics  []Metric `json:"metrics"`
+	// Host is how busy the host was with other work during the trial, on
+	// the local device; nil elsewhere and in files written before it was
+	// recorded. It is no metric: nothing tests it.
+	Host *HostLoad `json:"host,omitempty"`
+}
+
+// HostLoad is what else the host did during one trial (the local device
+// reads it from /proc/stat and /proc/loadavg).
+type HostLoad struct {
+	// OtherCPUs is the CPU time the host's other processes used during
+	// the trial (all CPUs' busy time less the command's and perflab's
+	// own) over the trial's wall time, in CPUs. /proc/stat counts in
+	// clock ticks (10 ms), so a trial of a few milliseconds reads one
+	// tick or none: its own value is coarse, and can be below 0, while the
+	// average over many trials is not biased.
+	OtherCPUs float64 `json:"other_cpus"`
+	Load1     float64 `json:"load1"` // 1-minute load average at the trial's end (the trial included)
+	CPUs      int     `json:"cpus"`  // online CPUs
 }
 
 // Counted reports whether the trial counts toward the analysis.

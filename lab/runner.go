@@ -447,7 +447,7 @@ func (r *Runner) loop(ctx context.Context) {
 			tr := &Trial{
 				Index: index, Round: round, Arm: a.name, Build: buildName(r.exp.Builds[a.name], a.name),
 				Warmup: warm, Order: order, Status: res.Status, Reason: res.Reason,
-				Duration: dur, Metrics: res.Metrics,
+				Duration: dur, Metrics: res.Metrics, Host: res.Host,
 			}
 			if tr.Metrics == nil {
 				tr.Metrics = []Metric{}

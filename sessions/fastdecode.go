@@ -78,7 +78,8 @@ func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
 		p.lit(`,"status":`) && p.strAt(&tr.Status) &&
 		(!p.lit(`,"reason":`) || p.strAt(&tr.Reason)) &&
 		p.lit(`,"duration_s":`) && p.floatAt(&tr.Duration) &&
-		p.lit(`,"metrics":[`) && p.metricsLayout(tr) && p.lit(`}}`)
+		p.lit(`,"metrics":[`) && p.metricsLayout(tr) &&
+		(!p.lit(`,"host":{"other_cpus":`) || p.hostLayout(tr)) && p.lit(`}}`)
 	if ok {
 		p.ws()
 		ok = p.i == len(p.b)
@@ -121,6 +122,16 @@ func (p *fastParser) metricsLayout(t *lab.Trial) bool {
 	}
 }
 
+// hostLayout decodes the host object of decodeTrialLayout's line, from
+// after its first key.
+func (p *fastParser) hostLayout(t *lab.Trial) bool {
+	h := p.in.newHost()
+	t.Host = h
+	return p.floatAt(&h.OtherCPUs) &&
+		p.lit(`,"load1":`) && p.floatAt(&h.Load1) &&
+		p.lit(`,"cpus":`) && p.intAt(&h.CPUs) && p.lit(`}`)
+}
+
 // strAt, intAt, floatAt and boolAt read a value into *dst and report
 // whether it was one.
 func (p *fastParser) strAt(dst *string) (ok bool) {
@@ -154,6 +165,7 @@ type interner struct {
 	m       map[string]string
 	trials  []lab.Trial
 	metrics []lab.Metric
+	hosts   []lab.HostLoad
 }
 
 func (in *interner) get(b []byte) string {
@@ -198,6 +210,15 @@ func (in *interner) newTrial() *lab.Trial {
 	}
 	in.trials = in.trials[:len(in.trials)+1]
 	return &in.trials[len(in.trials)-1]
+}
+
+// newHost hands out a zero HostLoad from a slab.
+func (in *interner) newHost() *lab.HostLoad {
+	if len(in.hosts) == cap(in.hosts) {
+		in.hosts = make([]lab.HostLoad, 0, 1024)
+	}
+	in.hosts = in.hosts[:len(in.hosts)+1]
+	return &in.hosts[len(in.hosts)-1]
 }
 
 // dropTrial returns the last trial handed out (its line was not decoded).
@@ -475,6 +496,8 @@ func (p *fastParser) trial(t *lab.Trial) bool {
 			t.Duration, ok = p.float()
 		case "metrics":
 			ok = p.metrics(t)
+		case "host":
+			ok = p.host(t)
 		default:
 			return false
 		}
@@ -522,4 +545,28 @@ func (p *fastParser) metrics(t *lab.Trial) bool {
 		t.Metrics = append(p.in.metricSlab(len(ms)), ms...)
 		return true
 	}
+}
+
+// host decodes a trial's host object. A repeated key overwrites, as
+// encoding/json does (a repeated "host" fills the same object again).
+func (p *fastParser) host(t *lab.Trial) bool {
+	h := t.Host
+	if h == nil {
+		h = p.in.newHost()
+		t.Host = h
+	}
+	var ok bool
+	return p.object(func(key []byte) bool {
+		switch string(key) {
+		case "other_cpus":
+			h.OtherCPUs, ok = p.float()
+		case "load1":
+			h.Load1, ok = p.float()
+		case "cpus":
+			h.CPUs, ok = p.int()
+		default:
+			return false
+		}
+		return ok
+	})
 }

@@ -35,6 +35,12 @@ var fastSamples = []string{
 	`{"type":"trial","t":2,"trial":{"arm":"contrôl"}}`,                                     // non-ASCII
 	`{"type":"trial","t":1e999,"trial":{"arm":"control"}}`,                                 // out of range
 	`{"type":"trial","t":2,"trial":{"arm":"control","metrics":[{"name":"a","value":1},]}}`, // trailing comma
+
+	`{"type":"trial","t":7,"trial":{"index":1,"round":0,"arm":"control","build":"a","order":"random","status":"ok","duration_s":1,"metrics":[],"host":{"other_cpus":-0.125,"load1":2.07,"cpus":2}}}`,
+	`{"type":"trial","t":7,"trial":{"host":{"cpus":2,"load1":1},"host":{"other_cpus":0.5},"arm":"control"}}`, // repeated host: one object, filled twice
+	`{"type":"trial","t":7,"trial":{"arm":"control","host":null}}`,                                           // null host
+	`{"type":"trial","t":7,"trial":{"arm":"control","host":{"other_cpus":1,"busy":true}}}`,                   // unknown host key
+	`{"type":"trial","t":7,"trial":{"arm":"control","host":{"cpus":2.5}}}`,                                   // fraction for cpus
 }
 
 // TestFastDecodeMatchesEncodingJSON: whenever the fast path accepts a line,
@@ -46,8 +52,8 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 			accepted++
 		}
 	}
-	if accepted != 5 {
-		t.Errorf("fast path accepted %d sample lines, want the 5 plain ones", accepted)
+	if accepted != 7 {
+		t.Errorf("fast path accepted %d sample lines, want the 7 plain ones", accepted)
 	}
 }
 

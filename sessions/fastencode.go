@@ -32,6 +32,9 @@ func appendTrialEvent(dst []byte, e lab.Event) ([]byte, bool) {
 			return dst, false
 		}
 	}
+	if h := tr.Host; h != nil && (!finite(h.OtherCPUs) || !finite(h.Load1)) {
+		return dst, false
+	}
 	dst = append(dst, `{"type":"trial","t":`...)
 	dst = appendJSONFloat(dst, e.T)
 	dst = append(dst, `,"trial":{"index":`...)
@@ -56,24 +59,34 @@ func appendTrialEvent(dst []byte, e lab.Event) ([]byte, bool) {
 	if tr.Metrics == nil {
 		// The runner always sets metrics ([] when there are none); a nil
 		// slice is encoded as encoding/json does.
-		dst = append(dst, `,"metrics":null}}`...)
-		return dst, true
-	}
-	dst = append(dst, `,"metrics":[`...)
-	for i := range tr.Metrics {
-		m := &tr.Metrics[i]
-		if i > 0 {
-			dst = append(dst, ',')
+		dst = append(dst, `,"metrics":null`...)
+	} else {
+		dst = append(dst, `,"metrics":[`...)
+		for i := range tr.Metrics {
+			m := &tr.Metrics[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = appendJSONString(dst, m.Name)
+			dst = append(dst, `,"value":`...)
+			dst = appendJSONFloat(dst, m.Value)
+			dst = appendOmitEmpty(dst, `,"unit":`, m.Unit)
+			dst = appendOmitEmpty(dst, `,"better":`, m.Better)
+			dst = append(dst, '}')
 		}
-		dst = append(dst, `{"name":`...)
-		dst = appendJSONString(dst, m.Name)
-		dst = append(dst, `,"value":`...)
-		dst = appendJSONFloat(dst, m.Value)
-		dst = appendOmitEmpty(dst, `,"unit":`, m.Unit)
-		dst = appendOmitEmpty(dst, `,"better":`, m.Better)
+		dst = append(dst, ']')
+	}
+	if h := tr.Host; h != nil {
+		dst = append(dst, `,"host":{"other_cpus":`...)
+		dst = appendJSONFloat(dst, h.OtherCPUs)
+		dst = append(dst, `,"load1":`...)
+		dst = appendJSONFloat(dst, h.Load1)
+		dst = append(dst, `,"cpus":`...)
+		dst = strconv.AppendInt(dst, int64(h.CPUs), 10)
 		dst = append(dst, '}')
 	}
-	dst = append(dst, "]}}"...)
+	dst = append(dst, "}}"...)
 	return dst, true
 }
 

@@ -41,6 +41,10 @@ func withFloat(f float64) lab.Event {
 	return trialWith(func(e *lab.Event, tr *lab.Trial) { e.T, tr.Duration, tr.Metrics[0].Value = f, -f, f })
 }
 
+func withHost(h lab.HostLoad) lab.Event {
+	return trialWith(func(_ *lab.Event, tr *lab.Trial) { tr.Host = &h })
+}
+
 func withString(s string) lab.Event {
 	return trialWith(func(e *lab.Event, tr *lab.Trial) {
 		tr.Arm, tr.Build, tr.Device, tr.Order, tr.Status, tr.Reason = s, s, s, s, s, s
@@ -64,6 +68,12 @@ func TestAppendTrialEventMatchesJSON(t *testing.T) {
 		}), true},
 		{"negative ints", trialWith(func(_ *lab.Event, tr *lab.Trial) { tr.Index, tr.Round = -1, math.MinInt }), true},
 		{"max int", trialWith(func(_ *lab.Event, tr *lab.Trial) { tr.Index, tr.Round = math.MaxInt, 0 }), true},
+		{"host", withHost(lab.HostLoad{OtherCPUs: 1.337, Load1: 2.07, CPUs: 2}), true},
+		{"host zero", withHost(lab.HostLoad{}), true},
+		{"host negative", withHost(lab.HostLoad{OtherCPUs: -0.5, Load1: 0, CPUs: 128}), true},
+		{"host nil metrics", trialWith(func(_ *lab.Event, tr *lab.Trial) {
+			tr.Metrics, tr.Host = nil, &lab.HostLoad{OtherCPUs: 0.25, Load1: 1e-7, CPUs: 1}
+		}), true},
 
 		{"float 0", withFloat(0), true},
 		{"float -0", withFloat(math.Copysign(0, -1)), true},
@@ -105,6 +115,8 @@ func TestAppendTrialEventMatchesJSON(t *testing.T) {
 		{"NaN t", withFloat(math.NaN()), false},
 		{"+Inf duration", trialWith(func(_ *lab.Event, tr *lab.Trial) { tr.Duration = math.Inf(1) }), false},
 		{"-Inf metric", trialWith(func(_ *lab.Event, tr *lab.Trial) { tr.Metrics[2].Value = math.Inf(-1) }), false},
+		{"NaN host", withHost(lab.HostLoad{OtherCPUs: math.NaN()}), false},
+		{"+Inf load", withHost(lab.HostLoad{Load1: math.Inf(1)}), false},
 		{"no trial", lab.Event{Type: lab.EventTrial, T: 1}, false},
 		{"other type", trialWith(func(e *lab.Event, _ *lab.Trial) { e.Type = lab.EventNote }), false},
 		{"note too", trialWith(func(e *lab.Event, _ *lab.Trial) { e.Note = &lab.Note{Text: "x"} }), false},
@@ -241,7 +253,7 @@ func FuzzTrialEventEncoding(f *testing.F) {
 
 // fuzzTrialEvent is the trial event of the fuzz targets' arguments: with
 // nmetrics metrics (nil metrics when negative) whose name, unit and
-// better rotate.
+// better rotate, and a host load made of the numbers when index%3 is 1.
 func fuzzTrialEvent(ts, dur, value float64, index, round int,
 	arm, build, device, order, status, reason, name, unit, better string, warmup bool, nmetrics int) lab.Event {
 	e := lab.Event{Type: lab.EventTrial, T: ts, Trial: &lab.Trial{
@@ -254,6 +266,9 @@ func fuzzTrialEvent(ts, dur, value float64, index, round int,
 			e.Trial.Metrics = append(e.Trial.Metrics, lab.Metric{Name: name, Value: value * float64(i+1), Unit: unit, Better: better})
 			name, unit, better = unit, better, name
 		}
+	}
+	if index%3 == 1 {
+		e.Trial.Host = &lab.HostLoad{OtherCPUs: value - dur, Load1: dur, CPUs: round}
 	}
 	return e
 }
@@ -284,8 +299,8 @@ func BenchmarkTrialEventEncoding(b *testing.B) {
 }
 
 // fillNonZero sets every field of the struct v points to (and of the
-// structs in its slices) to a non-zero value, so that no field is left out
-// by omitempty.
+// structs in its slices and pointers) to a non-zero value, so that no
+// field is left out by omitempty.
 func fillNonZero(v reflect.Value) {
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Field(i)
@@ -306,6 +321,12 @@ func fillNonZero(v reflect.Value) {
 				}
 			}
 			f.Set(s)
+		case reflect.Pointer:
+			p := reflect.New(f.Type().Elem())
+			if p.Elem().Kind() == reflect.Struct {
+				fillNonZero(p.Elem())
+			}
+			f.Set(p)
 		}
 	}
 }
