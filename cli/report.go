@@ -182,7 +182,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // regimeReport is what report and replay say about regimes: the list
 // (with notes) and the order effect of the analysed regime
-// (sessions.OrderEffectLines), and the warnings that go into the report.
+// (sessions.OrderEffectLines), and the warnings that go into the report
+// (with how busy the host was during its trials, sessions.HostWarnings).
 type regimeReport struct {
 	list, order, warnings []string
 }
@@ -206,5 +207,6 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 	lines, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
 	rr.order = lines
 	rr.warnings = append(rr.warnings, warns...)
+	rr.warnings = append(rr.warnings, sessions.HostWarnings(rc.Events)...)
 	return rc.Events, rr, nil
 }

@@ -317,6 +317,7 @@ func (h *headlessRun) analyse(s *engine.Session, fold *engine.Fold) <-chan analy
 // exitRegression when any metric regressed, else exitOK, and the report.
 func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Event) (int, engine.Analysis) {
 	inputs, rep := a.inputs, a.rep
+	rep.Warn(sessions.HostWarnings(events)...)
 	switch {
 	case h.json:
 		// The summary is of the events seen; the file holds those written
