@@ -83,6 +83,7 @@ type Device struct {
 	reaper    *reaper             // ends what trials leave behind
 	trialMu   sync.Mutex          // one trial at a time
 	kill      groupKiller         // ends a trial's command when its run is cancelled; under trialMu
+	host      hostMeter           // how busy the host is during trials; under trialMu
 	env       map[string][]string // environment per build key, made by spawnEnv
 	paths     map[string]string   // commands found in PATH (lookCommand)
 	proxy     *proxy.Controller   // record/replay proxy, when controls.proxy is on
@@ -441,6 +442,7 @@ func (d *Device) Close() error {
 	d.trialMu.Lock() // let a trial in flight finish first
 	defer d.trialMu.Unlock()
 	d.kill.close()
+	d.host.close()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	firstErr := d.closeProxyLocked()

@@ -214,6 +214,8 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	d.kill.watch(tctx)
 	conns := srv.begin(token)
 	pid := 0
+	// What else the host does during the command (outside its wall time).
+	hostBefore, hostOK := d.host.mark()
 	start := time.Now()
 	st, started, err := rp.runDirect(path, argv, env, req.Build.Dir, [3]*os.File{capt.stdin, capt.stdout, capt.stderr}, func(pgid int) {
 		pid = pgid
@@ -223,6 +225,10 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		d.kill.set(tctx, pgid)
 	})
 	wall := time.Since(start) // the command's time, not the bookkeeping below
+	var hostAfter hostMark
+	if hostOK {
+		hostAfter, hostOK = d.host.mark()
+	}
 	d.kill.clear()
 	if pid != 0 {
 		// Processes the command left behind in its group would disturb
@@ -262,6 +268,10 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 
 	var ms []lab.Metric
+	var host *lab.HostLoad
+	if started && hostOK {
+		host = d.host.load(hostBefore, hostAfter, cpuTime(&st.usage))
+	}
 	if started {
 		if ru := &st.usage; cgDir == "" {
 			add := func(name string, v float64, unit string) {
@@ -341,7 +351,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	if ms == nil {
 		ms = []lab.Metric{}
 	}
-	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
 }
 
 // readGNUTimeRSS reads the "%M" (peak RSS in kB) that GNU time wrote; a
