@@ -146,9 +146,9 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--confidence must be between 0 and 1 (exclusive), got %v", o.Confidence))
 	}
 	switch o.Correction {
-	case CorrectionHolm, CorrectionBonferroni, CorrectionNone:
+	case CorrectionHolm, CorrectionBonferroni, CorrectionBH, CorrectionNone:
 	default:
-		errs = append(errs, fmt.Errorf("--correction must be holm, bonferroni or none, got %q", o.Correction))
+		errs = append(errs, fmt.Errorf("--correction must be holm, bonferroni, bh or none, got %q", o.Correction))
 	}
 	switch o.Test {
 	case TestMannWhitney, TestWelch:
@@ -360,7 +360,7 @@ func correctAndDecide(reps []*Report, opt Options) (members int) {
 	// family too.
 	guardFloors(flat, ps, fam, opt)
 	correctMDEs(flat, fam, opt)
-	familyLevels(flat, fam, opt)
+	familyLevels(flat, fam, adj, opt)
 	k := 0
 	for _, r := range reps {
 		copy(r.Metrics, flat[k:k+len(r.Metrics)])

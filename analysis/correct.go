@@ -10,6 +10,12 @@ const (
 	CorrectionHolm       = "holm"
 	CorrectionBonferroni = "bonferroni"
 	CorrectionNone       = "none"
+	// CorrectionBH is Benjamini & Hochberg's step-up procedure (1995, "Controlling the
+	// false discovery rate", J. R. Statist. Soc. B 57: 289–300; R's
+	// p.adjust(method = "BH")): it controls the expected share of false
+	// discoveries among the changes it reports, not the chance of any,
+	// for long lists such as a profile's functions.
+	CorrectionBH = "bh"
 )
 
 // familySize is the number of tests Adjust corrects ps over: the defined
@@ -49,23 +55,38 @@ func Adjust(ps []Float, method string) []Float {
 	case CorrectionHolm:
 		// Step-down: the j-th smallest p (0-based) is multiplied by m−j,
 		// then made monotone so a larger p never gets a smaller adjustment.
-		slices.SortStableFunc(idx, func(x, y int) int {
-			switch {
-			case ps[x] < ps[y]:
-				return -1
-			case ps[x] > ps[y]:
-				return 1
-			}
-			return 0
-		})
+		sortByP(idx, ps)
 		run := 0.0
 		for j, i := range idx {
 			adj := math.Min(1, float64(ps[i])*(m-float64(j)))
 			run = math.Max(run, adj)
 			out[i] = Float(run)
 		}
+	case CorrectionBH:
+		// Step-up: the j-th smallest p (1-based) is multiplied by m/j,
+		// then made monotone from the largest down.
+		sortByP(idx, ps)
+		run := 1.0
+		for j := len(idx) - 1; j >= 0; j-- {
+			i := idx[j]
+			run = math.Min(run, float64(ps[i])*m/float64(j+1))
+			out[i] = Float(run)
+		}
 	default:
 		return nil
 	}
 	return out
+}
+
+// sortByP orders the indices idx by their p-values in ps, ties in order.
+func sortByP(idx []int, ps []Float) {
+	slices.SortStableFunc(idx, func(x, y int) int {
+		switch {
+		case ps[x] < ps[y]:
+			return -1
+		case ps[x] > ps[y]:
+			return 1
+		}
+		return 0
+	})
 }

@@ -182,12 +182,29 @@ func FamilyShort(r Report) string {
 // signed-rank test and its interval, the sequential p and interval,
 // Welch's test and interval; the Mann–Whitney test's bootstrap interval is
 // not dual, and decide leaves out an interval that still disagrees.
-func familyLevels(ms []MetricResult, fam family, opt Options) {
+//
+// Under Benjamini–Hochberg the level is the false-coverage-rate one of
+// Benjamini & Yekutieli (2005, "False discovery rate–adjusted multiple
+// confidence intervals for selected parameters", JASA 100: 71–81),
+// 1 − R·(1 − confidence)/k for the R changes it reports (1 when none):
+// the reported ones have p ≤ Rα/k, the others p > Rα/k, so dual intervals
+// agree with BH's decisions too. adj holds the corrected p-values.
+func familyLevels(ms []MetricResult, fam family, adj []Float, opt Options) {
 	k := fam.size[famSecondary]
 	if k < 2 || opt.Correction == CorrectionNone {
 		return
 	}
-	level := 1 - (1-opt.Confidence)/float64(k)
+	share := 1.0
+	if opt.Correction == CorrectionBH {
+		r := 0
+		for i, p := range adj {
+			if fam.group[i] == famSecondary && p.Defined() && float64(p) <= opt.Alpha {
+				r++
+			}
+		}
+		share = float64(max(r, 1))
+	}
+	level := 1 - (1-opt.Confidence)*share/float64(k)
 	for i := range ms {
 		if fam.group[i] == famSecondary {
 			atLevel(&ms[i], level, k, opt)
@@ -220,9 +237,10 @@ func atLevel(m *MetricResult, level float64, k int, opt Options) {
 		if m.logRatios == nil {
 			return
 		}
-		// The sequential interval's level is its own α's: α/k here.
+		// The sequential interval's level is its own α's: α/k here
+		// (α·R/k under BH), the same share of it as of 1 − confidence.
 		so := m.seqOpt
-		so.Alpha /= float64(k)
+		so.Alpha *= (1 - level) / (1 - opt.Confidence)
 		s := sequentialPairedOn(m.logRatios, so, opt.Designs.design(so))
 		s.P = m.Sequential.P // the p corrected with the others stays the test's own
 		m.familySeq = &s

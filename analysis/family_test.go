@@ -173,13 +173,16 @@ func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 		name              string
 		paired, seq, welc bool
 		primary           string
+		correction        string
 	}
 	modes := []mode{
-		{"paired", true, false, false, ""},
-		{"paired primary", true, false, false, "m0"},
-		{"sequential", true, true, false, "m0"},
-		{"mann-whitney", false, false, false, ""},
-		{"welch", false, false, true, ""},
+		{"paired", true, false, false, "", ""},
+		{"paired primary", true, false, false, "m0", ""},
+		{"sequential", true, true, false, "m0", ""},
+		{"mann-whitney", false, false, false, "", ""},
+		{"welch", false, false, true, "", ""},
+		{"paired bh", true, false, false, "", CorrectionBH},
+		{"sequential bh", true, true, false, "", CorrectionBH},
 	}
 	checked := 0
 	for _, md := range modes {
@@ -195,6 +198,9 @@ func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 			}
 			opt := DefaultOptions()
 			opt.Resamples, opt.Primary = 500, md.primary
+			if md.correction != "" {
+				opt.Correction = md.correction
+			}
 			if md.welc {
 				opt.Test = TestWelch
 			}
@@ -215,4 +221,24 @@ func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 		}
 	}
 	t.Logf("%d metric verdicts checked", checked)
+}
+
+// TestAdjustBH checks Benjamini–Hochberg's adjusted p-values against R's
+// p.adjust(c(0.01, 0.04, 0.03, 0.005, 0.5, NA), "BH") = 0.025 0.05 0.05
+// 0.025 0.5 NA, worked by hand from the definition (SciPy 1.10, Debian's,
+// has no false_discovery_control; 1.11's gives the same): the j-th
+// smallest of m p-values times m/j, then the running minimum from the
+// largest down.
+func TestAdjustBH(t *testing.T) {
+	ps := []Float{0.01, 0.04, 0.03, 0.005, 0.5, undefined()}
+	want := []float64{0.025, 0.05, 0.05, 0.025, 0.5, math.NaN()}
+	got := Adjust(ps, CorrectionBH)
+	for i := range want {
+		if math.IsNaN(want[i]) != !got[i].Defined() || (got[i].Defined() && math.Abs(float64(got[i])-want[i]) > 1e-15) {
+			t.Errorf("p %v: adjusted %v, want %v", ps[i], got[i], want[i])
+		}
+	}
+	if err := (Options{Correction: CorrectionBH}).Validate(); err != nil {
+		t.Errorf("bh refused: %v", err)
+	}
 }

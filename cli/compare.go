@@ -97,7 +97,7 @@ func parseCompareArgs(args []string, stdout, stderr io.Writer) (*compareFlags, e
 	fs.SetOutput(stderr)
 	fs.Float64Var(&c.opt.Alpha, "alpha", c.opt.Alpha, "significance level, after correction")
 	fs.Float64Var(&c.opt.Confidence, "confidence", c.opt.Confidence, "level of confidence intervals")
-	fs.StringVar(&c.opt.Correction, "correction", c.opt.Correction, "multiple-comparison correction across metrics: holm, bonferroni or none")
+	fs.StringVar(&c.opt.Correction, "correction", c.opt.Correction, "multiple-comparison correction across metrics: holm, bonferroni, bh (Benjamini–Hochberg: false discovery rate) or none")
 	fs.StringVar(&c.opt.Test, "test", c.opt.Test, "primary test for the verdict: mann-whitney or welch")
 	fs.IntVar(&c.opt.Resamples, "resamples", c.opt.Resamples, "bootstrap resamples")
 	fs.Uint64Var(&c.opt.Seed, "seed", c.opt.Seed, "bootstrap random seed")
