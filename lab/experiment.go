@@ -182,10 +182,20 @@ type Build struct {
 	// sim
 	App       string  `json:"app,omitempty"`        // simulated app, e.g. "feed"
 	EffectPct float64 `json:"effect_pct,omitempty"` // known true effect vs the app's base cost
+	// Effect slows (or speeds) one function of the simulated app by a
+	// known percentage of its own time, for profiles with a known truth.
+	Effect *FunctionEffect `json:"effect,omitempty"`
 	// adb
 	APK      string `json:"apk,omitempty"`
 	Package  string `json:"package,omitempty"`
 	Activity string `json:"activity,omitempty"`
+}
+
+// FunctionEffect is a known change of one function's time in a simulated
+// build: {"function": "feed.decodeImage", "pct": 3}.
+type FunctionEffect struct {
+	Function string  `json:"function"`
+	Pct      float64 `json:"pct"`
 }
 
 // Controls are the noise controls applied around trials.

@@ -184,6 +184,17 @@ func (e *Experiment) Validate() error {
 		return err
 	}
 	for _, k := range e.ArmKeys() {
+		if f := e.Builds[k].Effect; f != nil {
+			if strings.TrimSpace(f.Function) == "" {
+				return fmt.Errorf("builds.%s.effect.function: name the function to slow, e.g. \"feed.decodeImage\"", k)
+			}
+			if f.Pct <= MinEffectPct {
+				return fmt.Errorf("builds.%s.effect.pct: %v is %w (want more than %v)", k, f.Pct, ErrTooSmall, MinEffectPct)
+			}
+			if err := CheckRange("builds."+k+".effect.pct", f.Pct, MinEffectPct, MaxEffectPct); err != nil {
+				return err
+			}
+		}
 		if b := e.Builds[k]; b.EffectPct != 0 {
 			if b.EffectPct <= MinEffectPct {
 				return fmt.Errorf("builds.%s.effect_pct: %v is %w (want more than %v)", k, b.EffectPct, ErrTooSmall, MinEffectPct)

@@ -93,37 +93,81 @@ func PackageName(app string, effectPct float64) string {
 	return p + "." + sign + strings.ReplaceAll(strconv.FormatFloat(math.Abs(effectPct), 'f', -1, 64), ".", "_")
 }
 
-// BuildPackage is PackageName for an experiment's sim build.
-func BuildPackage(b lab.Build) string { return PackageName(b.App, b.EffectPct) }
+// BuildPackage is PackageName for an experiment's sim build, with its
+// function effect, when any, as ".f<index><p|m><pct>" (the function's
+// index in the app's call tree); a function the app does not have is left
+// out (checkBuilds refuses it first).
+func BuildPackage(b lab.Build) string {
+	p := PackageName(b.App, b.EffectPct)
+	if f := b.Effect; f != nil && f.Pct != 0 {
+		if i, ok := NewCallTree(b.App).Index(f.Function); ok {
+			p += fmt.Sprintf(".f%d%s", i, signedNum(f.Pct))
+		}
+	}
+	return p
+}
 
-var pkgRE = regexp.MustCompile(`^org\.perflab\.sim\.([a-z]+)(?:\.([pm])([0-9]+(?:_[0-9]+)?))?$`)
+// signedNum is "p1_5" for +1.5, "m2" for -2: a number in a package name.
+func signedNum(x float64) string {
+	sign := "p"
+	if x < 0 {
+		sign = "m"
+	}
+	return sign + strings.ReplaceAll(strconv.FormatFloat(math.Abs(x), 'f', -1, 64), ".", "_")
+}
+
+var pkgRE = regexp.MustCompile(`^org\.perflab\.sim\.([a-z]+)(?:\.([pm])([0-9]+(?:_[0-9]+)?))?(?:\.f([0-9]+)([pm])([0-9]+(?:_[0-9]+)?))?$`)
 
 // ParsePackage inverts PackageName.
 func ParsePackage(pkg string) (app string, effectPct float64, ok bool) {
+	app, effectPct, _, _, ok = parsePackage(pkg)
+	return app, effectPct, ok
+}
+
+// parsePackage inverts BuildPackage: also the function effect (fn −1 for
+// none).
+func parsePackage(pkg string) (app string, effectPct float64, fn int, fnPct float64, ok bool) {
+	fn = -1
 	m := pkgRE.FindStringSubmatch(pkg)
 	if m == nil {
-		return "", 0, false
+		return "", 0, -1, 0, false
 	}
 	if _, err := LookupApp(m[1]); err != nil {
-		return "", 0, false
+		return "", 0, -1, 0, false
 	}
-	if m[2] != "" {
-		v, err := strconv.ParseFloat(strings.ReplaceAll(m[3], "_", "."), 64)
-		if err != nil {
-			return "", 0, false
-		}
-		if m[2] == "m" {
+	num := func(sign, digits string) (float64, bool) {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(digits, "_", "."), 64)
+		if sign == "m" {
 			v = -v
 		}
-		effectPct = v
+		return v, err == nil
 	}
-	return m[1], effectPct, true
+	if m[2] != "" {
+		if effectPct, ok = num(m[2], m[3]); !ok {
+			return "", 0, -1, 0, false
+		}
+	}
+	if m[4] != "" {
+		i, err := strconv.Atoi(m[4])
+		t := NewCallTree(m[1])
+		if err != nil || i >= len(t.nodes) || t.nodes[i].comp != compCPU {
+			return "", 0, -1, 0, false
+		}
+		if fnPct, ok = num(m[5], m[6]); !ok {
+			return "", 0, -1, 0, false
+		}
+		fn = i
+	}
+	return m[1], effectPct, fn, fnPct, true
 }
 
 type appState struct {
 	pkg     string
 	spec    AppSpec
 	effect  float64
+	tree    *CallTree
+	fn      int     // the function a build's effect slows; −1 for none
+	fnPct   float64 // by how much, % of its own time
 	running bool
 	cached  float64 // fraction of the app's files in the page cache
 	pid     int
@@ -139,12 +183,12 @@ func (ph *Phone) install(pkg string) (*appState, error) {
 	if a, ok := ph.apps[pkg]; ok {
 		return a, nil
 	}
-	app, eff, ok := ParsePackage(pkg)
+	app, eff, fn, fnPct, ok := parsePackage(pkg)
 	if !ok {
-		return nil, fmt.Errorf("unknown package %q: the sim installs %s<app>[.p<effect>|.m<effect>]", pkg, PackagePrefix)
+		return nil, fmt.Errorf("unknown package %q: the sim installs %s<app>[.p<effect>|.m<effect>][.f<function><p|m><effect>]", pkg, PackagePrefix)
 	}
 	spec, _ := LookupApp(app)
-	a := &appState{pkg: pkg, spec: spec, effect: eff}
+	a := &appState{pkg: pkg, spec: spec, effect: eff, tree: NewCallTree(app), fn: fn, fnPct: fnPct}
 	ph.apps[pkg] = a
 	t := ph.now()
 	_ = ph.fs.mkdirAll(path.Dir(APKPath(pkg)), t)
@@ -257,6 +301,10 @@ type Launch struct {
 type Breakdown struct {
 	CPU, Read, Write, Network, State, Refresh, Linger float64
 	DialogFactor, EffectFactor                        float64
+	// FnExtra is the time a build's function effect adds (or takes) in its
+	// function (Fn, an index in the app's call tree; −1 for none).
+	FnExtra float64
+	Fn      int
 }
 
 // Launch starts the package's main activity, runs the app's measured
@@ -330,6 +378,12 @@ func (ph *Phone) Launch(pkg string) (Launch, error) {
 		}
 	}
 	bd.CPU = t * 1000
+	bd.Fn = a.fn
+	if a.fn >= 0 {
+		// No draw from the phone's stream: builds without a function
+		// effect launch exactly as before.
+		bd.FnExtra = a.tree.shareOf(a.fn) * bd.CPU * a.fnPct / 100
+	}
 	freqs := ph.curKHz()
 
 	// Reads: what the page cache lost since the last launch comes from flash.
@@ -376,7 +430,7 @@ func (ph *Phone) Launch(pkg string) (Launch, error) {
 	bd.EffectFactor = 1 + a.effect/100
 	other := bd.Read + bd.Write + bd.Network + bd.State + bd.Linger
 	ph.run(other/1000, 0.01, w)
-	total := (bd.CPU + other) * bd.DialogFactor * bd.EffectFactor * ph.slowdown
+	total := (bd.CPU + bd.FnExtra + other) * bd.DialogFactor * bd.EffectFactor * ph.slowdown
 
 	// The test interaction after first frame: the app writes its database,
 	// refreshes the cache stamp, and now and then crashes.

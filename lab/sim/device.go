@@ -224,6 +224,11 @@ func checkBuilds(exp *lab.Experiment, keys []string) error {
 		if b.EffectPct <= -100 {
 			return fmt.Errorf("builds.%s.effect_pct: %v would make startup free; want > -100", k, b.EffectPct)
 		}
+		if b.Effect != nil {
+			if err := NewCallTree(b.App).CheckFunction(b.Effect.Function); err != nil {
+				return fmt.Errorf("builds.%s.effect.function: %w", k, err)
+			}
+		}
 	}
 	return nil
 }
