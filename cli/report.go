@@ -175,7 +175,11 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stdout, l)
 		}
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, rep.Table())
+		if rep.HasComparison() {
+			fmt.Fprint(stdout, rep.Table())
+		} else {
+			fmt.Fprintln(stdout, nothingToCompare(sum.Counts))
+		}
 	}
 	return verdictCode(rep)
 }

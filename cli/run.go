@@ -270,6 +270,12 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	if final == nil { // no end event: the run failed before it
 		final = h.analyse(s, fold)
 	}
+	// An error that ended the run is said first: the table (if any) only
+	// shows how far it got.
+	endErr := engine.EndErr(res.End)
+	if endErr != nil && !errors.Is(endErr, context.Canceled) {
+		fmt.Fprintln(h.stderr, "perflab run:", endErr)
+	}
 	code, rep := h.printReport(s, <-final, events)
 	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
 	if err := h.exports.write(sess, rep); err != nil {
@@ -277,21 +283,19 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 		code = exitError
 	}
 	if res.Err != nil {
-		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials (%s); the rest could not be recorded\n",
+		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials: %s; the rest could not be recorded\n",
 			s.Path, res.Written.Total, formatCounts(res.Written))
 		return exitError
 	}
 	if res.End != nil && res.End.Stop != "" {
 		fmt.Fprintf(h.stderr, "stopped: %s\n", res.End.Stop)
 	}
-	fmt.Fprintf(h.stderr, "session saved: %s (%d trials: %s)\n", s.Path, res.Written.Total, formatCounts(res.Written))
-	switch err := engine.EndErr(res.End); {
-	case err == nil:
+	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
+	switch {
+	case endErr == nil:
 		return code
-	case errors.Is(err, context.Canceled):
+	case errors.Is(endErr, context.Canceled):
 		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
-	default:
-		fmt.Fprintln(h.stderr, "perflab run:", err)
 	}
 	return exitError
 }
@@ -316,7 +320,7 @@ func (h *headlessRun) analyse(s *engine.Session, fold *engine.Fold) <-chan analy
 // printReport prints the final analysis as a table (or JSON); it returns
 // exitRegression when any metric regressed, else exitOK, and the report.
 func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Event) (int, engine.Analysis) {
-	inputs, rep := a.inputs, a.rep
+	rep := a.rep
 	rep.Warn(sessions.HostWarnings(events)...)
 	switch {
 	case h.json:
@@ -327,8 +331,8 @@ func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Ev
 			fmt.Fprintln(h.stderr, "perflab:", err)
 			return exitError, rep
 		}
-	case len(inputs) == 0:
-		fmt.Fprintln(h.stderr, "no counted trials: nothing to compare")
+	case !rep.HasComparison():
+		fmt.Fprintln(h.stderr, nothingToCompare(sessions.CountTrials(events, s.Header.Plan.ArmKeys()...)))
 	default:
 		fmt.Fprint(h.stdout, rep.Table())
 	}
@@ -378,8 +382,24 @@ func writeSessionReport(w io.Writer, s *sessions.Session, rep engine.Analysis) e
 	return enc.Encode(sessionReport{Report: rep.Report, Session: s.Summary()})
 }
 
+// nothingToCompare says why a run or session has no table: the arms
+// without a counted trial.
+func nothingToCompare(c sessions.Counts) string {
+	var none []string
+	for _, k := range slices.Sorted(maps.Keys(c.Counted)) {
+		if c.Counted[k] == 0 {
+			none = append(none, k)
+		}
+	}
+	if len(none) == 0 || len(none) == len(c.Counted) {
+		return "no counted trials: nothing to compare"
+	}
+	return "no counted trials of " + strings.Join(none, ", ") + ": nothing to compare"
+}
+
 // formatCounts words a session's counts: counted trials per arm (control
-// and treatment, or A, B, C, ...), warm-ups and failures.
+// and treatment, or A, B, C, ...), warm-ups that ran and failures (failed
+// warm-ups among them), which add up to c.Total.
 func formatCounts(c sessions.Counts) string {
 	var parts []string
 	if len(c.Counted) > 2 {
@@ -396,13 +416,20 @@ func formatCounts(c sessions.Counts) string {
 			fmt.Sprintf("%d counted control", c.Counted[lab.ArmControl]),
 			fmt.Sprintf("%d counted treatment", c.Counted[lab.ArmTreatment]))
 	}
-	if c.Warmup > 0 {
-		parts = append(parts, fmt.Sprintf("%d warm-up", c.Warmup))
+	// Every trial is said once, so the parts add up to the total: the
+	// warm-ups that ran, then the failures (with those of the warm-ups).
+	if n := c.Warmup - c.WarmupFailed; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d warm-up", n))
 	}
+	failed := 0
 	for _, st := range []string{lab.StatusFailed, lab.StatusTimeout} {
 		if n := c.ByStatus[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			failed += n
 		}
+	}
+	if c.WarmupFailed > 0 {
+		parts[len(parts)-1] += fmt.Sprintf(" (%d of them warm-up)", c.WarmupFailed)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -106,7 +106,10 @@ type Counts struct {
 	Total    int            `json:"total"`
 	ByStatus map[string]int `json:"by_status"`
 	Warmup   int            `json:"warmup"`
-	Counted  map[string]int `json:"counted"` // counted trials per arm
+	// WarmupFailed are the warm-ups that failed or timed out (also in
+	// ByStatus), so a summary can add up to Total.
+	WarmupFailed int            `json:"warmup_failed,omitempty"`
+	Counted      map[string]int `json:"counted"` // counted trials per arm
 }
 
 // CountTrials counts the trials among events by status, warm-up and arm;
@@ -184,6 +187,9 @@ func (c *Counts) count(t *lab.Trial, status, counted func(string)) {
 	status(t.Status)
 	if t.Warmup {
 		c.Warmup++
+		if t.Status != lab.StatusOK {
+			c.WarmupFailed++
+		}
 	}
 	if t.Counted() {
 		counted(t.Arm)

@@ -58,6 +58,19 @@ func (a Analysis) Regression() bool {
 	return false
 }
 
+// HasComparison reports whether any metric of any build has values in
+// both arms, so that its table has something in it.
+func (a Analysis) HasComparison() bool {
+	for _, r := range a.Reports() {
+		for _, m := range r.Metrics {
+			if m.A.N > 0 && m.B.N > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Warn adds report-level warnings (the first comparison's, which tables
 // print once).
 func (a *Analysis) Warn(ws ...string) {
