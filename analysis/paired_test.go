@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/calibration"
 )
 
 type refPaired struct {
@@ -233,10 +235,12 @@ func TestSignedRankMergeMatchesRanking(t *testing.T) {
 // rounded (tied, zero) log ratios, shifts from none to clear. Samples
 // where two differences cancel (dᵢ = −dⱼ, a Walsh average of 0) and
 // sizes where no p < α exists (signedRankK below 1) are the documented exceptions and skipped.
+// The test draws 600 samples (seeded); bench/calibration.sh draws 3,000.
 func TestSignedRankCIAgreesWithTest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	checked, rejected := 0, 0
-	for iter := range 3000 {
+	iters := calibration.Size(600, 3000)
+	for iter := range iters {
 		n := 6 + rng.IntN(90)
 		shift := []float64{0, 0.002, 0.005}[iter%3]
 		round := iter%4 == 3
@@ -271,7 +275,7 @@ func TestSignedRankCIAgreesWithTest(t *testing.T) {
 			}
 		}
 	}
-	if checked < 4000 || rejected < 500 || rejected > checked-500 {
+	if checked < iters*4/3 || rejected < iters/6 || rejected > checked-iters/6 {
 		t.Errorf("checked %d samples, %d rejected: too few of either", checked, rejected)
 	}
 }
