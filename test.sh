@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
 # hyperfine, tmux, GNU time, python3-scipy; benchstat through go install) when missing, then checks formatting, vets
-# and runs every test with the race detector. README.md and .ci/run use it.
+# and runs every test with the race detector, listing the 10 slowest at the
+# end. README.md and .ci/run use it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -29,4 +30,16 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
-go test -race -count=1 -timeout 60m "$@" ./...
+
+# go test -json goes through internal/testsummary, which prints what go
+# test prints (failed tests' output, each package's ok/FAIL line) and then
+# the 10 slowest tests; -v prints every test's output. TEST_JSON=FILE keeps
+# the JSON. The exit status is go test's (pipefail).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/testsummary" ./internal/testsummary
+verbose=""
+for arg in "$@"; do
+	case $arg in -v | -v=true | -test.v | -test.v=true) verbose=-v ;; esac
+done
+go test -race -count=1 -timeout 60m -json "$@" ./... | tee "${TEST_JSON:-$tmp/test.json}" | "$tmp/testsummary" $verbose
