@@ -187,7 +187,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // regimeReport is what report and replay say about regimes: the list
 // (with notes) and the order effect of the analysed regime
 // (sessions.OrderEffectLines), and the warnings that go into the report
-// (with how busy the host was during its trials, sessions.HostWarnings).
+// (with how busy the host was during its trials, sessions.HostWarnings,
+// and how its device was set up, sessions.SetupWarnings).
 type regimeReport struct {
 	list, order, warnings []string
 }
@@ -199,7 +200,7 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 	if err != nil {
 		return nil, regimeReport{}, err
 	}
-	rr := regimeReport{list: rc.List()}
+	rr := regimeReport{list: rc.List(), warnings: sessions.SetupWarnings(events)}
 	if rc.Analysed != "" {
 		a := rc.Analysed
 		if which == "" {

@@ -321,6 +321,7 @@ func (h *headlessRun) analyse(s *engine.Session, fold *engine.Fold) <-chan analy
 // exitRegression when any metric regressed, else exitOK, and the report.
 func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Event) (int, engine.Analysis) {
 	rep := a.rep
+	rep.Warn(sessions.SetupWarnings(events)...)
 	rep.Warn(sessions.HostWarnings(events)...)
 	switch {
 	case h.json:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/format"
+	"github.com/perflab/perflab/sessions"
 )
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -88,23 +89,28 @@ func (d *feed) body(w, h int) string {
 	return strings.Join(lanes, "\n") + "\n" + d.panels(w, h-len(lanes))
 }
 
+// warnings are every warning the dashboard has: an unstable device's
+// stability check first, as in the report, then warningLines.
+func (d *feed) warnings() []string {
+	warn := warningLines(d.state, d.panel)
+	if sw := sessions.StabilityWarning(d.chart.Verdict()); sw != "" {
+		warn = append([]string{sw}, warn...)
+	}
+	return warn
+}
+
 // panels lays out the combined panels (body without the lanes).
 func (d *feed) panels(w, h int) string {
 	st := d.st
 	s := d.state
 	samples := d.chart.Samples()
-	summary, reasons := d.chart.Verdict()
+	summary, _ := d.chart.Verdict()
 	showChart := samples > 0 && (len(s.Trials()) == 0 || (w >= 110 && h >= 30))
-	warn := append(warningLines(s, d.panel), reasons...)
-	// With the chart hidden, its verdict stays in view: a warning when
-	// unstable, a plain line when stable.
+	warn := d.warnings()
+	// With the chart hidden, a stable verdict stays in view as a plain line.
 	stabLine := ""
-	if samples > 0 && !showChart && summary != "" {
-		if strings.HasPrefix(summary, "stable") {
-			stabLine = st.Muted.Render(truncate("✓ stability check: "+summary, w))
-		} else {
-			warn = append([]string{"stability check: " + summary}, warn...)
-		}
+	if samples > 0 && !showChart && strings.HasPrefix(summary, "stable") {
+		stabLine = st.Muted.Render(truncate("✓ stability check: "+summary, w))
 	}
 	logs := s.log
 	if w < 110 {

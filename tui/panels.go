@@ -210,8 +210,8 @@ func warningLines(s *runState, pd panelData) []string {
 		}
 		out = append(out, fmt.Sprintf("%d %s, not counted%s", n, what, last))
 	}
-	if len(s.mismatches) > 0 {
-		out = append(out, fmt.Sprintf("governor read-back differs: %s", strings.Join(s.mismatches, ", ")))
+	if w := sessions.ReadbackWarning(s.mismatches); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

@@ -3,10 +3,8 @@ package tui
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/perflab/perflab/analysis"
-	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
@@ -126,42 +124,9 @@ func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experi
 	return pd
 }
 
-// stabilitySummary judges the probe samples so far (analysis.StabilityOf)
-// and returns a one-line summary and the details: reasons, steps, throttle
-// events. It is linear in the samples, a few hundred at most.
-func stabilitySummary(ps []lab.ProbeSample) (string, []string) {
-	ss := make([]analysis.StabilitySample, len(ps))
-	for i, p := range ps {
-		ss[i] = analysis.StabilitySample{T: p.T, MFLOPS: p.MFLOPS, FreqKHz: p.FreqKHz, TempC: p.TempC}
-	}
-	opt := analysis.DefaultStabilityOptions()
-	if len(ss) < opt.MinSamples {
-		// Too few samples to judge anything: say so instead of a verdict.
-		st := analysis.StabilityOf(ss, opt)
-		return fmt.Sprintf("collecting (%d/%d) · mean %.0f MFLOPS", len(ss), opt.MinSamples, st.MeanMFLOPS.Or(math.NaN())), nil
-	}
-	st := analysis.StabilityOf(ss, opt)
-	line := fmt.Sprintf("%s · mean %.0f MFLOPS · CV %s · drift %s/min", st.Verdict,
-		st.MeanMFLOPS.Or(math.NaN()), pctOf(float64(st.CV)*100), pctOf(float64(st.DriftPctPerMin)))
-	var lines []string
-	if len(st.Reasons) > 0 {
-		lines = append(lines, "unstable: "+strings.Join(st.Reasons, "; "))
-	}
-	for _, s := range st.Steps {
-		lines = append(lines, fmt.Sprintf("step at t=%.0fs: %.0f → %.0f MFLOPS (%+.1f%%)", s.T, s.From, s.To, s.ChangePct))
-	}
-	if st.ThrottleEvents > 0 {
-		lines = append(lines, fmt.Sprintf("throttling: %d frequency drops, max %.1f°C", st.ThrottleEvents, st.MaxTempC))
-	}
-	return line, lines
-}
-
-func pctOf(x float64) string {
-	if math.IsNaN(x) {
-		return format.Undefined
-	}
-	return fmt.Sprintf("%.2f%%", x)
-}
+// stabilitySummary judges the probe samples so far, as every view does
+// (sessions.StabilitySummary).
+func stabilitySummary(ps []lab.ProbeSample) (string, []string) { return sessions.StabilitySummary(ps) }
 
 // emptyPanel is the panel before any analysis: the settings the analysis
 // will use, no metrics.
