@@ -126,6 +126,7 @@ var pRow = regexp.MustCompile(`startup_ms\s+(?:\S+\s+){4,5}(\d+)/(\d+)`)
 // the CI and p-values update, toggle randomization, quit, then replay the
 // saved session.
 func TestWorkbenchInTmux(t *testing.T) {
+	t.Parallel() // mostly waits on a real-time run: overlap it with the other tmux test
 	bin, err := perflabBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +278,7 @@ func atoi(s string) int {
 // with status 3, as --headless does. The builds report their own metric
 // (100 vs 200 ms, not this host's speed), so the verdict is certain.
 func TestRunOpensWorkbenchInTmux(t *testing.T) {
+	t.Parallel() // mostly waits on a real-time run: overlap it with the other tmux test
 	bin, err := perflabBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +301,24 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 	if !strings.Contains(s, "work-200") {
 		t.Fatalf("controls screen:\n%s", s)
 	}
+	// The stability check off: on local it is 30 s of the MFLOPS probe on
+	// every core, which this test does not need.
+	cursor := regexp.MustCompile(`▸ [^[]+`)
+	for i := 0; ; i++ {
+		at := cursor.FindString(p.waitFor("the cursor", screenWait, cursor.MatchString))
+		if strings.HasPrefix(at, "▸ stability check") {
+			break
+		}
+		if i == 30 {
+			t.Fatalf("no stability check row:\n%s", p.screen())
+		}
+		p.keys("Down")
+		p.waitFor("the cursor to move", screenWait, func(s string) bool { return cursor.FindString(s) != at })
+	}
+	p.keys("Left", "Left") // 30 s → 10 s → off
+	p.waitFor("stability check off", screenWait, func(s string) bool {
+		return regexp.MustCompile(`stability check\s+\[off\]`).MatchString(s)
+	})
 	p.keys("Enter")
 	s = p.waitText("local · ended: completed", runWait)
 	if !regexp.MustCompile(`work_ms\s+\+\d+(\.\d+)?%.*regression`).MatchString(s) {
