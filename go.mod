@@ -11,6 +11,7 @@ require (
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/charmbracelet/x/term v0.2.2
 	github.com/electricbubble/gadb v0.1.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/guptarohit/asciigraph v0.10.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sys v0.49.0

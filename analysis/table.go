@@ -100,7 +100,7 @@ func Table(r Report) string {
 		}
 		rows = append(rows, row)
 	}
-	writeAligned(&sb, rows, right)
+	WriteAligned(&sb, rows, right)
 	sb.WriteString(poolTable(r))
 
 	var notes, warn []string
@@ -238,8 +238,9 @@ func fmtLevel(c float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.4g", c*100), ".") + "%"
 }
 
-// writeAligned writes rows as columns separated by two spaces.
-func writeAligned(sb *strings.Builder, rows [][]string, right []bool) {
+// WriteAligned writes rows as columns separated by two spaces, the
+// columns marked right aligned to the right.
+func WriteAligned(sb *strings.Builder, rows [][]string, right []bool) {
 	width := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, c := range row {
@@ -393,7 +394,7 @@ func poolTable(r Report) string {
 			}
 			rows = append(rows, []string{"  " + d.Device, fmt.Sprint(d.N), fmtPct(d.Estimate()), ci, fmtP(d.P, r.Alpha), flag})
 		}
-		writeAligned(&sb, rows, []bool{false, true, true, false, true, false})
+		WriteAligned(&sb, rows, []bool{false, true, true, false, true, false})
 		kw := fmtP(pa.Heterogeneity.P, r.Alpha)
 		if adj := pa.HeterogeneityPAdjusted; adj.Defined() && adj != pa.Heterogeneity.P {
 			kw += ", Holm over the metrics " + fmtP(adj, r.Alpha)

@@ -212,7 +212,7 @@ func VersusTable(v Versus) string {
 		}
 		rows = append(rows, row)
 	}
-	writeAligned(&sb, rows, right)
+	WriteAligned(&sb, rows, right)
 
 	// Each comparison words its warnings with A and B; B becomes the
 	// input's letter, and a warning about the base is given once.

@@ -65,6 +65,9 @@ type TrialRequest struct {
 	Warmup   bool
 	Controls Controls
 	Metrics  []string // requested metrics; empty means the device's defaults
+	// Profile asks a Profiler for the trial's CPU profile
+	// (TrialResult.Profile).
+	Profile bool
 	// Started, when not nil, is for a TrialStartReporter to call once the
 	// trial is under way (see TrialStartReporter); calling it again, or
 	// from a device that is not one, does no harm.
@@ -91,6 +94,10 @@ type TrialResult struct {
 	// Host is how busy the host was with other work during the trial,
 	// when the device can tell (local); it is copied to Trial.Host.
 	Host *HostLoad
+	// Profile is the trial's CPU profile when TrialRequest.Profile asked
+	// for one; ProfileNote says why there is none, or what was lost.
+	Profile     *Profile
+	ProfileNote string
 }
 
 // Reconnector is a device that can wait for itself to come back after a

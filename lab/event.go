@@ -103,6 +103,13 @@ type Trial struct {
 	// the local device; nil elsewhere and in files written before it was
 	// recorded. It is no metric: nothing tests it.
 	Host *HostLoad `json:"host,omitempty"`
+	// Profile is the trial's CPU profile file, when the experiment asked
+	// for profiles ("profile": true): written beside the session before
+	// this line (a crash loses at most the trial in flight's).
+	Profile *ProfileRef `json:"profile,omitempty"`
+	// Profiled is the profile the device returned, until the session's
+	// recorder writes it and sets Profile; never in a file.
+	Profiled *Profile `json:"-"`
 }
 
 // HostLoad is what else the host did during one trial (the local device

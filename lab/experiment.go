@@ -37,6 +37,10 @@ type Experiment struct {
 	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
 	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
 	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+	// Profile collects a sampling CPU profile of every trial after the
+	// warm-up, on devices that can (lab.Profiler), labelled with the
+	// experiment's context and the app's phases (perflab profile).
+	Profile bool `json:"profile,omitempty"`
 }
 
 // PrimaryMetric is the primary metric the plan names: Primary, else the

@@ -104,10 +104,21 @@ func (p *Profile) weight(s ProfileSample) int64 {
 // Weight is the CPU time sample s stands for.
 func (p *Profile) Weight(s ProfileSample) int64 { return p.weight(s) }
 
+// ProfileRef names a trial's profile file (pprof protobuf, gzipped) beside
+// its session, with its checksum; Note says what was lost or why there is
+// no file (File empty).
+type ProfileRef struct {
+	File    string `json:"file"`    // relative to the session file's folder
+	SHA256  string `json:"sha256"`  // of the file's bytes
+	Samples int    `json:"samples"` // samples in it
+	Source  string `json:"source"`  // Profile.Source
+	Note    string `json:"note,omitempty"`
+}
+
 // Profiler is a device that can profile trials: with
 // TrialRequest.Profile set it returns TrialResult.Profile, or a note in
-// ProfileNote saying why not (perf missing, simpleperf too old), and the
-// trial goes on unprofiled.
+// TrialResult.ProfileNote saying why not (perf missing, simpleperf too
+// old), and the trial goes on unprofiled.
 type Profiler interface {
 	// CanProfile says whether trials can be profiled here, and if not why.
 	CanProfile() (ok bool, why string)

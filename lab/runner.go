@@ -421,6 +421,7 @@ func (r *Runner) loop(ctx context.Context) {
 				Warmup:   warm,
 				Controls: controls,
 				Metrics:  r.exp.Metrics,
+				Profile:  r.exp.Profile && !warm,
 			}
 			if holdTrials {
 				req.Started = r.trialUnderWay
@@ -448,6 +449,19 @@ func (r *Runner) loop(ctx context.Context) {
 				Index: index, Round: round, Arm: a.name, Build: buildName(r.exp.Builds[a.name], a.name),
 				Warmup: warm, Order: order, Status: res.Status, Reason: res.Reason,
 				Duration: dur, Metrics: res.Metrics, Host: res.Host,
+			}
+			if req.Profile {
+				tr.Profiled = res.Profile
+				if res.Profile != nil {
+					res.Profile.Label()
+				}
+				if res.Profile == nil || res.ProfileNote != "" {
+					// The recorder writes the file and keeps the note.
+					tr.Profile = &ProfileRef{Note: res.ProfileNote}
+					if res.Profile == nil && res.ProfileNote == "" {
+						tr.Profile.Note = "the device returned no profile"
+					}
+				}
 			}
 			if tr.Metrics == nil {
 				tr.Metrics = []Metric{}

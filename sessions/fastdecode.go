@@ -79,7 +79,8 @@ func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
 		(!p.lit(`,"reason":`) || p.strAt(&tr.Reason)) &&
 		p.lit(`,"duration_s":`) && p.floatAt(&tr.Duration) &&
 		p.lit(`,"metrics":[`) && p.metricsLayout(tr) &&
-		(!p.lit(`,"host":{"other_cpus":`) || p.hostLayout(tr)) && p.lit(`}}`)
+		(!p.lit(`,"host":{"other_cpus":`) || p.hostLayout(tr)) &&
+		(!p.lit(`,"profile":{"file":`) || p.profileLayout(tr)) && p.lit(`}}`)
 	if ok {
 		p.ws()
 		ok = p.i == len(p.b)
@@ -130,6 +131,18 @@ func (p *fastParser) hostLayout(t *lab.Trial) bool {
 	return p.floatAt(&h.OtherCPUs) &&
 		p.lit(`,"load1":`) && p.floatAt(&h.Load1) &&
 		p.lit(`,"cpus":`) && p.intAt(&h.CPUs) && p.lit(`}`)
+}
+
+// profileLayout decodes the profile object of decodeTrialLayout's line,
+// from after its first key.
+func (p *fastParser) profileLayout(t *lab.Trial) bool {
+	r := &lab.ProfileRef{}
+	t.Profile = r
+	return p.strAt(&r.File) &&
+		p.lit(`,"sha256":`) && p.strAt(&r.SHA256) &&
+		p.lit(`,"samples":`) && p.intAt(&r.Samples) &&
+		p.lit(`,"source":`) && p.strAt(&r.Source) &&
+		(!p.lit(`,"note":`) || p.strAt(&r.Note)) && p.lit(`}`)
 }
 
 // strAt, intAt, floatAt and boolAt read a value into *dst and report
@@ -498,6 +511,8 @@ func (p *fastParser) trial(t *lab.Trial) bool {
 			ok = p.metrics(t)
 		case "host":
 			ok = p.host(t)
+		case "profile":
+			ok = p.profile(t)
 		default:
 			return false
 		}
@@ -564,6 +579,34 @@ func (p *fastParser) host(t *lab.Trial) bool {
 			h.Load1, ok = p.float()
 		case "cpus":
 			h.CPUs, ok = p.int()
+		default:
+			return false
+		}
+		return ok
+	})
+}
+
+// profile decodes a trial's profile object (a repeated key overwrites, as
+// encoding/json does).
+func (p *fastParser) profile(t *lab.Trial) bool {
+	r := t.Profile
+	if r == nil {
+		r = &lab.ProfileRef{}
+		t.Profile = r
+	}
+	var ok bool
+	return p.object(func(key []byte) bool {
+		switch string(key) {
+		case "file":
+			r.File, ok = p.str()
+		case "sha256":
+			r.SHA256, ok = p.str()
+		case "samples":
+			r.Samples, ok = p.int()
+		case "source":
+			r.Source, ok = p.str()
+		case "note":
+			r.Note, ok = p.str()
 		default:
 			return false
 		}

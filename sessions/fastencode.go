@@ -86,6 +86,18 @@ func appendTrialEvent(dst []byte, e lab.Event) ([]byte, bool) {
 		dst = strconv.AppendInt(dst, int64(h.CPUs), 10)
 		dst = append(dst, '}')
 	}
+	if pr := tr.Profile; pr != nil {
+		dst = append(dst, `,"profile":{"file":`...)
+		dst = appendJSONString(dst, pr.File)
+		dst = append(dst, `,"sha256":`...)
+		dst = appendJSONString(dst, pr.SHA256)
+		dst = append(dst, `,"samples":`...)
+		dst = strconv.AppendInt(dst, int64(pr.Samples), 10)
+		dst = append(dst, `,"source":`...)
+		dst = appendJSONString(dst, pr.Source)
+		dst = appendOmitEmpty(dst, `,"note":`, pr.Note)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, "}}"...)
 	return dst, true
 }

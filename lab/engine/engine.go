@@ -182,6 +182,7 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		return nil, err
 	}
 	useSessionProxyFile(&exp, path)
+	profileNote := checkProfiling(&exp, []lab.Device{dev})
 	hdr.Plan = exp
 	w, err := l.Create(path, hdr, p.Overwrite)
 	if err != nil {
@@ -189,7 +190,10 @@ func Start(ctx context.Context, l Lab, p Plan) (*Session, error) {
 		return nil, fmt.Errorf("create session %s: %w", path, err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	rec := newRecorder(w, cancel)
+	rec := newRecorder(w, cancel, path, info.ID)
+	if profileNote != "" {
+		rec.write(profileOff(profileNote))
+	}
 	// Only a run with a stability check gets the probing wrapper, so the
 	// runner sees the device itself otherwise (every interface it has).
 	var samples chan Item // nil: no check; the relay never reads it
@@ -263,6 +267,7 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 		return nil, err
 	}
 	useSessionProxyFile(&exp, path)
+	profileNote := checkProfiling(&exp, devs)
 	hdr.Plan = exp
 	w, err := l.Create(path, hdr, p.Overwrite)
 	if err != nil {
@@ -271,7 +276,10 @@ func startPool(ctx context.Context, l Lab, p Plan, ids []string) (*Session, erro
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	pool := lab.NewPool(devs, &exp)
-	rec := newRecorder(w, cancel)
+	rec := newRecorder(w, cancel, path, infos[0].ID)
+	if profileNote != "" {
+		rec.write(profileOff(profileNote))
+	}
 	pool.SetRecorder(rec.record)
 	out := make(chan Item, 512)
 	s := &Session{Path: path, Header: hdr, Device: infos[0], Devices: infos, Runner: pool, Events: out, cancel: cancel, done: make(chan struct{})}
@@ -288,6 +296,32 @@ func createFile(path string, h sessions.Header, overwrite bool) (Writer, error) 
 		return sessions.CreateOverwrite(path, h)
 	}
 	return sessions.Create(path, h)
+}
+
+// checkProfiling turns exp's profiles off, with the reason, when a device
+// cannot profile (no lab.Profiler, or its CanProfile says why not): the
+// run goes on without them and the session says so.
+func checkProfiling(exp *lab.Experiment, devs []lab.Device) string {
+	if !exp.Profile {
+		return ""
+	}
+	for _, d := range devs {
+		p, ok := d.(lab.Profiler)
+		if !ok {
+			exp.Profile = false
+			return fmt.Sprintf("this device (%T) cannot profile trials", d)
+		}
+		if ok, why := p.CanProfile(); !ok {
+			exp.Profile = false
+			return why
+		}
+	}
+	return ""
+}
+
+// profileOff is the settings event that says profiles are off and why.
+func profileOff(why string) lab.Event {
+	return lab.Event{Type: lab.EventSettings, Settings: &lab.Settings{Detail: map[string]string{"profile": "off: " + why}}}
 }
 
 // sessionPath is the one place a session's file name is decided.
@@ -368,6 +402,8 @@ type recorder struct {
 	w      Writer
 	cancel context.CancelFunc
 	start  time.Time // for the probe samples' times
+	path   string    // the session file, beside which profiles go
+	device string    // the device's ID, for the profiles' labels
 
 	mu      sync.Mutex
 	n       int // runner events recorded (or not, after a failure)
@@ -376,8 +412,8 @@ type recorder struct {
 	written sessions.Counts
 }
 
-func newRecorder(w Writer, cancel context.CancelFunc) *recorder {
-	return &recorder{w: w, cancel: cancel, start: time.Now(), written: sessions.NewCounts()}
+func newRecorder(w Writer, cancel context.CancelFunc, path, device string) *recorder {
+	return &recorder{w: w, cancel: cancel, start: time.Now(), written: sessions.NewCounts(), path: path, device: device}
 }
 
 // record is the runner's lab.Recorder.
@@ -385,6 +421,12 @@ func (rc *recorder) record(ev lab.Event) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.n++
+	if t := ev.Trial; ev.Type == lab.EventTrial && t != nil && t.Profiled != nil {
+		// The profile's file first, then the line that names it; the
+		// trial is not yet handed on, so nothing else reads it.
+		t.Profile = sessions.WriteTrialProfile(rc.path, t, rc.device, t.Profiled)
+		t.Profiled = nil
+	}
 	if rc.writeLocked(ev) != nil && rc.failAt == 0 {
 		rc.failAt = rc.n
 	}

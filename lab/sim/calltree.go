@@ -52,10 +52,10 @@ type CallTree struct {
 	byName map[string]int
 }
 
-// SamplePeriodNs is the simulated profiler's sampling period: 10 kHz of
+// SamplePeriodNs is the simulated profiler's sampling period: 20 kHz of
 // simulated CPU time (simpleperf's default is 4 kHz; the sim costs nothing
 // to sample, and the per-function statistics need the counts).
-const SamplePeriodNs = 100_000
+const SamplePeriodNs = 50_000
 
 // hot are the hot CPU functions of an app (per app prefix), with their
 // share of its CPU time, in the phase they run in.
@@ -188,7 +188,7 @@ func (t *CallTree) stack(i int) []string {
 
 // Profile samples a launch: each function's time is its share of its
 // component's time in the breakdown (CPU with the function effect fnExtra
-// added to function fn, fn < 0 for none), jittered by 2% per function and
+// added to function fn, fn < 0 for none), jittered by 1% per function (run-to-run variation of its work, as the launch's own 0.8% CPU noise) and
 // scaled so that the functions add up to the launch's total; each is
 // sampled every SamplePeriodNs (Poisson counts), at times spread over its
 // phase, the phases one after the other (startup, network, first frame).
@@ -203,7 +203,7 @@ func (t *CallTree) Profile(bd Breakdown, total float64, fn int, fnExtraMs float6
 		if n.comp == "" {
 			continue
 		}
-		x := comp[n.comp] * n.share * math.Max(0, 1+0.02*rng.NormFloat64())
+		x := comp[n.comp] * n.share * math.Max(0, 1+0.01*rng.NormFloat64())
 		if i == fn {
 			x += fnExtraMs
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -389,8 +390,29 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		case <-t.C:
 		}
 	}
-	return lab.TrialResult{Status: lab.StatusOK, Metrics: pickMetrics(l.Metrics, req.Metrics)}
+	res := lab.TrialResult{Status: lab.StatusOK, Metrics: pickMetrics(l.Metrics, req.Metrics)}
+	if req.Profile {
+		res.Profile = d.profile(pkg, l, req.Index)
+	}
+	return res
 }
+
+// profile samples launch l of pkg (Launch's breakdown over the app's call
+// tree), from a stream of the phone's seed and the trial's index, so that
+// profiling changes none of the launch's numbers.
+func (d *Device) profile(pkg string, l Launch, trial int) *lab.Profile {
+	app, _, _, _, ok := parsePackage(pkg)
+	if !ok {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(d.ph.Seed()), 0x70726f66<<20^uint64(trial)))
+	return NewCallTree(app).Profile(l.Breakdown, float64(l.Total)/float64(time.Millisecond), l.Breakdown.Fn, l.Breakdown.FnExtra, rng)
+}
+
+// CanProfile: every simulated app has a call tree (lab.Profiler).
+func (d *Device) CanProfile() (bool, string) { return true, "" }
+
+var _ lab.Profiler = (*Device)(nil)
 
 // Metrics are the metrics a simulated app reports (Launch.Metrics).
 var Metrics = []string{"startup_ms", "bytes_written"}

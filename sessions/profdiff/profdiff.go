@@ -1,0 +1,428 @@
+// Package profdiff is the differential profile of a session with
+// statistics: for each function, its time per trial in A and B (its share
+// of the trial's samples times the trial's measured time), and a paired
+// test over the rounds with the verdicts of every other comparison
+// (analysis.Compare over one input per function, Benjamini–Hochberg's
+// correction across the functions). No profiler does this: pprof
+// -diff_base, perf diff and the flame-graph diff views subtract two
+// profiles without saying whether a function's change is larger than its
+// run-to-run noise; perflab's many interleaved, paired trials of both
+// builds are exactly what a per-function test needs.
+package profdiff
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
+)
+
+// Options of a differential profile.
+type Options struct {
+	// Cumulative compares each function's time with its callees' (a
+	// sample counts for every function on its stack, once); else its own
+	// (the leaf's).
+	Cumulative bool
+	// Phase keeps the samples of one phase of the app ("" all).
+	Phase string
+	// MinSamples is the mean samples per trial a function needs in each
+	// build to be tested (default DefaultMinSamples); rarer ones are
+	// grouped. It also needs a sample in every trial (the per-round log
+	// ratio of a zero is undefined).
+	MinSamples float64
+	// Analysis is the comparison's options (the plan's alpha and
+	// confidence by default); the correction is Benjamini–Hochberg's
+	// across functions.
+	Analysis *analysis.Options
+}
+
+// DefaultMinSamples is the mean samples per trial below which a function
+// is grouped with the rare ones: at 10 the Poisson noise of its count is
+// about 30% per trial.
+const DefaultMinSamples = 10
+
+// Function is one function's comparison (the --json contract).
+type Function struct {
+	Name      string         `json:"name"`
+	AMs       float64        `json:"a_ms"` // mean time per trial in A
+	BMs       float64        `json:"b_ms"`
+	DeltaMs   float64        `json:"delta_ms"`  // BMs − AMs
+	DeltaPct  analysis.Float `json:"delta_pct"` // the paired estimate (Hodges–Lehmann of the log ratios)
+	CILowPct  analysis.Float `json:"ci_low_pct"`
+	CIHighPct analysis.Float `json:"ci_high_pct"`
+	P         analysis.Float `json:"p"`
+	PAdjusted analysis.Float `json:"p_adjusted"`
+	Verdict   string         `json:"verdict"`
+	SamplesA  int64          `json:"samples_a"` // over all of A's trials
+	SamplesB  int64          `json:"samples_b"`
+	Tested    bool           `json:"tested"` // false for the group of rare functions
+}
+
+// Report is a session's differential profile.
+type Report struct {
+	Session    string   `json:"session"`
+	Metric     string   `json:"metric"`     // the measured time the shares are scaled to
+	Kind       string   `json:"kind"`       // "self" or "cumulative"
+	Phase      string   `json:"phase"`      // "" all phases
+	Phases     []string `json:"phases"`     // the phases the samples carry
+	Pairs      int      `json:"pairs"`      // rounds with a profile of both builds
+	Correction string   `json:"correction"` // across the tested functions
+	Alpha      float64  `json:"alpha"`
+	// CILevel is the confidence of the functions' intervals: the false
+	// coverage rate level of Benjamini & Yekutieli for the changes BH
+	// reports (analysis' familyLevels), so that they agree with the
+	// verdicts.
+	CILevel float64 `json:"ci_level"`
+	// TotalDeltaMs is the mean change of the measured time per round, and
+	// ExplainedPct the share of it the significant functions' Δ add up
+	// to.
+	TotalDeltaMs float64        `json:"total_delta_ms"`
+	ExplainedPct analysis.Float `json:"explained_pct"`
+	Tested       int            `json:"tested"` // functions tested
+	Rare         int            `json:"rare"`   // functions grouped as too rare to test
+	Functions    []Function     `json:"functions"`
+	Notes        []string       `json:"notes"`
+}
+
+// trialProfile is one trial's time per function.
+type trialProfile struct {
+	ms      map[string]float64 // time per function (ms of the measured metric)
+	samples map[string]int64
+	total   float64 // the trial's measured time (ms)
+	phases  map[string]bool
+}
+
+// Analyze computes the differential profile of the session at path.
+func Analyze(path string, opt Options) (*Report, error) {
+	s, err := sessions.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	plan := &s.Header.Plan
+	aopt := analysis.DefaultOptions()
+	if plan.Alpha > 0 {
+		aopt.Alpha = plan.Alpha
+	}
+	if plan.Confidence > 0 {
+		aopt.Confidence = plan.Confidence
+	}
+	if opt.Analysis != nil {
+		aopt = *opt.Analysis
+	}
+	aopt.Correction, aopt.Primary, aopt.FirstIsPrimary = analysis.CorrectionBH, "", false
+	aopt.Sequential, aopt.AnytimeValid, aopt.SkipUnpairedEstimates = false, false, true
+	if opt.MinSamples <= 0 {
+		opt.MinSamples = DefaultMinSamples
+	}
+	r := &Report{Session: path, Kind: "self", Phase: opt.Phase, Correction: aopt.Correction, Alpha: aopt.Alpha,
+		Functions: []Function{}, Notes: []string{}, Phases: []string{}}
+	if opt.Cumulative {
+		r.Kind = "cumulative"
+	}
+	var trials []*lab.Trial
+	for _, e := range s.Events {
+		if e.Type == lab.EventTrial && e.Trial != nil && e.Trial.Counted() {
+			t := e.Trial
+			switch {
+			case t.Profile == nil:
+			case t.Profile.File == "":
+				r.Notes = append(r.Notes, fmt.Sprintf("trial %d: no profile (%s)", t.Index, t.Profile.Note))
+			default:
+				trials = append(trials, t)
+			}
+		}
+	}
+	if len(trials) == 0 {
+		return nil, fmt.Errorf("%s: no trial has a profile (run the experiment with \"profile\": true or run --profile)", path)
+	}
+	r.Metric = timeMetric(plan, trials)
+	profs := loadAll(path, trials, r.Metric, opt)
+	phases := map[string]bool{}
+	for i, t := range trials {
+		if p := profs[i]; p.err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("trial %d: %v: left out", t.Index, p.err))
+		} else {
+			for ph := range p.phases {
+				phases[ph] = true
+			}
+		}
+	}
+	for ph := range phases {
+		r.Phases = append(r.Phases, ph)
+	}
+	sort.Strings(r.Phases)
+	if opt.Phase != "" && !phases[opt.Phase] {
+		return nil, fmt.Errorf("%s: no sample is in phase %q (phases: %s)", path, opt.Phase, strings.Join(r.Phases, ", "))
+	}
+	pairs := pairRounds(trials, profs)
+	r.Pairs = len(pairs)
+	if len(pairs) < 2 {
+		return nil, fmt.Errorf("%s: %d rounds have a profile of both builds; at least 2 are needed for a paired test", path, len(pairs))
+	}
+	compare(r, pairs, opt, aopt)
+	return r, nil
+}
+
+// timeMetric is the measured time the shares are scaled to: the plan's
+// primary metric when its unit is a time, else the first time metric of
+// the trials; "" scales to the samples' own time.
+func timeMetric(plan *lab.Experiment, trials []*lab.Trial) string {
+	want := plan.PrimaryMetric()
+	for _, m := range trials[0].Metrics {
+		if msPer(m.Unit) > 0 && (want == "" || m.Name == want) {
+			return m.Name
+		}
+	}
+	for _, m := range trials[0].Metrics {
+		if msPer(m.Unit) > 0 {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// msPer is how many milliseconds one unit is; 0 for no time unit.
+func msPer(unit string) float64 {
+	switch unit {
+	case "ms":
+		return 1
+	case "s":
+		return 1000
+	case "us", "µs":
+		return 1e-3
+	case "ns":
+		return 1e-6
+	}
+	return 0
+}
+
+type loaded struct {
+	trialProfile
+	err error
+}
+
+// loadAll reads the trials' profiles in parallel.
+func loadAll(path string, trials []*lab.Trial, metric string, opt Options) []loaded {
+	out := make([]loaded, len(trials))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, t := range trials {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p, err := sessions.LoadTrialProfile(path, t.Profile)
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			out[i].trialProfile, out[i].err = fold(p, t, metric, opt)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// fold sums a trial's samples per function (self: the leaf; cumulative:
+// every function on the stack once), in the phase asked for, as shares of
+// all its samples times its measured time.
+func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialProfile, error) {
+	tp := trialProfile{ms: map[string]float64{}, samples: map[string]int64{}, phases: map[string]bool{}}
+	vi := len(p.SampleType) - 1 // cpu nanoseconds, the last value
+	var all float64
+	ns := map[string]float64{}
+	seen := map[string]bool{}
+	for _, s := range p.Sample {
+		if len(s.Value) <= vi || len(s.Location) == 0 {
+			continue
+		}
+		w := float64(s.Value[vi])
+		all += w
+		ph := ""
+		if v := s.Label["phase"]; len(v) > 0 {
+			ph = v[0]
+			tp.phases[ph] = true
+		}
+		if opt.Phase != "" && ph != opt.Phase {
+			continue
+		}
+		count := s.Value[0] // samples (ToPprof sums a stack's samples)
+		if !opt.Cumulative {
+			name := funcName(s.Location[0])
+			ns[name] += w
+			tp.samples[name] += count
+			continue
+		}
+		clear(seen)
+		for _, l := range s.Location {
+			name := funcName(l)
+			if !seen[name] {
+				seen[name] = true
+				ns[name] += w
+				tp.samples[name] += count
+			}
+		}
+	}
+	if all <= 0 {
+		return tp, fmt.Errorf("the profile has no samples")
+	}
+	tp.total = all / 1e6
+	if metric != "" {
+		tp.total = math.NaN()
+		for _, m := range t.Metrics {
+			if m.Name == metric {
+				tp.total = m.Value * msPer(m.Unit)
+			}
+		}
+		if !(tp.total > 0) {
+			return tp, fmt.Errorf("no %s to scale the profile to", metric)
+		}
+	}
+	for name, v := range ns {
+		tp.ms[name] = v / all * tp.total
+	}
+	return tp, nil
+}
+
+func funcName(l *profile.Location) string {
+	if len(l.Line) > 0 && l.Line[0].Function != nil {
+		return l.Line[0].Function.Name
+	}
+	return fmt.Sprintf("0x%x", l.Address)
+}
+
+// pair is one round's profiles of A and B.
+type pair struct{ a, b *trialProfile }
+
+// pairRounds pairs the control's and the treatment's profiled trials of
+// each round (and device, in a pool).
+func pairRounds(trials []*lab.Trial, profs []loaded) []pair {
+	type key struct {
+		round  int
+		device string
+	}
+	byRound := map[key]*pair{}
+	var order []key
+	for i, t := range trials {
+		if profs[i].err != nil {
+			continue
+		}
+		k := key{t.Round, t.Device}
+		p := byRound[k]
+		if p == nil {
+			p = &pair{}
+			byRound[k] = p
+			order = append(order, k)
+		}
+		switch t.Arm {
+		case lab.ArmControl:
+			p.a = &profs[i].trialProfile
+		case lab.ArmTreatment:
+			p.b = &profs[i].trialProfile
+		}
+	}
+	var out []pair
+	for _, k := range order {
+		if p := byRound[k]; p.a != nil && p.b != nil {
+			out = append(out, *p)
+		}
+	}
+	return out
+}
+
+// compare tests every function common enough, groups the rest, and sorts
+// the functions by their contribution to the total change.
+func compare(r *Report, pairs []pair, opt Options, aopt analysis.Options) {
+	names := map[string]bool{}
+	for _, p := range pairs {
+		for n := range p.a.ms {
+			names[n] = true
+		}
+		for n := range p.b.ms {
+			names[n] = true
+		}
+	}
+	var inputs []analysis.MetricInput
+	var tested []Function
+	rare := Function{Verdict: analysis.VerdictInconclusive, DeltaPct: undefined(), CILowPct: undefined(),
+		CIHighPct: undefined(), P: undefined(), PAdjusted: undefined()}
+	n := float64(len(pairs))
+	for _, name := range sortedKeys(names) {
+		f := Function{Name: name}
+		in := analysis.MetricInput{Name: name, Unit: "ms", Samples: [][]float64{make([]float64, 0, len(pairs)), make([]float64, 0, len(pairs))}}
+		every := true
+		for _, p := range pairs {
+			a, b := p.a.ms[name], p.b.ms[name]
+			f.AMs += a / n
+			f.BMs += b / n
+			f.SamplesA += p.a.samples[name]
+			f.SamplesB += p.b.samples[name]
+			every = every && a > 0 && b > 0
+			in.Samples[0], in.Samples[1] = append(in.Samples[0], a), append(in.Samples[1], b)
+			in.Pairs = append(in.Pairs, analysis.Pair{A: a, B: b})
+		}
+		f.DeltaMs = f.BMs - f.AMs
+		if !every || float64(f.SamplesA)/n < opt.MinSamples || float64(f.SamplesB)/n < opt.MinSamples {
+			r.Rare++
+			rare.AMs += f.AMs
+			rare.BMs += f.BMs
+			rare.SamplesA += f.SamplesA
+			rare.SamplesB += f.SamplesB
+			continue
+		}
+		inputs = append(inputs, in)
+		tested = append(tested, f)
+	}
+	r.Tested = len(tested)
+	if len(inputs) > 0 {
+		rep := analysis.Compare(inputs, aopt)
+		for i, m := range rep.Metrics {
+			f := &tested[i]
+			f.DeltaPct, f.CILowPct, f.CIHighPct = m.Decision.DeltaPct, m.Decision.CILowPct, m.Decision.CIHighPct
+			f.P, f.PAdjusted, f.Verdict, f.Tested = analysis.TestedP(m, rep.PrimaryTest), m.PAdjusted, m.Verdict, true
+			r.CILevel = max(r.CILevel, m.Decision.Confidence)
+		}
+	}
+	var totalA, totalB, explained float64
+	for _, p := range pairs {
+		totalA += p.a.total / n
+		totalB += p.b.total / n
+	}
+	r.TotalDeltaMs = totalB - totalA
+	for _, f := range tested {
+		if f.Verdict == analysis.VerdictRegression || f.Verdict == analysis.VerdictImprovement {
+			explained += f.DeltaMs
+		}
+	}
+	r.ExplainedPct = undefined()
+	if r.TotalDeltaMs != 0 {
+		r.ExplainedPct = analysis.Float(explained / r.TotalDeltaMs * 100)
+	}
+	sort.SliceStable(tested, func(i, j int) bool { return math.Abs(tested[i].DeltaMs) > math.Abs(tested[j].DeltaMs) })
+	r.Functions = append(r.Functions, tested...)
+	if r.Rare > 0 {
+		rare.Name = fmt.Sprintf("(%d functions too rare to test)", r.Rare)
+		rare.DeltaMs = rare.BMs - rare.AMs
+		r.Functions = append(r.Functions, rare)
+	}
+}
+
+func undefined() analysis.Float { return analysis.Float(math.NaN()) }
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

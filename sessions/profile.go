@@ -1,0 +1,218 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// Profiles of a session: one pprof file per profiled trial in a folder
+// beside the session file (SESSION.profiles/trial-000012.pb.gz), each
+// written whole (a temporary file, synced, renamed) before the trial's
+// line names it with its checksum, so that a crash loses at most the
+// trial in flight's profile. Every sample carries the experiment's labels
+// (arm, build, trial, round, device, warmup) and the app's phase, so that
+// `go tool pprof -tagfocus arm=treatment` and `-tagfocus phase=scroll`
+// cut the merged profiles as the seed's trampoline histories do.
+
+// ProfileDir is the folder of a session's profiles.
+func ProfileDir(sessionPath string) string {
+	return strings.TrimSuffix(sessionPath, filepath.Ext(sessionPath)) + ".profiles"
+}
+
+// TrialLabels are the labels every sample of trial t gets; device names
+// the device in a single-device session (t.Device in a pool).
+func TrialLabels(t *lab.Trial, device string) map[string]string {
+	if t.Device != "" {
+		device = t.Device
+	}
+	return map[string]string{
+		"arm": t.Arm, "build": t.Build, "trial": strconv.Itoa(t.Index), "round": strconv.Itoa(t.Round),
+		"device": device, "warmup": strconv.FormatBool(t.Warmup),
+	}
+}
+
+// ToPprof converts a trial's profile to pprof's form: sample types
+// samples/count and cpu/nanoseconds, one location per function (pprof
+// needs no addresses for a profile of symbolized stacks), labels on every
+// sample, the phase among them when it has one; samples of one stack in
+// one phase are summed into one.
+func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
+	pp := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:     p.PeriodNs,
+	}
+	if p.Source != "" {
+		pp.Comments = append(pp.Comments, "perflab profile source: "+p.Source)
+	}
+	pp.Comments = append(pp.Comments, p.Notes...)
+	locs := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: name, SystemName: name}
+		pp.Function = append(pp.Function, f)
+		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Line: []profile.Line{{Function: f}}}
+		pp.Location = append(pp.Location, l)
+		locs[name] = l
+		return l
+	}
+	base := map[string][]string{}
+	for k, v := range labels {
+		base[k] = []string{v}
+	}
+	// Samples of the same stack in the same phase become one, with their
+	// count and time: the phase is the finest label a sample needs (it was
+	// joined by time already), and a file of distinct stacks reads fast.
+	type key struct{ stack, phase string }
+	agg := map[key]*profile.Sample{}
+	for _, s := range p.Samples {
+		k := key{strings.Join(s.Stack, "\x00"), s.Phase}
+		if x, ok := agg[k]; ok {
+			x.Value[0]++
+			x.Value[1] += p.Weight(s)
+			continue
+		}
+		ls := make([]*profile.Location, len(s.Stack))
+		for i, fn := range s.Stack {
+			ls[i] = loc(fn)
+		}
+		lbl := base
+		if s.Phase != "" {
+			lbl = make(map[string][]string, len(base)+1)
+			for k, v := range base {
+				lbl[k] = v
+			}
+			lbl["phase"] = []string{s.Phase}
+		}
+		x := &profile.Sample{Location: ls, Value: []int64{1, p.Weight(s)}, Label: lbl}
+		agg[k] = x
+		pp.Sample = append(pp.Sample, x)
+	}
+	return pp
+}
+
+// WriteTrialProfile writes trial t's profile p beside the session at
+// sessionPath and returns the reference its line carries. A failure to
+// write is returned as the reference's note (the run goes on without the
+// profile), never as an error of the session.
+func WriteTrialProfile(sessionPath string, t *lab.Trial, device string, p *lab.Profile) *lab.ProfileRef {
+	ref := &lab.ProfileRef{Source: p.Source, Samples: len(p.Samples), Note: strings.Join(p.Notes, "; ")}
+	if t.Profile != nil && t.Profile.Note != "" {
+		ref.Note = strings.Trim(t.Profile.Note+"; "+ref.Note, "; ")
+	}
+	var buf bytes.Buffer
+	if err := ToPprof(p, TrialLabels(t, device)).Write(&buf); err != nil {
+		ref.Note = strings.Trim(ref.Note+"; profile not written: "+err.Error(), "; ")
+		return ref
+	}
+	dir := ProfileDir(sessionPath)
+	name := fmt.Sprintf("trial-%06d.pb.gz", t.Index)
+	if err := writeSynced(dir, name, buf.Bytes()); err != nil {
+		ref.Note = strings.Trim(ref.Note+"; profile not written: "+err.Error(), "; ")
+		return ref
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	ref.File = filepath.Join(filepath.Base(dir), name)
+	ref.SHA256 = hex.EncodeToString(sum[:])
+	return ref
+}
+
+// writeSynced writes data to dir/name whole: a temporary file, synced,
+// renamed over the name, the folder synced.
+func writeSynced(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, name+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// LoadTrialProfile reads the profile ref names, beside the session at
+// sessionPath, checking its checksum; the error names the file and what
+// is wrong with it.
+func LoadTrialProfile(sessionPath string, ref *lab.ProfileRef) (*profile.Profile, error) {
+	if ref == nil || ref.File == "" {
+		return nil, fmt.Errorf("no profile file")
+	}
+	path := filepath.Join(filepath.Dir(sessionPath), ref.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); ref.SHA256 != "" && hex.EncodeToString(sum[:]) != ref.SHA256 {
+		return nil, fmt.Errorf("%s: checksum differs from the session's (the file changed or is cut short)", path)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a pprof profile: %w", path, err)
+	}
+	return p, nil
+}
+
+// WriteFolded writes p's samples as collapsed stacks, one line per
+// distinct stack, root first, frames separated by ";" and the sample count
+// last (Brendan Gregg's format, which flame-graph tools and speedscope
+// read), in the order first seen.
+func WriteFolded(w io.Writer, p *profile.Profile) error {
+	counts := map[string]int64{}
+	var order []string
+	for _, s := range p.Sample {
+		frames := make([]string, 0, len(s.Location))
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			l := s.Location[i]
+			name := fmt.Sprintf("0x%x", l.Address)
+			if len(l.Line) > 0 && l.Line[0].Function != nil {
+				name = l.Line[0].Function.Name
+			}
+			frames = append(frames, strings.ReplaceAll(name, ";", ":"))
+		}
+		key := strings.Join(frames, ";")
+		if _, ok := counts[key]; !ok {
+			order = append(order, key)
+		}
+		if len(s.Value) > 0 {
+			counts[key] += s.Value[0]
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for _, k := range order {
+		fmt.Fprintf(bw, "%s %d\n", k, counts[k])
+	}
+	return bw.Flush()
+}
