@@ -46,17 +46,17 @@ sleep 300`, pidfile, pidfile)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			pids := proctest.WaitPids(t, pidfile, 3, 30*time.Second)
+			pids := proctest.WaitPids(t, pidfile, 3, 2*time.Minute)
 			cmd.Process.Signal(sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
 			case <-done:
-			case <-time.After(60 * time.Second):
+			case <-time.After(2 * time.Minute):
 				cmd.Process.Kill()
-				t.Fatalf("perflab did not exit 60 s after %v", sig)
+				t.Fatalf("perflab did not exit 2 minutes after %v", sig)
 			}
-			proctest.WaitGone(t, "after perflab got "+sig.String(), pids, 30*time.Second)
+			proctest.WaitGone(t, "after perflab got "+sig.String(), pids, 2*time.Minute)
 			if sig == syscall.SIGHUP {
 				b, err := os.ReadFile(session)
 				if err != nil || !strings.Contains(string(b), `"type":"end"`) || !strings.Contains(string(b), `"cancelled"`) {

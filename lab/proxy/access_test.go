@@ -45,7 +45,7 @@ func TestProxyRefusesClientsWithoutTheSecret(t *testing.T) {
 	wrong.User = url.UserPassword(ProxyUser, "guess")
 	for name, u := range map[string]*url.URL{"no credentials": bare, "wrong credentials": wrong} {
 		tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		c := &http.Client{Transport: tr, Timeout: time.Minute}
 		if r := do(t, c, "GET", srv.URL+"/feed?page=1", "", nil); r.status != http.StatusProxyAuthRequired {
 			t.Errorf("%s: GET answered %d %q, want 407", name, r.status, r.body)
 		}
@@ -105,7 +105,7 @@ func TestProxyAllowConnRefusesBeforeReading(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET %s/feed HTTP/1.1\r\nHost: x\r\n\r\n", srv.URL)
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
 	r, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)

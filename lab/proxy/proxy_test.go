@@ -60,7 +60,7 @@ func client(t *testing.T, p *Proxy) *http.Client {
 	u, _ := url.Parse(p.ClientURL())
 	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
 func start(t *testing.T, cfg Config) *Proxy {
@@ -338,7 +338,7 @@ func tlsClient(t *testing.T, p *Proxy) *http.Client {
 	u, _ := url.Parse(p.URL())
 	tr := &http.Transport{Proxy: http.ProxyURL(u), TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
 func TestHTTPSRecordReplay(t *testing.T) {
