@@ -271,7 +271,10 @@ type Report struct {
 	// or more inputs and a single metric (with several metrics it is given
 	// per metric instead).
 	KruskalWallisAll *KruskalWallis `json:"kruskal_wallis_all,omitempty"`
-	Warnings         []string       `json:"warnings,omitempty"`
+	// Geomeans are benchstat's geomean rows: one per unit shared by two
+	// or more metrics (Compare's; Versus has its own).
+	Geomeans []Geomean `json:"geomeans,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 }
 
 // Compare compares every metric between A and B (and tests all inputs
@@ -283,6 +286,7 @@ type Report struct {
 func Compare(metrics []MetricInput, opt Options) Report {
 	r, opt := compareAll(metrics, opt)
 	correctAndDecide([]*Report{&r}, opt)
+	r.Geomeans = geomeans([]Report{r})
 	return r
 }
 

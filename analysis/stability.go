@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // StabilitySample is one MFLOPS probe sample: T seconds since the probe
@@ -138,7 +139,8 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 	}
 	few := len(samples) < opt.MinSamples // too few to judge drift and steps
 	if cv := s.CV.Or(0); cv > opt.MaxCV {
-		r = append(r, fmt.Sprintf("coefficient of variation %.1f%% above %.1f%%", cv*100, opt.MaxCV*100))
+		x, lim := apart(cv*100, opt.MaxCV*100, 1)
+		r = append(r, fmt.Sprintf("coefficient of variation %s%% above %s%%", x, lim))
 	}
 	if d := s.DriftPctPerMin; !few && d.Defined() && math.Abs(float64(d)) > opt.MaxDriftPctPerMin {
 		// The rule is the one README states and the screens show:
@@ -149,7 +151,8 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 		if d > 0 {
 			dir = "rises"
 		}
-		why := fmt.Sprintf("throughput %s %.2f%% per minute (limit %.2f%%)", dir, math.Abs(float64(d)), opt.MaxDriftPctPerMin)
+		x, lim := apart(math.Abs(float64(d)), opt.MaxDriftPctPerMin, 2)
+		why := fmt.Sprintf("throughput %s %s%% per minute (limit %s%%)", dir, x, lim)
 		if se > 0 && math.Abs(slope/se) <= 3 {
 			why += "; could be noise: a longer check tells"
 		}
@@ -173,6 +176,18 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 		s.Verdict = "stable"
 	}
 	return s
+}
+
+// apart formats x and limit with dec decimals, or with more (up to 6)
+// when those print alike, so that a value over its limit never reads
+// "2.0% above 2.0%" (2.04 above 2.00 instead).
+func apart(x, limit float64, dec int) (string, string) {
+	for ; dec < 6; dec++ {
+		if xs, ls := strconv.FormatFloat(x, 'f', dec, 64), strconv.FormatFloat(limit, 'f', dec, 64); xs != ls {
+			return xs, ls
+		}
+	}
+	return strconv.FormatFloat(x, 'f', dec, 64), strconv.FormatFloat(limit, 'f', dec, 64)
 }
 
 // stabilitySlope returns the least-squares slope of y on x and its standard error.

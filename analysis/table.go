@@ -79,7 +79,8 @@ func Table(r Report) string {
 		if unit == "" {
 			unit = "-"
 		}
-		row := []string{m.Name, unit, fmtNum(m.A.Median), fmtNum(m.B.Median), delta, ci,
+		sc := cellScaleFor(m.Unit, float64(m.A.Median))
+		row := []string{m.Name, unit, sc.format(m.A.Median), sc.format(m.B.Median), delta, ci,
 			fmtP(p, r.Alpha), fmtP(m.PAdjusted, r.Alpha), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
 		if paired {
 			pairs := "-"
@@ -98,6 +99,12 @@ func Table(r Report) string {
 			}
 			row = append(row, fmtP(kw.P, r.Alpha))
 		}
+		rows = append(rows, row)
+	}
+	for _, g := range r.Geomeans {
+		sc := cellScaleFor(g.Unit, float64(g.Medians[0]))
+		row := make([]string, len(head))
+		row[0], row[1], row[2], row[3], row[4] = "geomean", g.Unit, sc.format(g.Medians[0]), sc.format(g.Medians[1]), fmtPct(g.Delta[0])
 		rows = append(rows, row)
 	}
 	WriteAligned(&sb, rows, right)

@@ -82,7 +82,7 @@ func CompareVersus(metrics []MetricInput, opt Options) Versus {
 	for _, r := range reps {
 		v.Comparisons = append(v.Comparisons, *r)
 	}
-	v.Geomeans = geomeans(v)
+	v.Geomeans = geomeans(v.Comparisons)
 	for j := 0; j < k; j++ {
 		cis := make([]Interval, len(metrics))
 		for i, m := range metrics {
@@ -105,14 +105,18 @@ func sampleAt(s [][]float64, i int) []float64 {
 }
 
 // geomeans computes the geometric mean row of every unit shared by two or
-// more metrics.
-func geomeans(v Versus) []Geomean {
-	if len(v.Comparisons) == 0 {
+// more metrics of reps (the comparisons of one base with each other
+// input), as benchstat does: per input the geometric mean of the metrics'
+// medians (undefined when one is not positive), and per input after the
+// base the geometric mean of the metrics' ratios B/A, a ratio 0/0 counting
+// as 1 (undefined when a base median is 0 and the other is not).
+func geomeans(reps []Report) []Geomean {
+	if len(reps) == 0 {
 		return nil
 	}
 	var units []string
 	count := map[string]int{}
-	for _, m := range v.Comparisons[0].Metrics {
+	for _, m := range reps[0].Metrics {
 		if count[m.Unit] == 0 {
 			units = append(units, m.Unit)
 		}
@@ -124,34 +128,53 @@ func geomeans(v Versus) []Geomean {
 			continue
 		}
 		g := Geomean{Unit: u, Metrics: count[u]}
-		for j := 0; j <= len(v.Comparisons); j++ {
-			logSum, n := 0.0, 0
-			for _, m := range v.Comparisons[max(j-1, 0)].Metrics {
+		var base []float64
+		for _, m := range reps[0].Metrics {
+			if m.Unit == u {
+				base = append(base, float64(m.A.Median))
+			}
+		}
+		g.Medians = append(g.Medians, geomean(base))
+		for _, r := range reps {
+			var medians, ratios []float64
+			for _, m := range r.Metrics {
 				if m.Unit != u {
 					continue
 				}
-				x := float64(m.A.Median)
-				if j > 0 {
-					x = float64(m.B.Median)
+				a, b := float64(m.A.Median), float64(m.B.Median)
+				medians = append(medians, b)
+				switch {
+				case a == b:
+					ratios = append(ratios, 1)
+				case a == 0:
+					ratios = append(ratios, math.NaN())
+				default:
+					ratios = append(ratios, b/a)
 				}
-				if !(x > 0) || math.IsInf(x, 0) {
-					logSum = math.NaN()
-				}
-				logSum += math.Log(x)
-				n++
 			}
-			g.Medians = append(g.Medians, Float(math.Exp(logSum/float64(n))))
-		}
-		for _, x := range g.Medians[1:] {
-			d := undefined()
-			if g.Medians[0].Defined() && x.Defined() {
-				d = Float((float64(x)/float64(g.Medians[0]) - 1) * 100)
+			g.Medians = append(g.Medians, geomean(medians))
+			d := geomean(ratios)
+			if d.Defined() {
+				d = Float((float64(d) - 1) * 100)
 			}
 			g.Delta = append(g.Delta, d)
 		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// geomean is the geometric mean of xs, undefined when one is not a
+// positive finite number.
+func geomean(xs []float64) Float {
+	logSum := 0.0
+	for _, x := range xs {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return undefined()
+		}
+		logSum += math.Log(x)
+	}
+	return Float(math.Exp(logSum / float64(len(xs))))
 }
 
 // VersusTable renders v in benchstat's layout: one column per input, the
@@ -330,8 +353,28 @@ func timeScaleFor(unit string, x float64) timeScale {
 	return sc
 }
 
+// cellScaleFor is the scale of a row of unit in the two-input table,
+// whose values stand beside their unit: a time unit's values in the
+// prefix that reads best when it is not the unit's own (0.00271 s as
+// 2.71ms), else plain numbers.
+func cellScaleFor(unit string, x float64) timeScale {
+	if sc := timeScaleFor(unit, x); sc.factor != 1 {
+		return sc
+	}
+	return timeScale{factor: 1}
+}
+
+// format formats f in the scale: a time with its prefix, any other value
+// with four digits and, since it stands beside its unit, no SI prefix
+// below 1 (2.71m under unit s reads as minutes): 0.00271, 2.71e-05.
 func (sc timeScale) format(f Float) string {
-	if sc.suffix == "" || !f.Defined() {
+	if !f.Defined() {
+		return fmtNum(f)
+	}
+	if sc.suffix == "" {
+		if a := math.Abs(float64(f)); a > 0 && a < 0.01 {
+			return fmt.Sprintf("%.4g", float64(f))
+		}
 		return fmtNum(f)
 	}
 	return fmt.Sprintf("%.4g", float64(f)*sc.factor) + sc.suffix

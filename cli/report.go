@@ -181,7 +181,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stdout, nothingToCompare(sum.Counts))
 		}
 	}
-	return verdictCode(rep)
+	return regressionFound(stderr, "perflab report", verdictCode(rep))
 }
 
 // regimeReport is what report and replay say about regimes: the list

@@ -293,7 +293,7 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
 	switch {
 	case endErr == nil:
-		return code
+		return regressionFound(h.stderr, "perflab run", code)
 	case errors.Is(endErr, context.Canceled):
 		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
 	}
@@ -349,6 +349,16 @@ func (h *headlessRun) analysisOptions(plan *lab.Experiment) analysis.Options {
 	opt := engine.Options(plan)
 	opt.SkipUnpairedEstimates = !h.json && !h.exports.set()
 	return opt
+}
+
+// regressionFound says on stderr, in one line, what exit status 3 means
+// when code is it (go run's closing "exit status 3" reads like a crash),
+// and returns code.
+func regressionFound(stderr io.Writer, cmd string, code int) int {
+	if code == exitRegression {
+		fmt.Fprintf(stderr, "%s: regression found, exit 3\n", cmd)
+	}
+	return code
 }
 
 // verdictCode is exitRegression when any build regressed on any metric,

@@ -191,13 +191,13 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	if path := m.Session(); path != "" {
 		if regressed, err := completedRunRegressed(path); err == nil {
 			if regressed {
-				return exitRegression
+				return regressionFound(stderr, "perflab run", exitRegression)
 			}
 			return exitOK
 		}
 	}
 	if m.Regressed() {
-		return exitRegression
+		return regressionFound(stderr, "perflab run", exitRegression)
 	}
 	return code
 }

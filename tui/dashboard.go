@@ -198,7 +198,7 @@ func (l *liveStream) arrived(msg eventsArrivedMsg, apply func([]lab.Event) tea.C
 	if msg.closed {
 		l.finished = true
 		if l.run.sessionPath != "" {
-			l.status = "saved " + l.run.sessionPath + " · q quits"
+			l.status = "saved " + homePath(l.run.sessionPath) // the help line says q quits
 		}
 		l.run.cancel()
 		if l.quitting {
@@ -214,7 +214,7 @@ func (l *liveStream) sessionStatus() string {
 	if l.run == nil || l.run.sessionPath == "" {
 		return "not recorded: a check writes no session"
 	}
-	return "session: " + l.run.sessionPath
+	return "session: " + homePath(l.run.sessionPath)
 }
 
 // confirmKeys are the bindings shown while a y/N question is open.

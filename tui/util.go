@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -18,7 +20,30 @@ func truncate(s string, w int) string {
 	if lipgloss.Width(s) <= w {
 		return s
 	}
-	return ansi.Truncate(s, w, "…")
+	return ansi.Truncate(s, wholeNumberCut(ansi.Strip(s), w-1)+1, "…")
+}
+
+// wholeNumberCut is where to cut plain text to keep at most n cells: n,
+// or the start of a number that n would cut in two ("1766 → 168…" reads
+// as a value), unless that drops more than half of the line.
+func wholeNumberCut(plain string, n int) int {
+	num := func(r rune) bool { return r >= '0' && r <= '9' || r == '.' || r == ',' }
+	cells, start := 0, -1 // start: the cell where the current number began
+	for _, r := range plain {
+		if cells == n {
+			if num(r) && start >= 0 && start > n/2 {
+				return start
+			}
+			return n
+		}
+		if !num(r) {
+			start = -1
+		} else if start < 0 {
+			start = cells
+		}
+		cells += ansi.StringWidth(string(r))
+	}
+	return n
 }
 
 // pad cuts or pads s to exactly w cells.
@@ -91,4 +116,17 @@ func newTextInput() textinput.Model {
 	st.Cursor.Blink = false
 	ti.SetStyles(st)
 	return ti
+}
+
+// homePath writes a path under the user's home directory as ~/..., so a
+// session's path fits a status line.
+func homePath(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	if rel, ok := strings.CutPrefix(p, home+string(filepath.Separator)); ok {
+		return "~/" + rel
+	}
+	return p
 }
