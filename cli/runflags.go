@@ -24,6 +24,8 @@ type runOverrides struct {
 	thresholdSet   bool
 	stop           string
 	maxTrials      int
+	profile        bool
+	profiler       string
 }
 
 func (o *runOverrides) register(fs *flag.FlagSet) {
@@ -39,11 +41,13 @@ func (o *runOverrides) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the sequential paired analysis, calibrated to --max-trials, decides; overrides the file; default fixed)")
 	fs.IntVar(&o.maxTrials, "max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
+	fs.BoolVar(&o.profile, "profile", false, "collect a labelled CPU profile of every trial after the warm-up (perflab profile SESSION shows where the time went)")
+	fs.StringVar(&o.profiler, "profiler", "", "on local: perf (perf record, default) or pprof (the program writes its Go CPU profile to $PERFLAB_CPUPROFILE)")
 }
 
 // set reports whether any override was given.
 func (o *runOverrides) set() bool {
-	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.thresholdSet || o.stop != "" || o.maxTrials != 0
+	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.thresholdSet || o.stop != "" || o.maxTrials != 0 || o.profile || o.profiler != ""
 }
 
 // apply writes the given overrides into exp and validates the result, so
@@ -66,6 +70,12 @@ func (o *runOverrides) apply(exp *lab.Experiment) error {
 	}
 	if o.maxTrials != 0 {
 		exp.MaxTrials = o.maxTrials
+	}
+	if o.profile {
+		exp.Profile = true
+	}
+	if o.profiler != "" {
+		exp.Profiler = o.profiler
 	}
 	if err := exp.Validate(); err != nil {
 		return fmt.Errorf("%w (after the command-line flags)", err)

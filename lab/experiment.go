@@ -41,6 +41,10 @@ type Experiment struct {
 	// warm-up, on devices that can (lab.Profiler), labelled with the
 	// experiment's context and the app's phases (perflab profile).
 	Profile bool `json:"profile,omitempty"`
+	// Profiler picks the local device's profiler: "perf" (default: perf
+	// record) or "pprof" (the program writes its own Go CPU profile to
+	// $PERFLAB_CPUPROFILE).
+	Profiler string `json:"profiler,omitempty"`
 }
 
 // PrimaryMetric is the primary metric the plan names: Primary, else the

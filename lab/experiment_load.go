@@ -270,6 +270,11 @@ func (e *Experiment) Validate() error {
 		}
 		seen[m] = true
 	}
+	switch e.Profiler {
+	case "", "perf", "pprof":
+	default:
+		return fmt.Errorf("profiler: %q, want \"perf\" or \"pprof\"", e.Profiler)
+	}
 	if e.Primary != "" && len(e.Metrics) > 0 && !seen[e.Primary] {
 		return fmt.Errorf("primary: %q is not one of metrics %q", e.Primary, e.Metrics)
 	}

@@ -70,3 +70,33 @@ func ParseMetricLine(line string) (Metric, error) {
 	}
 	return m, nil
 }
+
+// SpanPrefix starts a line in which a program under test reports a phase
+// of its own: "PERFLAB_SPAN begin PHASE NS" or "PERFLAB_SPAN end PHASE NS",
+// NS its CLOCK_MONOTONIC time in nanoseconds. perflab joins the trial's
+// profile samples to the phases by time (the seed's trampoline histories):
+// a phase costs the app two lines, not a label per sample.
+const SpanPrefix = "PERFLAB_SPAN"
+
+// SpanStart reports whether line (without leading blanks) is a span line.
+func SpanStart(line []byte) bool {
+	p := SpanPrefix
+	return len(line) > len(p) && string(line[:len(p)]) == p && (line[len(p)] == ' ' || line[len(p)] == '\t')
+}
+
+// ParseSpanLine parses a span line: the phase and its time (as StartNs for
+// a begin, EndNs for an end).
+func ParseSpanLine(line string) (sp Span, begin bool, err error) {
+	f := strings.Fields(line)
+	if len(f) != 4 || f[0] != SpanPrefix || (f[1] != "begin" && f[1] != "end") {
+		return Span{}, false, fmt.Errorf("want %s begin|end PHASE NANOSECONDS, got %q", SpanPrefix, line)
+	}
+	ns, err := strconv.ParseInt(f[3], 10, 64)
+	if err != nil || ns < 0 {
+		return Span{}, false, fmt.Errorf("%s: time %q is not a count of nanoseconds", SpanPrefix, f[3])
+	}
+	if f[1] == "begin" {
+		return Span{Name: f[2], StartNs: ns}, true, nil
+	}
+	return Span{Name: f[2], EndNs: ns}, false, nil
+}

@@ -67,10 +67,11 @@ type Device struct {
 	*governor.Local
 	info lab.DeviceInfo
 
-	perfOnce sync.Once
-	perf     perfStatus
-	timeOnce sync.Once
-	time     string // GNU time, for max_rss_kb; "" when missing
+	perfOnce   sync.Once
+	perf       perfStatus
+	perfRecord perfRecordStatus // whether perf record works, for profiles
+	timeOnce   sync.Once
+	time       string // GNU time, for max_rss_kb; "" when missing
 
 	mu        sync.Mutex
 	exp       *lab.Experiment

@@ -169,6 +169,13 @@ func fail(reason string) lab.TrialResult {
 func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, capt *capture, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
 	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
 	argv := append([]string{}, req.Build.Command...)
+	var prof *trialProfiler
+	var profNote string
+	if req.Profile {
+		// Innermost: perf record samples the command alone.
+		prof, profNote = d.newTrialProfiler(exp.Profiler, tmp, req.Index)
+		argv, env = prof.wrap(argv, env)
+	}
 	var perfOut, cgDir, rssOut string
 	if want(MetricMaxRSS) && !want(MetricCachegrind) {
 		rssOut = filepath.Join(tmp, fmt.Sprintf("rss-%d", req.Index))
@@ -351,7 +358,14 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	if ms == nil {
 		ms = []lab.Metric{}
 	}
-	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
+	res := lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
+	if req.Profile {
+		res.Profile, res.ProfileNote = prof.collect(out.spans)
+		if profNote != "" {
+			res.ProfileNote = profNote
+		}
+	}
+	return res
 }
 
 // readGNUTimeRSS reads the "%M" (peak RSS in kB) that GNU time wrote; a
@@ -443,6 +457,8 @@ type lineCollector struct {
 	skip    bool   // the current line is not a metric line: drop it
 	n       int    // complete lines seen
 	metrics []lab.Metric
+	spans   []lab.Span // the app's phases (PERFLAB_SPAN lines)
+	open    map[string]int64
 	err     error
 }
 
@@ -477,7 +493,7 @@ func (c *lineCollector) feed(seg []byte, end bool) {
 			c.skip, c.buf = true, c.buf[:0]
 		} else {
 			c.buf = append(c.buf, seg...)
-			if len(c.buf) > len(lab.MetricPrefix) && !metricStart(c.buf) {
+			if len(c.buf) > len(lab.MetricPrefix) && !metricStart(c.buf) && !lab.SpanStart(c.buf) {
 				c.skip, c.buf = true, c.buf[:0]
 			}
 		}
@@ -501,6 +517,10 @@ func metricStart(b []byte) bool {
 
 func (c *lineCollector) line(b []byte) {
 	s := string(b)
+	if lab.SpanStart(b) {
+		c.span(s)
+		return
+	}
 	if !lab.IsMetricLine(s) {
 		return
 	}
@@ -514,6 +534,30 @@ func (c *lineCollector) line(b []byte) {
 	c.metrics = append(c.metrics, m)
 }
 
+// span takes a PERFLAB_SPAN line: a phase's begin or end.
+func (c *lineCollector) span(s string) {
+	sp, begin, err := lab.ParseSpanLine(s)
+	if err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("malformed span line %d on stdout: %v", c.n, err)
+		}
+		return
+	}
+	if c.open == nil {
+		c.open = map[string]int64{}
+	}
+	if begin {
+		c.open[sp.Name] = sp.StartNs
+		return
+	}
+	start, ok := c.open[sp.Name]
+	if !ok {
+		start = sp.EndNs // an end without a begin: an empty span, noted by Label
+	}
+	delete(c.open, sp.Name)
+	c.spans = append(c.spans, lab.Span{Name: sp.Name, StartNs: start, EndNs: sp.EndNs})
+}
+
 // flush handles a last line without a newline.
 func (c *lineCollector) flush() {
 	c.mu.Lock()
@@ -521,6 +565,10 @@ func (c *lineCollector) flush() {
 	if !c.skip && len(c.buf) > 0 {
 		c.feed(nil, true)
 	}
+	for name, start := range c.open { // begun, never ended: Label closes them
+		c.spans = append(c.spans, lab.Span{Name: name, StartNs: start})
+	}
+	c.open = nil
 }
 
 func lastLines(s string, n int) string {

@@ -1,0 +1,47 @@
+package local
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// TestParsePerfScript: samples with their times and stacks, leaf first;
+// unwinder ends dropped, unknown frames kept as addresses with a note; a
+// malformed header is an error naming the line.
+func TestParsePerfScript(t *testing.T) {
+	in := " 10.000000100: \n\t 1152 work_a\n\t 2724a __libc_start_call_main\n\n 10.000250100: \n\t 1469e [unknown]\n\t 0 [unknown]\n\n"
+	p, err := parsePerfScript(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Samples) != 2 || p.Samples[0].TimeNs != 10_000_000_100 || strings.Join(p.Samples[0].Stack, ",") != "work_a,__libc_start_call_main" ||
+		strings.Join(p.Samples[1].Stack, ",") != "0x1469e" || len(p.Notes) != 1 || p.PeriodNs != 250_000 {
+		t.Errorf("%+v", p)
+	}
+	if _, err := parsePerfScript(strings.NewReader("garbage\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("malformed: %v", err)
+	}
+	if _, err := parsePerfScript(strings.NewReader("")); err == nil {
+		t.Error("no samples: no error")
+	}
+}
+
+// TestSpanLines: PERFLAB_SPAN lines on stdout become the trial's spans;
+// a span never ended is kept open for Label to close; a malformed one is
+// an error naming its line.
+func TestSpanLines(t *testing.T) {
+	c := &lineCollector{}
+	c.Write([]byte("hello\nPERFLAB_SPAN begin load 100\nPERFLAB_METRIC items=3\nPERFLAB_SPAN end load 250\nPERFLAB_SPAN begin draw 300\n"))
+	c.flush()
+	if c.err != nil || len(c.metrics) != 1 || len(c.spans) != 2 ||
+		c.spans[0] != (lab.Span{Name: "load", StartNs: 100, EndNs: 250}) || c.spans[1] != (lab.Span{Name: "draw", StartNs: 300}) {
+		t.Errorf("metrics %v spans %v err %v", c.metrics, c.spans, c.err)
+	}
+	c = &lineCollector{}
+	c.Write([]byte("PERFLAB_SPAN begin load soon\n"))
+	if c.err == nil || !strings.Contains(c.err.Error(), "line 1") {
+		t.Errorf("malformed span: %v", c.err)
+	}
+}
