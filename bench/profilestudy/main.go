@@ -53,14 +53,8 @@ func main() {
 		exp.Trials, exp.Profile = *rounds, true
 		exp.Builds = map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed", Effect: effect}}
 		path := filepath.Join(dir, fmt.Sprintf("s%d-%v.jsonl", seed, effect != nil))
-		s, err := engine.Start(context.Background(), bisect.SimLab(), engine.Plan{Experiment: exp, Path: path, Tool: "profilestudy"})
-		if err != nil {
+		if _, err := engine.RunSession(context.Background(), bisect.SimLab(), engine.Plan{Experiment: exp, Path: path, Tool: "profilestudy"}); err != nil {
 			return outcome{err: err}
-		}
-		for range s.Events {
-		}
-		if res := s.Wait(); res.Err != nil {
-			return outcome{err: res.Err}
 		}
 		r, err := profdiff.Analyze(path, profdiff.Options{})
 		os.RemoveAll(path)

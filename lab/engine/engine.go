@@ -392,6 +392,19 @@ func (s *Session) Wait() Result {
 	return s.result
 }
 
+// RunSession starts a session, lets it run to its end without a view
+// (its events are read and dropped) and returns the session file's path,
+// or the first error (starting it, or recording it).
+func RunSession(ctx context.Context, l Lab, p Plan) (string, error) {
+	s, err := Start(ctx, l, p)
+	if err != nil {
+		return "", err
+	}
+	for range s.Events {
+	}
+	return s.Path, s.Wait().Err
+}
+
 // recorder writes a run's events to the session file. The runner (or
 // pool) calls record with each event where it is made, before the run goes
 // on (lab.Recorder): a trial is on disk before the next one starts, so

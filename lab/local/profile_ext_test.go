@@ -35,14 +35,8 @@ func runLocalProfiled(t *testing.T, bin, profiler string) string {
 		}}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	l := engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) { return local.New(), nil }}
-	s, err := engine.Start(context.Background(), l, engine.Plan{Experiment: exp, Path: path, Tool: "test"})
-	if err != nil {
+	if _, err := engine.RunSession(context.Background(), l, engine.Plan{Experiment: exp, Path: path, Tool: "test"}); err != nil {
 		t.Fatal(err)
-	}
-	for range s.Events {
-	}
-	if res := s.Wait(); res.Err != nil {
-		t.Fatal(res.Err)
 	}
 	return path
 }

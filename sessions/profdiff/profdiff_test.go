@@ -21,14 +21,8 @@ func runProfiled(t *testing.T, seed int64, rounds int, effect *lab.FunctionEffec
 	exp.Trials, exp.Profile = rounds, true
 	exp.Builds = map[string]lab.Build{lab.ArmControl: {App: "feed"}, lab.ArmTreatment: {App: "feed", Effect: effect}}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	s, err := engine.Start(context.Background(), bisect.SimLab(), engine.Plan{Experiment: exp, Path: path, Tool: "test"})
-	if err != nil {
+	if _, err := engine.RunSession(context.Background(), bisect.SimLab(), engine.Plan{Experiment: exp, Path: path, Tool: "test"}); err != nil {
 		t.Fatal(err)
-	}
-	for range s.Events {
-	}
-	if res := s.Wait(); res.Err != nil {
-		t.Fatal(res.Err)
 	}
 	return path
 }
