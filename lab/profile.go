@@ -37,6 +37,9 @@ type ProfileSample struct {
 	TimeNs int64
 	// Weight is the CPU time it stands for in nanoseconds (0: PeriodNs).
 	Weight int64
+	// Count is how many samples it stands for (0: one); a profiler that
+	// sums its samples (Go's pprof) gives more.
+	Count int64
 	// Phase is the app's phase at TimeNs (Profile.Label fills it).
 	Phase string
 }
@@ -103,6 +106,9 @@ func (p *Profile) weight(s ProfileSample) int64 {
 
 // Weight is the CPU time sample s stands for.
 func (p *Profile) Weight(s ProfileSample) int64 { return p.weight(s) }
+
+// Samples is how many samples s stands for.
+func (s ProfileSample) Samples() int64 { return max(s.Count, 1) }
 
 // ProfileRef names a trial's profile file (pprof protobuf, gzipped) beside
 // its session, with its checksum; Note says what was lost or why there is

@@ -82,7 +82,7 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	for _, s := range p.Samples {
 		k := key{strings.Join(s.Stack, "\x00"), s.Phase}
 		if x, ok := agg[k]; ok {
-			x.Value[0]++
+			x.Value[0] += s.Samples()
 			x.Value[1] += p.Weight(s)
 			continue
 		}
@@ -98,7 +98,7 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 			}
 			lbl["phase"] = []string{s.Phase}
 		}
-		x := &profile.Sample{Location: ls, Value: []int64{1, p.Weight(s)}, Label: lbl}
+		x := &profile.Sample{Location: ls, Value: []int64{s.Samples(), p.Weight(s)}, Label: lbl}
 		agg[k] = x
 		pp.Sample = append(pp.Sample, x)
 	}

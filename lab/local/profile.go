@@ -165,10 +165,13 @@ func readPprofFile(path string) (*lab.Profile, error) {
 // "phase" label as its phase. It has no times: spans cannot be joined.
 func fromPprof(pp *profile.Profile) *lab.Profile {
 	p := &lab.Profile{Source: ProfilerPprof, PeriodNs: pp.Period}
-	vi := len(pp.SampleType) - 1
+	vi, ci := len(pp.SampleType)-1, -1
 	for i, st := range pp.SampleType {
-		if st.Unit == "nanoseconds" {
+		switch st.Unit {
+		case "nanoseconds":
 			vi = i
+		case "count":
+			ci = i
 		}
 	}
 	for _, s := range pp.Sample {
@@ -190,7 +193,11 @@ func fromPprof(pp *profile.Profile) *lab.Profile {
 		if v := s.Label["phase"]; len(v) > 0 {
 			ph = v[0]
 		}
-		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, TimeNs: -1, Weight: s.Value[vi], Phase: ph})
+		n := int64(1)
+		if ci >= 0 && ci < len(s.Value) {
+			n = max(1, s.Value[ci])
+		}
+		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, TimeNs: -1, Weight: s.Value[vi], Count: n, Phase: ph})
 	}
 	return p
 }

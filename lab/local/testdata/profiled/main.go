@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/pprof"
 
 	"golang.org/x/sys/unix"
@@ -58,9 +57,6 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		// 1 kHz rather than Go's 100 Hz: a short run needs the samples
-		// (StartCPUProfile then warns that the rate is already set).
-		runtime.SetCPUProfileRate(1000)
 		pprof.StartCPUProfile(f)
 		defer f.Close()
 		defer pprof.StopCPUProfile()
