@@ -433,7 +433,7 @@ func formatCounts(c sessions.Counts) string {
 		parts = append(parts, fmt.Sprintf("%d warm-up", n))
 	}
 	failed := 0
-	for _, st := range []string{lab.StatusFailed, lab.StatusTimeout} {
+	for _, st := range []string{lab.StatusFailed, lab.StatusTimeout, lab.StatusInterrupted} {
 		if n := c.ByStatus[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 			failed += n

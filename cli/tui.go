@@ -89,7 +89,7 @@ func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer f.access.close()
 	m := tui.New(tuiOptions(ctx, f))
-	return runProgram(ctx, m, stdout, stderr)
+	return workbenchExit(m, runProgram(ctx, m, stdout, stderr), stderr)
 }
 
 // defaultSimDevice is the simulated phone the picker starts on.
@@ -181,19 +181,24 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	}
 	opt.Source = expPath
 	m := tui.NewRun(opt, info, *exp)
-	code := runProgram(ctx, m, stdout, stderr)
+	return workbenchExit(m, runProgram(ctx, m, stdout, stderr), stderr)
+}
+
+// workbenchExit is the exit status after the workbench (code: the
+// program's), as run --headless gives it for the last run: 3 when it
+// completed with a regression, 1 when it was cancelled or failed, else 0.
+// The verdict is report's, read from the file on disk, so quitting before
+// the dashboard's final analysis came in cannot change the exit status.
+func workbenchExit(m *tui.Model, code int, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	// As with --headless: a regression found is exit status 3. The verdict
-	// is report's, read from the file on disk, so quitting before the
-	// dashboard's final analysis came in cannot change the exit status.
 	if path := m.Session(); path != "" {
-		if regressed, err := completedRunRegressed(path); err == nil {
-			if regressed {
-				return regressionFound(stderr, "perflab run", exitRegression)
+		if code, err := sessionExit(path); err == nil {
+			if code == exitError {
+				fmt.Fprintln(stderr, "perflab: the run did not complete; the session keeps every finished trial")
 			}
-			return exitOK
+			return regressionFound(stderr, "perflab run", code)
 		}
 	}
 	if m.Regressed() {
@@ -202,24 +207,25 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	return code
 }
 
-// completedRunRegressed analyses a saved session as perflab report does
-// (its plan's options, the regime report would choose) and reports whether
-// the run completed with a regression in some metric.
-func completedRunRegressed(path string) (bool, error) {
+// sessionExit is a saved session's exit status as run --headless gives
+// it: exitError when the run did not complete, else the verdict of an
+// analysis as perflab report makes it (its plan's options, the regime
+// report would choose).
+func sessionExit(path string) (int, error) {
 	s, err := sessions.Load(path)
 	if err != nil {
-		return false, err
+		return exitError, err
 	}
 	if end := s.Summary().End; end == nil || end.Reason != "completed" {
-		return false, nil
+		return exitError, nil
 	}
 	opt := engine.Options(&s.Header.Plan)
 	events, _, err := regimeEvents(s.Events, "", opt)
 	if err != nil {
-		return false, err
+		return exitError, err
 	}
 	plan := &s.Header.Plan
-	return engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt).Regression(), nil
+	return verdictCode(engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt)), nil
 }
 
 // openReplayTUI opens a saved session in the workbench (perflab replay

@@ -40,6 +40,9 @@ const (
 	StatusOK      = "ok"
 	StatusFailed  = "failed"  // non-zero exit, malformed metric, device error
 	StatusTimeout = "timeout" // exceeded trial_timeout
+	// StatusInterrupted is a trial the run's end (Ctrl-C, an abort) cut
+	// short: not counted, and not a failure of its build.
+	StatusInterrupted = "interrupted"
 )
 
 // Event is one line of a session after the header. Exactly one of the

@@ -485,7 +485,10 @@ func (p *Pool) trialDone(ctx context.Context, m *poolMember, req TrialRequest, r
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	status := res.Status
-	if status == "" || (ctx.Err() != nil && status == StatusOK) {
+	switch {
+	case ctx.Err() != nil:
+		status = StatusInterrupted // the run ended during the trial
+	case status == "":
 		status = StatusFailed
 	}
 	m.relaying++

@@ -435,9 +435,10 @@ func (r *Runner) loop(ctx context.Context) {
 			t0 := r.now()
 			res := r.dev.RunTrial(ctx, req)
 			dur := r.now().Sub(t0).Seconds()
-			if ctx.Err() != nil && res.Status == StatusOK {
-				// The result may be cut short; do not count it.
-				res = TrialResult{Status: StatusFailed, Reason: "cancelled", Metrics: res.Metrics}
+			if ctx.Err() != nil {
+				// The run ended during the trial: its result may be cut
+				// short, and a failure may be the cancellation's.
+				res = TrialResult{Status: StatusInterrupted, Reason: "the run ended during the trial", Metrics: res.Metrics}
 			}
 			if res.Status == "" {
 				res.Status = StatusFailed

@@ -446,8 +446,8 @@ func checkEvent(e *lab.Event, arms []string) error {
 			return errors.New("trial without an arm")
 		case !slices.Contains(arms, t.Arm):
 			return fmt.Errorf("trial %d has unknown arm %q (want %s), not counted", t.Index, t.Arm, quoteList(arms))
-		case t.Status != lab.StatusOK && t.Status != lab.StatusFailed && t.Status != lab.StatusTimeout:
-			return fmt.Errorf("trial %d has unknown status %q (want %q, %q or %q), not counted", t.Index, t.Status, lab.StatusOK, lab.StatusFailed, lab.StatusTimeout)
+		case t.Status != lab.StatusOK && t.Status != lab.StatusFailed && t.Status != lab.StatusTimeout && t.Status != lab.StatusInterrupted:
+			return fmt.Errorf("trial %d has unknown status %q (want %q, %q, %q or %q), not counted", t.Index, t.Status, lab.StatusOK, lab.StatusFailed, lab.StatusTimeout, lab.StatusInterrupted)
 		case t.Index < 0:
 			return fmt.Errorf("trial has negative index %d", t.Index)
 		}

@@ -122,6 +122,7 @@ type liveStream struct {
 	starting     bool
 	finished     bool
 	quitting     bool
+	aborted      bool // abort was asked for: the run ends, or never starts
 	confirmAbort bool
 	abortThenQ   bool
 	status       string
@@ -137,7 +138,7 @@ func (l *liveStream) live(ended bool) bool {
 // abort cancels the runner (which then records its end event) and shows
 // status until the stream closes; thenQuit quits once it has.
 func (l *liveStream) abort(thenQuit bool, status string) {
-	l.quitting = thenQuit
+	l.quitting, l.aborted = thenQuit, true
 	if l.run != nil {
 		l.run.cancel()
 	}
@@ -179,7 +180,7 @@ func (l *liveStream) started(msg runStartedMsg) tea.Cmd {
 	}
 	l.run = msg.run
 	l.status = l.sessionStatus()
-	if l.quitting {
+	if l.aborted {
 		msg.run.cancel()
 	}
 	return waitForEvents(msg.run.stream, msg.run.events)
@@ -199,6 +200,9 @@ func (l *liveStream) arrived(msg eventsArrivedMsg, apply func([]lab.Event) tea.C
 		l.finished = true
 		if l.run.sessionPath != "" {
 			l.status = "saved " + homePath(l.run.sessionPath) // the help line says q quits
+			if l.aborted {
+				l.status = "aborted · " + l.status
+			}
 		}
 		l.run.cancel()
 		if l.quitting {

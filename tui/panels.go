@@ -199,7 +199,7 @@ func warningLines(s *runState, pd panelData) []string {
 	if n := s.Counts().ByStatus[lab.StatusFailed] + s.Counts().ByStatus[lab.StatusTimeout]; n > 0 {
 		last := ""
 		for i := len(s.Trials()) - 1; i >= 0; i-- {
-			if t := s.Trials()[i]; t.Status != lab.StatusOK {
+			if t := s.Trials()[i]; t.Status == lab.StatusFailed || t.Status == lab.StatusTimeout {
 				last = fmt.Sprintf(" (last: #%d %s)", t.Index, t.Reason)
 				break
 			}

@@ -136,10 +136,10 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 	case d.confirmAbort:
 		d.confirmAbort = false
 		if msg.String() == "y" || msg.String() == "Y" {
-			d.abort(d.abortThenQ)
-			if d.abortThenQ && !d.running() {
-				return tea.Quit
-			}
+			// Also after q or ctrl+c: the end screen shows what the
+			// finished trials say and where they are saved; q then quits
+			// (a second ctrl+c instead of y quits at once).
+			d.abort(false)
 		} else {
 			d.status = "not aborted"
 		}

@@ -213,7 +213,7 @@ func TestLiveActionsGoThroughTheRunner(t *testing.T) {
 	}
 }
 
-func TestQuitWhileRunningAsksThenWaitsForTheSession(t *testing.T) {
+func TestQuitWhileRunningAsksThenShowsTheEnd(t *testing.T) {
 	m, _, ch, cancelled := liveModel(t, 80, 24)
 	_, cmd := m.Update(keyPress("q"))
 	if cmd != nil || !m.dash.confirmAbort {
@@ -226,11 +226,17 @@ func TestQuitWhileRunningAsksThenWaitsForTheSession(t *testing.T) {
 	close(ch)
 	msg := waitForEvents(1, ch)()
 	_, cmd = m.Update(msg)
-	if cmd == nil {
-		t.Fatal("no quit after the stream closed")
+	// The end screen stays (issue 29: nothing lost on exit); q quits.
+	if cmd != nil {
+		if _, ok := cmd().(tea.QuitMsg); ok {
+			t.Fatal("stream closed after q, y: quit before the end screen was seen")
+		}
+	}
+	if _, cmd = m.Update(keyPress("q")); cmd == nil {
+		t.Fatal("q on the end screen does nothing")
 	}
 	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Error("stream closed while quitting: want tea.Quit")
+		t.Error("q on the end screen: want tea.Quit")
 	}
 }
 

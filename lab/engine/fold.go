@@ -69,7 +69,7 @@ func (f *Fold) Add(e lab.Event) {
 	case tr.Status == lab.StatusOK:
 		f.counted[tr.Arm]++
 	}
-	if tr.Status != lab.StatusOK {
+	if tr.Status == lab.StatusFailed || tr.Status == lab.StatusTimeout {
 		f.failed++
 	}
 
