@@ -242,6 +242,7 @@ func openReplayTUI(ctx context.Context, sessionPath string, speed float64, stdou
 	}
 	opt := tuiOptions(ctx, tuiFlags{sessions: tui.DefaultSessionDir()})
 	m := tui.NewReplay(opt, s.Header.Device, s.Header.Plan, s.Events, speed, problems)
+	m.SetReplayPath(sessionPath)
 	return runProgram(ctx, m, stdout, stderr)
 }
 

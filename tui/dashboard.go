@@ -39,6 +39,7 @@ type feed struct {
 	trials  trialsPane
 	chart   chartPane
 	lanes   lanesPane // a pool's devices
+	where   wherePane // the differential profile (where.go)
 }
 
 // analyzer is what a dashboard computes its panels with: analyze takes
@@ -54,7 +55,8 @@ func newFeed(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, s
 	pd := emptyPanel(plan)
 	return feed{st: st, state: newRunState(dev, plan), stream: stream, panel: pd, analyzeFor: an.analyze,
 		ci: newCIPane(st, pd), seq: newSeqPane(st, pd), p: newPPane(st, pd), regimes: newRegimePane(st, pd),
-		trials: newTrialsPane(st), chart: newChartPane(st, an.stability), lanes: newLanesPane(st, plan.Devices)}
+		trials: newTrialsPane(st), chart: newChartPane(st, an.stability), lanes: newLanesPane(st, plan.Devices),
+		where: newWherePane(plan)}
 }
 
 // apply folds events into the state and hands them to the panes that

@@ -140,23 +140,29 @@ func TestGoldenScreens(t *testing.T) {
 		for _, sc := range scenes {
 			name := fmt.Sprintf("%s-%dx%d", sc.name, size[0], size[1])
 			t.Run(name, func(t *testing.T) {
-				got := screenText(sc.build(t, size[0], size[1]))
-				path := filepath.Join("testdata", name+".golden")
-				if updating() {
-					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./tui -update to create it)", err)
-				}
-				if got != string(want) {
-					t.Errorf("%s differs from the golden file (go test ./tui -run TestGoldenScreens -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-				}
+				checkGolden(t, name, screenText(sc.build(t, size[0], size[1])))
 			})
 		}
+	}
+}
+
+// checkGolden compares a screen with testdata/NAME.golden; -update
+// rewrites it.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./tui -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 

@@ -185,6 +185,14 @@ func NewReplay(opt Options, dev lab.DeviceInfo, plan lab.Experiment, events []la
 	return m
 }
 
+// SetReplayPath names the session file a replay reads, for the where
+// view's profiles beside it.
+func (m *Model) SetReplayPath(path string) {
+	if m.replay != nil {
+		m.replay.where.path, m.replay.where.replay = path, true
+	}
+}
+
 func (m *Model) profiles(dev lab.DeviceInfo) []string {
 	if m.opt.Profiles == nil {
 		return nil

@@ -217,7 +217,7 @@ func (d *replayDash) Interrupt() tea.Cmd { return tea.Quit }
 
 func (d *replayDash) applyEvents(evs []lab.Event) tea.Cmd {
 	d.apply(evs)
-	return d.maybeAnalyze(d.rp.done())
+	return tea.Batch(d.maybeAnalyze(d.rp.done()), d.whereRefresh())
 }
 
 // Update advances the replay and takes its analyses.
@@ -226,10 +226,15 @@ func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
 	case reportComputedMsg:
 		d.reported(msg)
 		return d, d.maybeAnalyze(d.rp.done())
+	case whereComputedMsg:
+		return d, d.whereComputed(msg)
 	case replayTickedMsg:
 		evs, cmd := d.rp.tick(msg)
 		return d, tea.Batch(d.applyEvents(evs), cmd)
 	case tea.KeyPressMsg:
+		if ok, cmd := d.whereKey(msg); ok {
+			return d, cmd
+		}
 		evs, cmd := d.rp.key(msg, d.keys)
 		return d, tea.Batch(d.applyEvents(evs), cmd)
 	}
@@ -237,10 +242,17 @@ func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
 }
 
 // ShortHelp lists the replay keys.
-func (d *replayDash) ShortHelp() []key.Binding { return d.keys.ShortHelp() }
+func (d *replayDash) ShortHelp() []key.Binding {
+	return append(d.keys.ShortHelp(), d.where.help()...)
+}
 
 // FullHelp groups them.
-func (d *replayDash) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+func (d *replayDash) FullHelp() [][]key.Binding {
+	if wk := d.where.help(); len(wk) > 0 {
+		return append(d.keys.FullHelp(), wk)
+	}
+	return d.keys.FullHelp()
+}
 
 // SetSize sets the dashboard's area.
 func (d *replayDash) SetSize(w, h int) { d.width, d.height = w, h }
@@ -267,7 +279,11 @@ func (d *replayDash) View() string {
 	}
 	top := []string{d.headLine(d.stateWord(), true, w), d.progress(w, false, fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events)))}
 	bodyH := h - len(top)
-	return strings.Join(top, "\n") + "\n" + block(d.body(w, bodyH), w, bodyH)
+	body := d.body(w, bodyH)
+	if d.where.open {
+		body = d.whereView(w, bodyH)
+	}
+	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH)
 }
 
 // StatusLine is the error (unreadable lines) or the event count.

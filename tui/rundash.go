@@ -102,9 +102,13 @@ func (d *runDash) applyEvents(evs []lab.Event) tea.Cmd {
 func (d *runDash) Update(msg tea.Msg) (*runDash, tea.Cmd) {
 	switch msg := msg.(type) {
 	case runStartedMsg:
-		return d, d.started(msg)
+		cmd := d.started(msg)
+		d.where.path = d.SessionPath()
+		return d, cmd
 	case eventsArrivedMsg:
-		return d, d.arrived(msg, d.applyEvents, func() tea.Cmd { return d.maybeAnalyze(d.ended()) })
+		return d, d.arrived(msg, d.applyEvents, func() tea.Cmd { return tea.Batch(d.maybeAnalyze(d.ended()), d.whereRefresh()) })
+	case whereComputedMsg:
+		return d, d.whereComputed(msg)
 	case reportComputedMsg:
 		d.reported(msg)
 		return d, d.maybeAnalyze(d.ended())
@@ -171,6 +175,9 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		var cmd tea.Cmd
 		d.ctrl, cmd = d.ctrl.Update(msg)
+		return cmd
+	}
+	if ok, cmd := d.whereKey(msg); ok {
 		return cmd
 	}
 	live := d.steerable()
@@ -260,7 +267,12 @@ func (d *runDash) keyMap() keyHelp {
 	if !d.running() {
 		k.Abort.SetEnabled(false)
 	}
-	return keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
+	h := keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
+	if wk := d.where.help(); len(wk) > 0 {
+		h.short = append(h.short, wk[0])
+		h.full = append(h.full, wk)
+	}
+	return h
 }
 
 // SetSize sets the dashboard's area.
@@ -346,6 +358,8 @@ func (d *runDash) View() string {
 	var body string
 	if d.editing {
 		body = st.PanelTitle.Render("controls from the next round (enter applies, esc cancels)") + "\n" + d.ctrl.View()
+	} else if d.where.open {
+		body = d.whereView(w, bodyH)
 	} else {
 		body = d.body(w, bodyH)
 	}

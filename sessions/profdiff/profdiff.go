@@ -33,6 +33,9 @@ type Options struct {
 	Cumulative bool
 	// Phase keeps the samples of one phase of the app ("" all).
 	Phase string
+	// MaxIndex, when above 0, keeps the trials with an index below it (a
+	// replay's position).
+	MaxIndex int
 	// MinSamples is the mean samples per trial a function needs in each
 	// build to be tested (default DefaultMinSamples); rarer ones are
 	// grouped. It also needs a sample in every trial (the per-round log
@@ -64,7 +67,20 @@ type Function struct {
 	SamplesA  int64          `json:"samples_a"` // over all of A's trials
 	SamplesB  int64          `json:"samples_b"`
 	Tested    bool           `json:"tested"` // false for the group of rare functions
+	// Callers and Callees are the functions that call it and that it
+	// calls most, by samples over both builds (at most maxEdges each).
+	Callers []Edge `json:"callers,omitempty"`
+	Callees []Edge `json:"callees,omitempty"`
 }
+
+// Edge is a caller or callee with the samples of the calls.
+type Edge struct {
+	Name    string `json:"name"`
+	Samples int64  `json:"samples"`
+}
+
+// maxEdges is how many callers and callees a function lists.
+const maxEdges = 3
 
 // Report is a session's differential profile.
 type Report struct {
@@ -98,6 +114,7 @@ type trialProfile struct {
 	samples map[string]int64
 	total   float64 // the trial's measured time (ms)
 	phases  map[string]bool
+	edges   map[[2]string]int64 // samples of {callee, caller}
 }
 
 // Analyze computes the differential profile of the session at path.
@@ -129,7 +146,7 @@ func Analyze(path string, opt Options) (*Report, error) {
 	}
 	var trials []*lab.Trial
 	for _, e := range s.Events {
-		if e.Type == lab.EventTrial && e.Trial != nil && e.Trial.Counted() {
+		if e.Type == lab.EventTrial && e.Trial != nil && e.Trial.Counted() && (opt.MaxIndex <= 0 || e.Trial.Index < opt.MaxIndex) {
 			t := e.Trial
 			switch {
 			case t.Profile == nil:
@@ -236,7 +253,7 @@ func loadAll(path string, trials []*lab.Trial, metric string, opt Options) []loa
 // every function on the stack once), in the phase asked for, as shares of
 // all its samples times its measured time.
 func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialProfile, error) {
-	tp := trialProfile{ms: map[string]float64{}, samples: map[string]int64{}, phases: map[string]bool{}}
+	tp := trialProfile{ms: map[string]float64{}, samples: map[string]int64{}, phases: map[string]bool{}, edges: map[[2]string]int64{}}
 	vi := len(p.SampleType) - 1 // cpu nanoseconds, the last value
 	var all float64
 	ns := map[string]float64{}
@@ -256,6 +273,9 @@ func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialPr
 			continue
 		}
 		count := s.Value[0] // samples (ToPprof sums a stack's samples)
+		for i := 0; i+1 < len(s.Location); i++ {
+			tp.edges[[2]string{funcName(s.Location[i]), funcName(s.Location[i+1])}] += count
+		}
 		if !opt.Cumulative {
 			name := funcName(s.Location[0])
 			ns[name] += w
@@ -383,6 +403,7 @@ func compare(r *Report, pairs []pair, opt Options, aopt analysis.Options) {
 		tested = append(tested, f)
 	}
 	r.Tested = len(tested)
+	addEdges(tested, pairs)
 	if len(inputs) > 0 {
 		rep := analysis.Compare(inputs, aopt)
 		for i, m := range rep.Metrics {
@@ -413,6 +434,50 @@ func compare(r *Report, pairs []pair, opt Options, aopt analysis.Options) {
 		rare.Name = fmt.Sprintf("(%d functions too rare to test)", r.Rare)
 		rare.DeltaMs = rare.BMs - rare.AMs
 		r.Functions = append(r.Functions, rare)
+	}
+}
+
+// addEdges lists each function's top callers and callees over the pairs.
+func addEdges(fs []Function, pairs []pair) {
+	idx := map[string]int{}
+	for i, f := range fs {
+		idx[f.Name] = i
+	}
+	callers := make([]map[string]int64, len(fs))
+	callees := make([]map[string]int64, len(fs))
+	for _, p := range pairs {
+		for _, tp := range []*trialProfile{p.a, p.b} {
+			for e, n := range tp.edges {
+				if i, ok := idx[e[0]]; ok {
+					if callers[i] == nil {
+						callers[i] = map[string]int64{}
+					}
+					callers[i][e[1]] += n
+				}
+				if i, ok := idx[e[1]]; ok {
+					if callees[i] == nil {
+						callees[i] = map[string]int64{}
+					}
+					callees[i][e[0]] += n
+				}
+			}
+		}
+	}
+	top := func(m map[string]int64) []Edge {
+		var out []Edge
+		for n, c := range m {
+			out = append(out, Edge{n, c})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Samples != out[j].Samples {
+				return out[i].Samples > out[j].Samples
+			}
+			return out[i].Name < out[j].Name
+		})
+		return out[:min(len(out), maxEdges)]
+	}
+	for i := range fs {
+		fs[i].Callers, fs[i].Callees = top(callers[i]), top(callees[i])
 	}
 }
 
