@@ -163,7 +163,7 @@ func setControl(c *lab.Controls, k, v string) {
 // controlRow is one row of the stepper: a control or a run setting.
 type controlRow struct {
 	def     controlDef
-	setting string // "order", "trials", "warmup", "probe", "pace", "mode", "aa", "effect", "runs"; "" for a control
+	setting string // "order", "trials", "warmup", "probe", "profile", "pace", "mode", "aa", "effect", "runs"; "" for a control
 }
 
 // controlsPane is the controls stepper: it walks through every control with
@@ -177,6 +177,7 @@ type controlsPane struct {
 	trials   int
 	warmup   int
 	probeS   float64
+	profile  bool // a CPU profile of every trial (perflab profile, the where view)
 	realtime bool // sim only: wall-clock pacing
 	// mode is what enter starts: "run" (one experiment), StudyValidate or
 	// StudyOrder; aa, effectPct and runs are the studies' settings.
@@ -221,7 +222,7 @@ func newControlsKeys(live bool) controlsKeys {
 func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profiles []string, live bool) controlsPane {
 	p := controlsPane{
 		st: st, device: dev, controls: exp.Controls, order: exp.Order,
-		trials: exp.Trials, warmup: exp.Warmup, profiles: profiles, live: live,
+		trials: exp.Trials, warmup: exp.Warmup, profile: exp.Profile, profiles: profiles, live: live,
 		keys: newControlsKeys(live),
 	}
 	if p.order == "" {
@@ -257,7 +258,7 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	if !live {
 		p.rows = append(p.rows,
 			controlRow{setting: "order"}, controlRow{setting: "trials"},
-			controlRow{setting: "warmup"}, controlRow{setting: "probe"})
+			controlRow{setting: "warmup"}, controlRow{setting: "probe"}, controlRow{setting: "profile"})
 		if dev.Has(lab.CapSimTime) {
 			p.rows = append(p.rows, controlRow{setting: "pace"})
 		}
@@ -276,7 +277,7 @@ func (p controlsPane) supported(r controlRow) bool {
 	switch r.setting {
 	case "probe":
 		return p.mode == modeRun && p.device.Has(lab.CapProbe)
-	case "pace":
+	case "pace", "profile":
 		return p.mode == modeRun
 	case "aa", "effect":
 		return p.mode == StudyValidate
@@ -316,6 +317,11 @@ func (p controlsPane) value(r controlRow) string {
 			return "real time"
 		}
 		return "instant"
+	case "profile":
+		if p.profile {
+			return "on"
+		}
+		return "off"
 	case "mode":
 		return p.mode
 	case "aa":
@@ -341,6 +347,8 @@ func (p controlsPane) explain(r controlRow) string {
 		return "warm-up rounds: recorded, not analysed"
 	case "probe":
 		return "MFLOPS stability check before the first trial, charted live"
+	case "profile":
+		return "a labelled CPU profile of every trial: where the time went, per function with its CI (w on the dashboard; perflab profile SESSION)"
 	case "pace":
 		return "real time: watch and steer the run · instant: simulated time, done in seconds"
 	case "mode":
@@ -363,6 +371,8 @@ func (p controlsPane) whyNot(r controlRow) string {
 	switch {
 	case r.setting == "probe" && p.mode != modeRun, r.setting == "pace":
 		return "a study runs no stability check and, on sim, runs in simulated time with a fresh phone per run"
+	case r.setting == "profile":
+		return "a study collects no profiles"
 	case r.setting == "aa" || r.setting == "effect":
 		return "only for mode validate"
 	case r.setting == "runs":
@@ -391,6 +401,8 @@ func (p controlsPane) label(r controlRow) string {
 		return "warm-up"
 	case "probe":
 		return "stability check"
+	case "profile":
+		return "profiles"
 	case "pace":
 		return "sim pace"
 	case "mode":
@@ -426,6 +438,8 @@ func (p *controlsPane) step(dir int) {
 		}
 	case "pace":
 		p.realtime = !p.realtime
+	case "profile":
+		p.profile = !p.profile
 	case "mode":
 		p.mode = cycle([]string{modeRun, StudyValidate, StudyOrder}, p.mode, dir)
 		p.keys.Start.SetHelp("enter", "start "+p.mode)
@@ -556,6 +570,9 @@ func (p controlsPane) experiment(exp lab.Experiment) lab.Experiment {
 	exp.Order = p.order
 	exp.Trials = p.trials
 	exp.Warmup = p.warmup
+	if !p.live {
+		exp.Profile = p.profile
+	}
 	return exp
 }
 

@@ -77,7 +77,7 @@ func TestTeatestRunOnSimulatedPhone(t *testing.T) {
 	tm.Send(keyPress("enter")) // B feed+5%
 	waitScreen(t, tm, "3/3 controls", screenWait)
 	tm.Send(keyPress("a")) // every control on
-	for i := 0; i < 12; i++ {
+	for i := 0; i < 13; i++ {
 		tm.Send(keyPress("down"))
 	}
 	tm.Send(keyPress("space")) // sim pace: instant
@@ -284,7 +284,7 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		tm.Send(keyPress("left"))
 	}
-	for i := 0; i < 5; i++ { // up to trials: 30 → 20 → 15 → 10
+	for i := 0; i < 6; i++ { // up to trials (past pace, profiles, probe, warm-up): 30 → 20 → 15 → 10
 		tm.Send(keyPress("up"))
 	}
 	for i := 0; i < 3; i++ {
