@@ -2,7 +2,9 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -99,4 +101,44 @@ func ParseSpanLine(line string) (sp Span, begin bool, err error) {
 		return Span{Name: f[2], StartNs: ns}, true, nil
 	}
 	return Span{Name: f[2], EndNs: ns}, false, nil
+}
+
+// SpanLog pairs an app's span lines into its phases: a begin and the next
+// end of the same name make a Span.
+type SpanLog struct {
+	spans []Span
+	open  map[string]int64
+}
+
+// Add takes a span line (ParseSpanLine). An end without a begin makes an
+// empty span, which Profile.Label notes.
+func (l *SpanLog) Add(line string) error {
+	sp, begin, err := ParseSpanLine(line)
+	if err != nil {
+		return err
+	}
+	if l.open == nil {
+		l.open = map[string]int64{}
+	}
+	if begin {
+		l.open[sp.Name] = sp.StartNs
+		return nil
+	}
+	start, ok := l.open[sp.Name]
+	if !ok {
+		start = sp.EndNs
+	}
+	delete(l.open, sp.Name)
+	l.spans = append(l.spans, Span{Name: sp.Name, StartNs: start, EndNs: sp.EndNs})
+	return nil
+}
+
+// Spans returns the phases, those begun and never ended last, without an
+// end (Profile.Label closes them).
+func (l *SpanLog) Spans() []Span {
+	out := append([]Span(nil), l.spans...)
+	for _, name := range slices.Sorted(maps.Keys(l.open)) {
+		out = append(out, Span{Name: name, StartNs: l.open[name]})
+	}
+	return out
 }

@@ -167,7 +167,10 @@ func fail(reason string) lab.TrialResult {
 
 // measure runs the build's command once, wrapped as the controls ask.
 func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, capt *capture, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
-	want := func(m string) bool { return metrics == nil && contains(defaultMetrics, m) || contains(metrics, m) }
+	gobench := req.Build.Output == OutputGoBench
+	want := func(m string) bool {
+		return metrics == nil && !gobench && contains(defaultMetrics, m) || contains(metrics, m)
+	}
 	argv := append([]string{}, req.Build.Command...)
 	var prof *trialProfiler
 	var profNote string
@@ -249,8 +252,13 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	netLines, refused := conns.finish()
 	out := &lineCollector{}
 	var errTail string
+	var benchOut bytes.Buffer
 	if !capt.empty() {
-		if cerr := capt.copyStdout(out); cerr != nil {
+		var w io.Writer = out
+		if gobench {
+			w = io.MultiWriter(out, &benchOut)
+		}
+		if cerr := capt.copyStdout(w); cerr != nil {
 			return fail("reading stdout: " + cerr.Error())
 		}
 		out.flush()
@@ -318,6 +326,13 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 		return fail(out.err.Error())
 	}
 	reported := out.metrics
+	if gobench {
+		bm, err := goBenchMetrics(benchOut.Bytes())
+		if err != nil {
+			return fail(err.Error())
+		}
+		reported = append(reported, bm...)
+	}
 	for _, l := range netLines {
 		if l.err != nil {
 			return fail(fmt.Sprintf("%s line %d: %v", lab.MetricsAddrEnv, l.n, l.err))
@@ -457,8 +472,8 @@ type lineCollector struct {
 	skip    bool   // the current line is not a metric line: drop it
 	n       int    // complete lines seen
 	metrics []lab.Metric
-	spans   []lab.Span // the app's phases (PERFLAB_SPAN lines)
-	open    map[string]int64
+	spans   []lab.Span // the app's phases (PERFLAB_SPAN lines), at flush
+	spanLog lab.SpanLog
 	err     error
 }
 
@@ -536,26 +551,9 @@ func (c *lineCollector) line(b []byte) {
 
 // span takes a PERFLAB_SPAN line: a phase's begin or end.
 func (c *lineCollector) span(s string) {
-	sp, begin, err := lab.ParseSpanLine(s)
-	if err != nil {
-		if c.err == nil {
-			c.err = fmt.Errorf("malformed span line %d on stdout: %v", c.n, err)
-		}
-		return
+	if err := c.spanLog.Add(s); err != nil && c.err == nil {
+		c.err = fmt.Errorf("malformed span line %d on stdout: %v", c.n, err)
 	}
-	if c.open == nil {
-		c.open = map[string]int64{}
-	}
-	if begin {
-		c.open[sp.Name] = sp.StartNs
-		return
-	}
-	start, ok := c.open[sp.Name]
-	if !ok {
-		start = sp.EndNs // an end without a begin: an empty span, noted by Label
-	}
-	delete(c.open, sp.Name)
-	c.spans = append(c.spans, lab.Span{Name: sp.Name, StartNs: start, EndNs: sp.EndNs})
 }
 
 // flush handles a last line without a newline.
@@ -565,10 +563,7 @@ func (c *lineCollector) flush() {
 	if !c.skip && len(c.buf) > 0 {
 		c.feed(nil, true)
 	}
-	for name, start := range c.open { // begun, never ended: Label closes them
-		c.spans = append(c.spans, lab.Span{Name: name, StartNs: start})
-	}
-	c.open = nil
+	c.spans = c.spanLog.Spans() // those begun, never ended, last: Label closes them
 }
 
 func lastLines(s string, n int) string {
