@@ -70,6 +70,8 @@ type Device struct {
 	hp       *phoneProxy // record/replay proxy wired through adb reverse
 	repaired []string    // notes of the repair at Open, for RepairLeftover
 
+	simpleperf simpleperfStatus // whether the phone has simpleperf (CanProfile)
+
 	pxMu sync.Mutex // serializes wiring the proxy to the phone
 }
 
@@ -733,7 +735,7 @@ func (d *Device) appMetricsReach() bool {
 }
 
 // metricListener accepts the app's connections (through adb reverse) and
-// collects PERFLAB_METRIC lines.
+// collects PERFLAB_METRIC lines, and PERFLAB_SPAN lines: the app's phases.
 type metricListener struct {
 	ln   net.Listener
 	port int // where the phone connects (adb reverse tcp:port tcp:port), on the adb server's host
@@ -746,6 +748,8 @@ type metricListener struct {
 	seen    int // connections accepted since reset
 	metrics []lab.Metric
 	bad     []string
+	spans   lab.SpanLog
+	badSpan []string
 }
 
 func (d *Device) openMetrics(ctx context.Context) error {
@@ -791,6 +795,14 @@ func (m *metricListener) serve() {
 			sc := bufio.NewScanner(conn)
 			for sc.Scan() {
 				line := sc.Text()
+				if lab.SpanStart([]byte(strings.TrimSpace(line))) {
+					m.mu.Lock()
+					if err := m.spans.Add(strings.TrimSpace(line)); err != nil {
+						m.badSpan = append(m.badSpan, err.Error())
+					}
+					m.mu.Unlock()
+					continue
+				}
 				if !lab.IsMetricLine(line) {
 					continue
 				}
@@ -813,13 +825,21 @@ func (m *metricListener) serve() {
 
 func (m *metricListener) reset() {
 	m.mu.Lock()
-	m.seen, m.metrics, m.bad = 0, nil, nil
+	m.seen, m.metrics, m.bad, m.spans, m.badSpan = 0, nil, nil, lab.SpanLog{}, nil
 	m.mu.Unlock()
+}
+
+// appReport is what the app sent over the metrics port in a trial.
+type appReport struct {
+	metrics []lab.Metric
+	bad     []string // malformed metric lines
+	spans   []lab.Span
+	badSpan []string // malformed span lines
 }
 
 // collect waits until a connection came and all are closed, or wait
 // passes, and returns what arrived.
-func (m *metricListener) collect(ctx context.Context, wait time.Duration) ([]lab.Metric, []string) {
+func (m *metricListener) collect(ctx context.Context, wait time.Duration) appReport {
 	deadline := time.Now().Add(wait)
 	t := time.AfterFunc(wait, func() { m.mu.Lock(); m.cond.Broadcast(); m.mu.Unlock() })
 	defer t.Stop()
@@ -830,7 +850,8 @@ func (m *metricListener) collect(ctx context.Context, wait time.Duration) ([]lab
 	for (m.seen == 0 || m.open > 0) && time.Now().Before(deadline) && ctx.Err() == nil {
 		m.cond.Wait()
 	}
-	return append([]lab.Metric(nil), m.metrics...), append([]string(nil), m.bad...)
+	return appReport{metrics: append([]lab.Metric(nil), m.metrics...), bad: append([]string(nil), m.bad...),
+		spans: m.spans.Spans(), badSpan: append([]string(nil), m.badSpan...)}
 }
 
 var amLine = regexp.MustCompile(`(?m)^(TotalTime|WaitTime|Status|LaunchState):\s*(\S+)`)
@@ -943,7 +964,17 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		m.reset()
 		cmd += fmt.Sprintf(" --ei %s %d", MetricsPortExtra, m.port)
 	}
+	var rec *record
+	var prof *lab.Profile
+	var profNote string
+	if req.Profile {
+		// simpleperf samples the app from before it starts.
+		rec, profNote = d.startRecord(ctx, ab.Package, req.Index)
+	}
 	out, err := d.c.Run(ctx, d.serial, cmd)
+	if rec != nil {
+		prof, profNote = rec.stop(ctx, err == nil)
+	}
 	if err != nil {
 		return d.fail(err, "am start")
 	}
@@ -955,14 +986,26 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	if wait >= 0 {
 		metrics = append(metrics, lab.Metric{Name: MetricWaitTime, Value: wait, Unit: "ms", Better: "lower"})
 	}
-	if m != nil && wantsAppMetrics(req.Metrics) {
-		app, bad := m.collect(ctx, d.MetricsWait)
-		if len(bad) > 0 {
-			return lab.TrialResult{Status: lab.StatusFailed, Reason: "malformed metric line from the app: " + bad[0], Metrics: metrics}
+	if m != nil && (wantsAppMetrics(req.Metrics) || prof != nil) {
+		app := m.collect(ctx, d.MetricsWait)
+		if len(app.bad) > 0 {
+			return lab.TrialResult{Status: lab.StatusFailed, Reason: "malformed metric line from the app: " + app.bad[0], Metrics: metrics}
 		}
-		metrics = append(metrics, app...)
+		metrics = append(metrics, app.metrics...)
+		if prof != nil {
+			prof.Spans = app.spans
+			if len(app.badSpan) > 0 {
+				// The phases are lost, not the trial.
+				prof.Spans = nil
+				profNote = joinNotes(profNote, fmt.Sprintf("phases lost: malformed span line from the app: %s", app.badSpan[0]))
+			}
+		}
 	}
-	return filterMetrics(metrics, req.Metrics)
+	res := filterMetrics(metrics, req.Metrics)
+	if req.Profile {
+		res.Profile, res.ProfileNote = prof, profNote
+	}
+	return res
 }
 
 func wantsAppMetrics(want []string) bool {
