@@ -24,7 +24,9 @@ like any other: adb shell (with exit codes), push, pull, reverse, and
 perflab's adb backend (adb:SERIAL) run on it unchanged. Its shell answers
 like Android's toybox/mksh: getprop, setprop, stop/start, cat/echo on the
 cpufreq sysfs files, su -c, am start -W, pm install/path/clear, input
-keyevent, dumpsys window, mount -t tmpfs, the pushed perflab probe, ...
+keyevent, dumpsys window, mount -t tmpfs, the pushed perflab probe,
+simpleperf record --app and report-sample (samples of the sim apps' call
+trees, for "profile": true), ...
 
 The sim builds are installed as packages org.perflab.sim.APP (plus
 .pEFFECT / .mEFFECT for builds with a known effect), so sim experiments run
@@ -72,6 +74,7 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	root := fs.Bool("root", false, "adbd runs as root (otherwise root needs su -c, as on a rooted phone)")
 	realtime := fs.Bool("realtime", false, "launches and probe runs take wall-clock time")
 	unauthorized := fs.Bool("unauthorized", false, "never accept the host's key, so adb lists the device as unauthorized (for trying perflab's handling)")
+	noSimpleperf := fs.Bool("no-simpleperf", false, "the phone has no simpleperf, as phones before Android 7.0 (the nexus5 preset has none either): profiled runs go on without profiles")
 	var connect repeatedFlag
 	fs.Var(&connect, "connect", "ask the adb server at HOST:PORT to connect to the devices (repeatable)")
 	verbose := fs.Bool("v", false, "log protocol events to stderr")
@@ -91,7 +94,8 @@ func cmdSimdevice(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "perflab simdevice: --count %d: want 1 to 256 phones\n", *count)
 		return exitUsage
 	}
-	base := simdevice.Options{Preset: *preset, Seed: *seed, Root: *root, Realtime: *realtime, Unauthorized: *unauthorized, Serial: *serial}
+	base := simdevice.Options{Preset: *preset, Seed: *seed, Root: *root, Realtime: *realtime, Unauthorized: *unauthorized, Serial: *serial,
+		NoSimpleperf: *noSimpleperf}
 	if *verbose {
 		base.Logf = log.New(stderr, "", log.Ltime|log.Lmicroseconds).Printf
 	}

@@ -401,11 +401,18 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 // tree), from a stream of the phone's seed and the trial's index, so that
 // profiling changes none of the launch's numbers.
 func (d *Device) profile(pkg string, l Launch, trial int) *lab.Profile {
+	return LaunchProfile(pkg, l, rand.New(rand.NewPCG(uint64(d.ph.Seed()), 0x70726f66<<20^uint64(trial))))
+}
+
+// LaunchProfile samples launch l of package pkg over its app's call tree
+// (CallTree.Profile of the launch's breakdown and total, with the build's
+// function effect), times in nanoseconds since the launch began; nil for a
+// package that is not a sim app. rng should be a stream of its own.
+func LaunchProfile(pkg string, l Launch, rng *rand.Rand) *lab.Profile {
 	app, _, _, _, ok := parsePackage(pkg)
 	if !ok {
 		return nil
 	}
-	rng := rand.New(rand.NewPCG(uint64(d.ph.Seed()), 0x70726f66<<20^uint64(trial)))
 	return NewCallTree(app).Profile(l.Breakdown, float64(l.Total)/float64(time.Millisecond), l.Breakdown.Fn, l.Breakdown.FnExtra, rng)
 }
 

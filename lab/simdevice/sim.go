@@ -46,7 +46,10 @@ type Options struct {
 	// Slowdown makes this unit slower (>1) or faster (<1) than its
 	// preset (sim.Phone.SetSlowdown); 0 means 1.
 	Slowdown float64
-	Logf     func(format string, args ...any)
+	// NoSimpleperf: the phone has no simpleperf, as phones before Android
+	// 7.0 (ro.perflab.no_simpleperf=1).
+	NoSimpleperf bool
+	Logf         func(format string, args ...any)
 }
 
 // Sim is a simulated phone served over the adb protocol.
@@ -80,6 +83,9 @@ func New(opt Options) (*Sim, error) {
 	s.Shell.Root = opt.Root
 	if opt.Serial != "" {
 		s.Shell.SetPropOverride("ro.serialno", opt.Serial)
+	}
+	if opt.NoSimpleperf {
+		s.Shell.SetPropOverride("ro.perflab.no_simpleperf", "1")
 	}
 	s.Server = NewServer(device{s}, Config{
 		Product:      ph.Prop("ro.product.name"),
@@ -148,6 +154,8 @@ type adapter struct {
 	s        *Sim
 	mu       sync.Mutex
 	settings settingsStore
+	records  map[*recording]bool // simpleperf records running
+	launches uint64              // launches profiled, for their streams
 }
 
 func (a *adapter) ABIs() []string {
@@ -198,10 +206,12 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 	if req.Activity != sim.MainActivity && req.Activity != req.Package+sim.MainActivity {
 		return shell.LaunchResult{}, fmt.Errorf("Activity class {%s/%s} does not exist", req.Package, req.Activity)
 	}
+	t0 := a.Phone.Uptime()
 	l, err := a.Phone.Launch(req.Package)
 	if err != nil {
 		return shell.LaunchResult{}, err
 	}
+	prof := a.profile(req.Package, l, t0)
 	if a.s.opt.Realtime {
 		if err := lab.Sleep(ctx, l.Wait); err != nil {
 			return shell.LaunchResult{}, err
@@ -213,7 +223,11 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 		if err != nil {
 			return shell.LaunchResult{}, fmt.Errorf("extra %s=%q is not a port", MetricsPortExtra, v)
 		}
-		if err := a.report(ctx, port, l.Metrics); err != nil {
+		var spans []lab.Span
+		if prof != nil {
+			spans = prof.Spans
+		}
+		if err := a.report(ctx, port, l.Metrics, spans); err != nil {
 			// The app logs and carries on, as a real app would.
 			if a.s.opt.Logf != nil {
 				a.s.opt.Logf("simdevice: %s could not report metrics: %v", req.Package, err)
@@ -230,7 +244,9 @@ func (a *adapter) Launch(ctx context.Context, req shell.LaunchRequest) (shell.La
 	return shell.LaunchResult{Activity: l.Activity, State: l.State, TotalTime: l.Total, WaitTime: l.Wait}, nil
 }
 
-func (a *adapter) report(ctx context.Context, port int, ms []lab.Metric) error {
+// report sends the app's metrics, and its phases as PERFLAB_SPAN lines,
+// to the host.
+func (a *adapter) report(ctx context.Context, port int, ms []lab.Metric, spans []lab.Span) error {
 	c, err := a.s.Server.DialReverse(ctx, port)
 	if err != nil {
 		return err
@@ -246,6 +262,9 @@ func (a *adapter) report(ctx context.Context, port int, ms []lab.Metric) error {
 			fmt.Fprintf(&b, " better=%s", m.Better)
 		}
 		b.WriteByte('\n')
+	}
+	for _, sp := range spans {
+		fmt.Fprintf(&b, "%s begin %s %d\n%s end %s %d\n", lab.SpanPrefix, sp.Name, sp.StartNs, lab.SpanPrefix, sp.Name, sp.EndNs)
 	}
 	_, err = io.WriteString(c, b.String())
 	return err

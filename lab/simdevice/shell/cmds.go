@@ -32,7 +32,7 @@ func builtins() map[string]builtin {
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
 		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
 		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "chown": cmdChown, "stat": cmdStat, "restorecon": cmdRestorecon, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
-		"settings": cmdSettings, HTTPGetCommand: cmdHTTPGet,
+		"settings": cmdSettings, HTTPGetCommand: cmdHTTPGet, "simpleperf": cmdSimpleperf, "exec": cmdExec, "kill": cmdKill,
 	}
 }
 
@@ -42,8 +42,8 @@ func (e *env) exec(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if strings.Contains(name, "/") {
 		return e.execFile(name, args[1:], stdout, stderr)
 	}
-	if name == "su" && e.sh.NoSu() {
-		fmt.Fprintf(stderr, "/system/bin/sh: su: inaccessible or not found\n")
+	if name == "su" && e.sh.NoSu() || name == "simpleperf" && e.sh.NoSimpleperf() {
+		fmt.Fprintf(stderr, "/system/bin/sh: %s: inaccessible or not found\n", name)
 		return 127
 	}
 	if b, ok := builtins()[path.Base(name)]; ok {
@@ -157,7 +157,7 @@ func (e *env) sub(uid int, stdout, stderr io.Writer) *env {
 	for k, v := range e.vars {
 		vars[k] = v
 	}
-	return &env{sh: e.sh, ctx: e.ctx, uid: uid, cwd: e.cwd, vars: vars, stdin: e.stdin, stdout: stdout, stderr: stderr}
+	return &env{sh: e.sh, ctx: e.ctx, pid: e.pid, uid: uid, cwd: e.cwd, vars: vars, stdin: e.stdin, stdout: stdout, stderr: stderr}
 }
 
 func cmdTrue(*env, []string, io.Reader, io.Writer, io.Writer) int  { return 0 }
@@ -991,7 +991,9 @@ func cmdWhich(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
 		switch _, ok := builtins()[a]; {
 		case a == "su" && !e.sh.NoSu():
 			fmt.Fprintln(stdout, "/system/xbin/su")
-		case ok && a != "su" && a != "perflab-advance":
+		case a == "simpleperf" && e.sh.NoSimpleperf():
+			status = 1
+		case ok && a != "su" && a != "perflab-advance" && a != "exec":
 			fmt.Fprintln(stdout, "/system/bin/"+a)
 		default:
 			status = 1

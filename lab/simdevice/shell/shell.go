@@ -96,6 +96,8 @@ type Shell struct {
 	mu        sync.Mutex
 	focus     string
 	overrides map[string]string
+	lastPid   int
+	procs     map[int]*proc // running commands kill can signal
 }
 
 // New returns a shell over phone.
@@ -140,6 +142,7 @@ func (sh *Shell) props() map[string]string {
 type env struct {
 	sh     *Shell
 	ctx    context.Context
+	pid    int // $$
 	uid    int
 	cwd    string
 	vars   map[string]string
@@ -156,7 +159,7 @@ func (sh *Shell) Run(ctx context.Context, cmdline string, stdin io.Reader, stdou
 	if sh.Root {
 		uid = 0
 	}
-	e := &env{sh: sh, ctx: ctx, uid: uid, cwd: "/", vars: map[string]string{
+	e := &env{sh: sh, ctx: ctx, pid: sh.newPid(), uid: uid, cwd: "/", vars: map[string]string{
 		"PATH": "/product/bin:/apex/com.android.runtime/bin:/system/bin:/system/xbin:/vendor/bin",
 		"HOME": "/", "SHELL": "/system/bin/sh", "TMPDIR": "/data/local/tmp",
 	}, stdin: stdin, stdout: stdout, stderr: stderr}
@@ -203,7 +206,7 @@ func (e *env) lookupVar(name string) string {
 	case "?":
 		return strconv.Itoa(e.status)
 	case "$":
-		return "4242"
+		return strconv.Itoa(e.pid)
 	case "#":
 		return "0"
 	}
