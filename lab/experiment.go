@@ -41,6 +41,10 @@ type Experiment struct {
 	// warm-up, on devices that can (lab.Profiler), labelled with the
 	// experiment's context and the app's phases (perflab profile).
 	Profile bool `json:"profile,omitempty"`
+	// Suite describes a benchmark suite's session (perflab suite): its
+	// metrics are benchmarks, compared with no primary and
+	// Benjamini–Hochberg's correction across them.
+	Suite *SuiteInfo `json:"suite,omitempty"`
 	// Profiler picks the local device's profiler: "perf" (default: perf
 	// record) or "pprof" (the program writes its own Go CPU profile to
 	// $PERFLAB_CPUPROFILE).
@@ -193,10 +197,28 @@ type Build struct {
 	// Effect slows (or speeds) one function of the simulated app by a
 	// known percentage of its own time, for profiles with a known truth.
 	Effect *FunctionEffect `json:"effect,omitempty"`
+	// Output, on local, says what the command prints: "gobench" for `go
+	// test -bench` result lines, each value–unit pair a metric (the
+	// benchmark's name, with ":UNIT" for units other than ns/op), instead
+	// of the device's own wall/user/sys metrics (perflab suite).
+	Output string `json:"output,omitempty"`
 	// adb
 	APK      string `json:"apk,omitempty"`
 	Package  string `json:"package,omitempty"`
 	Activity string `json:"activity,omitempty"`
+}
+
+// SuiteInfo is what perflab suite compared: a Go module's benchmarks at
+// two revisions.
+type SuiteInfo struct {
+	Module    string   `json:"module"`
+	Base      string   `json:"base"`     // the revision as given, and
+	BaseRev   string   `json:"base_rev"` // its commit
+	Head      string   `json:"head"`     // "work tree" or a revision
+	HeadRev   string   `json:"head_rev"`
+	Packages  []string `json:"packages"`
+	Bench     string   `json:"bench"`     // -bench regexp
+	Benchtime string   `json:"benchtime"` // per benchmark run
 }
 
 // FunctionEffect is a known change of one function's time in a simulated

@@ -171,6 +171,11 @@ func Options(plan *lab.Experiment) analysis.Options {
 	// primary metric, the one the stop rule watches, else the first
 	// metric recorded.
 	o.Primary, o.FirstIsPrimary = plan.PrimaryMetric(), true
+	if plan.Suite != nil {
+		// A suite's benchmarks are a list with no primary: the share of
+		// false reports among them is what matters (Benjamini–Hochberg).
+		o.Primary, o.FirstIsPrimary, o.Correction = "", false, analysis.CorrectionBH
+	}
 	o.Sequential = plan.Stop == lab.StopAuto
 	if o.Sequential {
 		o.SequentialMaxRounds = plan.TrialCap()

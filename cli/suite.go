@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/lab/local"
+)
+
+const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
+
+Compares a Go module's benchmark suite at two revisions, as ElastiBench
+does, on this host: both revisions' test binaries (go test -c, each
+revision in its own git worktree, the build cache shared), run in paired
+rounds: each round runs every benchmark of A once and of B once
+(-test.count=1, a short --benchtime: the statistics come from many rounds,
+not long runs), A and B in random order, a warm-up round first. A
+benchmark's verdict rests on its rounds (the per-round log ratio, the
+signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
+run), corrected across the suite's benchmarks and units by Benjamini and
+Hochberg (the share of false reports among those reported, which suits a
+list of benchmarks better than the chance of any). Every unit a benchmark
+prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
+and every b.ReportMetric unit (named BENCH:UNIT), higher better for rates.
+
+Run it in the module's checkout. --base defaults to the merge-base of HEAD
+with origin's default branch, else HEAD~1 (the line before the table says
+which); --head defaults to the work tree, uncommitted changes included.
+PACKAGES default to "." (go list patterns: ./... for all). A benchmark in
+one revision only is listed, not compared.
+
+The run is a session (perflab report, replay, --json); exit status 0 no
+regression, 3 a benchmark regressed, 1 error, 2 usage.
+
+Examples:
+  perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
+  perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
+  perflab suite --trials 20 --benchtime 200ms --json > suite.json
+
+Flags:
+`
+
+// cmdSuite runs a Go module's benchmarks of two revisions as one session.
+func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	base := fs.String("base", "", "the base revision (A; default: the merge-base with origin's default branch, else HEAD~1)")
+	head := fs.String("head", "", "the revision compared with it (B; default: the work tree)")
+	bench := fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
+	benchtime := fs.String("benchtime", "100ms", "each benchmark's run per round, as go test -benchtime (a duration, or Nx)")
+	trials := fs.Int("trials", 10, "rounds (runs of every benchmark per revision)")
+	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
+	seed := fs.Int64("seed", 1, "seed of the rounds' order")
+	var threshold float64
+	fs.Var(percentFlag{&threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
+	out := fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
+	asJSON := fs.Bool("json", false, "print the report as JSON (report --json schema)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, code, ok := parseCommandFlags(fs, args, suiteUsage, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if *trials < 2 {
+		fmt.Fprintf(stderr, "perflab suite: --trials %d: want at least 2 rounds\n", *trials)
+		return exitUsage
+	}
+	if _, err := regexp.Compile(*bench); err != nil {
+		fmt.Fprintf(stderr, "perflab suite: -bench %q: %v\n", *bench, err)
+		return exitUsage
+	}
+	pkgs := pos
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	s, err := prepareSuite(ctx, suiteConfig{base: *base, head: *head, bench: *bench, benchtime: *benchtime, pkgs: pkgs}, stderr)
+	if s != nil {
+		defer s.cleanup()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitError
+	}
+	exp := &lab.Experiment{Device: "local", Order: lab.OrderRandom, Trials: *trials, Warmup: *warmup, Seed: *seed,
+		Alpha: lab.DefaultAlpha, Confidence: lab.DefaultConfidence,
+		Threshold: threshold, Suite: &s.info,
+		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
+	if err := exp.Validate(); err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitError
+	}
+	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
+	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *out,
+		HandOffEvery: headlessHandOff}, deviceLab(devices.Options{Seed: *seed}))
+}
+
+type suiteConfig struct {
+	base, head, bench, benchtime string
+	pkgs                         []string
+}
+
+// suiteSide is one revision's checkout and test binaries.
+type suiteSide struct {
+	label string // "base abc1234", "work tree"
+	rev   string // the commit ("" for the work tree)
+	dir   string // the module's folder in the checkout
+	bins  []suiteBin
+}
+
+// suiteBin is one package's test binary and its benchmarks.
+type suiteBin struct {
+	pkg, dir, path string
+	benches        []string
+}
+
+// suitePrep is a prepared suite: both sides built, the builds to run.
+type suitePrep struct {
+	info      lab.SuiteInfo
+	build     [2]lab.Build
+	tmp       string
+	toplevel  string
+	worktrees []string
+}
+
+func (s *suitePrep) cleanup() {
+	for _, w := range s.worktrees {
+		exec.Command("git", "-C", s.toplevel, "worktree", "remove", "--force", w).Run()
+	}
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// prepareSuite finds the module and the revisions, builds both sides'
+// test binaries and lists their common benchmarks.
+func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suitePrep, error) {
+	gomod, err := output(ctx, ".", "go", "env", "GOMOD")
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return nil, fmt.Errorf("not in a Go module (no go.mod here or above): run perflab suite in the module's checkout")
+	}
+	modDir := filepath.Dir(gomod)
+	top, err := output(ctx, modDir, "git", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in a git checkout: perflab suite compares revisions", modDir)
+	}
+	rel, err := filepath.Rel(top, modDir)
+	if err != nil {
+		return nil, err
+	}
+	module, _ := output(ctx, modDir, "go", "list", "-m")
+	s := &suitePrep{toplevel: top, info: lab.SuiteInfo{Module: module, Packages: c.pkgs, Bench: c.bench, Benchtime: c.benchtime}}
+	if s.tmp, err = os.MkdirTemp("", "perflab-suite-"); err != nil {
+		return s, err
+	}
+	baseRev, baseName := c.base, c.base
+	if baseRev == "" {
+		baseRev, baseName = defaultBase(ctx, top)
+	}
+	sides := [2]*suiteSide{}
+	for i, spec := range []struct{ name, rev string }{{baseName, baseRev}, {c.head, c.head}} {
+		side := &suiteSide{label: "work tree", dir: modDir}
+		if spec.rev != "" {
+			commit, err := output(ctx, top, "git", "rev-parse", "--verify", "--quiet", spec.rev+"^{commit}")
+			if err != nil || commit == "" {
+				return s, fmt.Errorf("revision %q does not exist in %s", spec.rev, top)
+			}
+			wt := filepath.Join(s.tmp, []string{"base", "head"}[i])
+			if out, err := exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput(); err != nil {
+				return s, fmt.Errorf("git worktree add %s: %v: %s", spec.rev, err, strings.TrimSpace(string(out)))
+			}
+			s.worktrees = append(s.worktrees, wt)
+			side.rev, side.dir = commit, filepath.Join(wt, rel)
+			side.label = fmt.Sprintf("%s %.7s", spec.name, commit)
+		}
+		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		if err := buildSide(ctx, side, c, filepath.Join(s.tmp, fmt.Sprintf("bin%d", i))); err != nil {
+			return s, fmt.Errorf("%s: %w", side.label, err)
+		}
+		sides[i] = side
+	}
+	s.info.Base, s.info.BaseRev = baseName, sides[0].rev
+	s.info.Head, s.info.HeadRev = c.head, sides[1].rev
+	if c.head == "" {
+		s.info.Head = "work tree"
+	}
+	if err := s.commonBuilds(sides, c, stderr); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// defaultBase is the merge-base of HEAD with origin's default branch when
+// it is not HEAD itself, else HEAD~1.
+func defaultBase(ctx context.Context, top string) (rev, name string) {
+	if mb, err := output(ctx, top, "git", "merge-base", "HEAD", "origin/HEAD"); err == nil && mb != "" {
+		if h, _ := output(ctx, top, "git", "rev-parse", "HEAD"); h != mb {
+			return mb, "merge-base"
+		}
+	}
+	return "HEAD~1", "HEAD~1"
+}
+
+// buildSide compiles the test binary of every package of the side that
+// has tests, into dir, and lists its benchmarks matching c.bench.
+func buildSide(ctx context.Context, side *suiteSide, c suiteConfig, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	list, err := output(ctx, side.dir, "go", append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}"}, c.pkgs...)...)
+	if err != nil {
+		return fmt.Errorf("go list %s: %v", strings.Join(c.pkgs, " "), err)
+	}
+	for i, line := range strings.Split(list, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || f[2] == "0" {
+			continue
+		}
+		bin := filepath.Join(dir, fmt.Sprintf("pkg%d.test", i))
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, f[0])
+		cmd.Dir = side.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go test -c %s does not build: %s", f[0], lastLines(strings.TrimSpace(string(out)), 5))
+		}
+		if _, err := os.Stat(bin); err != nil {
+			continue // a package without tests to run
+		}
+		benches, err := output(ctx, f[1], bin, "-test.list", c.bench)
+		if err != nil {
+			return fmt.Errorf("%s -test.list: %v", f[0], err)
+		}
+		var bs []string
+		for _, b := range strings.Fields(benches) {
+			if strings.HasPrefix(b, "Benchmark") {
+				bs = append(bs, b)
+			}
+		}
+		side.bins = append(side.bins, suiteBin{pkg: f[0], dir: f[1], path: bin, benches: bs})
+	}
+	return nil
+}
+
+// commonBuilds makes each side's command: every package's binary runs the
+// benchmarks both sides have (those of one side only are listed on
+// stderr).
+func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.Writer) error {
+	byPkg := func(side *suiteSide) map[string]suiteBin {
+		m := map[string]suiteBin{}
+		for _, b := range side.bins {
+			m[b.pkg] = b
+		}
+		return m
+	}
+	a, b := byPkg(sides[0]), byPkg(sides[1])
+	var pkgs []string
+	for p := range a {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	var scripts [2][]string
+	n := 0
+	for _, p := range pkgs {
+		ba, ok := b[p]
+		if !ok {
+			fmt.Fprintf(stderr, "not compared: package %s has no tests in %s\n", p, sides[1].label)
+			continue
+		}
+		var common []string
+		for _, x := range a[p].benches {
+			if slices.Contains(ba.benches, x) {
+				common = append(common, regexp.QuoteMeta(strings.TrimPrefix(x, "Benchmark")))
+			} else {
+				fmt.Fprintf(stderr, "not compared: %s.%s is only in %s\n", p, x, sides[0].label)
+			}
+		}
+		for _, x := range ba.benches {
+			if !slices.Contains(a[p].benches, x) {
+				fmt.Fprintf(stderr, "not compared: %s.%s is only in %s\n", p, x, sides[1].label)
+			}
+		}
+		if len(common) == 0 {
+			continue
+		}
+		n += len(common)
+		re := "^Benchmark(" + strings.Join(common, "|") + ")$"
+		for i, bin := range []suiteBin{a[p], ba} {
+			scripts[i] = append(scripts[i], fmt.Sprintf("cd %s && %s -test.run='^$' -test.bench=%s -test.benchtime=%s -test.count=1 -test.benchmem",
+				shQuote(bin.dir), shQuote(bin.path), shQuote(re), shQuote(c.benchtime)))
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
+	}
+	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
+	for i, side := range sides {
+		s.build[i] = lab.Build{Name: side.label, Command: []string{"sh", "-c", strings.Join(scripts[i], " && ")},
+			Output: local.OutputGoBench}
+	}
+	return nil
+}
+
+// output runs a command in dir and returns its trimmed stdout.
+func output(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			err = fmt.Errorf("%v: %s", err, lastLines(s, 3))
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// suiteRepo makes a git repository holding a Go module with two
+// benchmarks: Work reports Units units/op (100 in the first commit, 130 in
+// the second, which also adds OnlyHead), Same reports 50 in both. The
+// units/op metrics are deterministic: verdicts on them do not depend on
+// this host's clock.
+func suiteRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/suitetest\n\ngo 1.26\n")
+	work := "package suitetest\n\n// Units is the work Work does per call.\nconst Units = %d\n\nvar sink int\n\n// Work does Units units of work.\nfunc Work() {\n\tfor i := 0; i < Units*100; i++ {\n\t\tsink += i\n\t}\n}\n"
+	write("work.go", strings.Replace(work, "%d", "100", 1))
+	tests := "package suitetest\n\nimport \"testing\"\n\nfunc BenchmarkWork(b *testing.B) {\n\tfor range b.N {\n\t\tWork()\n\t}\n\tb.ReportMetric(Units, \"units/op\")\n}\n\nfunc BenchmarkSame(b *testing.B) {\n\tfor range b.N {\n\t\tsink++\n\t}\n\tb.ReportMetric(50, \"units/op\")\n}\n"
+	write("work_test.go", tests)
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "base")
+	write("work.go", strings.Replace(work, "%d", "130", 1))
+	write("work_test.go", tests+"\nfunc BenchmarkOnlyHead(b *testing.B) {\n\tfor range b.N {\n\t\tsink++\n\t}\n}\n")
+	git("commit", "-qam", "head")
+	return dir
+}
+
+// perflabIn runs the perflab binary in dir.
+func perflabIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Run()
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestSuiteTwoRevisions compares the module's benchmarks at its two
+// commits: Work's deterministic units/op is a regression (+30%), Same's
+// is the same constant (no test), OnlyHead is listed and not compared,
+// and no worktree is left behind.
+func TestSuiteTwoRevisions(t *testing.T) {
+	repo := suiteRepo(t)
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet")
+	if code != exitRegression || !strings.Contains(errs, "not compared: example.com/suitetest.BenchmarkOnlyHead is only in HEAD") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	r := decodeReport(t, out)
+	verdicts := map[string]string{}
+	for _, m := range r.Metrics {
+		if i := strings.Index(m.Name, ":"); i > 0 {
+			verdicts[strings.SplitN(m.Name, "-", 2)[0]+m.Name[i:]] = m.Verdict
+		}
+	}
+	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "inconclusive" {
+		t.Errorf("verdicts %v", verdicts)
+	}
+	if list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output(); strings.Count(string(list), "\n") != 1 {
+		t.Errorf("worktrees left behind:\n%s", list)
+	}
+}
+
+// TestSuiteErrors: outside a module, an unknown revision, no matching
+// benchmark: a clear message, exit 1.
+func TestSuiteErrors(t *testing.T) {
+	repo := suiteRepo(t)
+	for _, tc := range []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{t.TempDir(), nil, "not in a Go module"},
+		{repo, []string{"--base", "v9.9.9"}, `revision "v9.9.9" does not exist`},
+		{repo, []string{"-bench", "Nothing"}, `no benchmark matching -bench "Nothing" is in both revisions`},
+	} {
+		_, errs, code := perflabIn(t, tc.dir, append([]string{"suite", "--quiet"}, tc.args...)...)
+		if code != exitError || !strings.Contains(errs, tc.want) {
+			t.Errorf("suite %v: exit %d, %s", tc.args, code, errs)
+		}
+	}
+}
