@@ -71,6 +71,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, "perflab", version)
 		return 0
 	}
+	if name == suiteCachegrindCmd { // a suite's trials run it; not listed
+		return cmdSuiteCachegrind(ctx, args[1:], stdout, stderr)
+	}
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(ctx, args[1:], stdout, stderr)

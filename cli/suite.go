@@ -59,7 +59,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	base := fs.String("base", "", "the base revision (A; default: the merge-base with origin's default branch, else HEAD~1)")
 	head := fs.String("head", "", "the revision compared with it (B; default: the work tree)")
 	bench := fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
-	benchtime := fs.String("benchtime", "100ms", "each benchmark's run per round, as go test -benchtime (a duration, or Nx)")
+	benchtime := fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
+	measure := fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
 	trials := fs.Int("trials", 10, "rounds (runs of every benchmark per revision)")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
@@ -71,6 +72,24 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pos, code, ok := parseCommandFlags(fs, args, suiteUsage, stdout, stderr)
 	if !ok {
 		return code
+	}
+	switch {
+	case *measure != "time" && *measure != "cachegrind":
+		fmt.Fprintf(stderr, "perflab suite: --measure %q: want time or cachegrind\n", *measure)
+		return exitUsage
+	case *benchtime == "" && *measure == "cachegrind":
+		*benchtime = "100x"
+	case *benchtime == "":
+		*benchtime = "100ms"
+	case *measure == "cachegrind" && !strings.HasSuffix(*benchtime, "x"):
+		fmt.Fprintf(stderr, "perflab suite: --benchtime %s: with --measure cachegrind give a count of iterations (e.g. 100x): a time under valgrind measures nothing fixed\n", *benchtime)
+		return exitUsage
+	}
+	if *measure == "cachegrind" {
+		if _, err := exec.LookPath("valgrind"); err != nil {
+			fmt.Fprintln(stderr, "perflab suite: --measure cachegrind needs valgrind (apt-get install valgrind)")
+			return exitError
+		}
 	}
 	if *trials < 2 {
 		fmt.Fprintf(stderr, "perflab suite: --trials %d: want at least 2 rounds\n", *trials)
@@ -84,7 +103,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	s, err := prepareSuite(ctx, suiteConfig{base: *base, head: *head, bench: *bench, benchtime: *benchtime, pkgs: pkgs}, stderr)
+	s, err := prepareSuite(ctx, suiteConfig{base: *base, head: *head, bench: *bench, benchtime: *benchtime, pkgs: pkgs,
+		cachegrind: *measure == "cachegrind"}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -108,6 +128,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 type suiteConfig struct {
 	base, head, bench, benchtime string
 	pkgs                         []string
+	cachegrind                   bool
 }
 
 // suiteSide is one revision's checkout and test binaries.
@@ -294,6 +315,21 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		n += len(common)
 		re := "^Benchmark(" + strings.Join(common, "|") + ")$"
 		for i, bin := range []suiteBin{a[p], ba} {
+			if c.cachegrind {
+				// One process per benchmark under valgrind, each its own
+				// instructions and estimated cycles (suite-cachegrind).
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				line := fmt.Sprintf("cd %s && %s %s --pkg %s --benchtime %s %s", shQuote(bin.dir), shQuote(self), suiteCachegrindCmd,
+					shQuote(p), shQuote(c.benchtime), shQuote(bin.path))
+				for _, x := range common {
+					line += " " + shQuote(regexp.MustCompile(`\\(.)`).ReplaceAllString(x, "$1"))
+				}
+				scripts[i] = append(scripts[i], line)
+				continue
+			}
 			scripts[i] = append(scripts[i], fmt.Sprintf("cd %s && %s -test.run='^$' -test.bench=%s -test.benchtime=%s -test.count=1 -test.benchmem",
 				shQuote(bin.dir), shQuote(bin.path), shQuote(re), shQuote(c.benchtime)))
 		}
@@ -332,4 +368,39 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// suiteCachegrindCmd is the hidden command a cachegrind suite's trials
+// run: each benchmark of a test binary in its own process under valgrind,
+// printed as go test -bench lines of its instructions and estimated
+// cycles for the run of --benchtime iterations.
+const suiteCachegrindCmd = "__suite-cachegrind"
+
+// cmdSuiteCachegrind is suiteCachegrindCmd: perflab __suite-cachegrind
+// --pkg PKG --benchtime Nx BINARY NAME... (NAME without "Benchmark").
+func cmdSuiteCachegrind(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(suiteCachegrindCmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pkg := fs.String("pkg", "", "the package, for the pkg: line")
+	benchtime := fs.String("benchtime", "100x", "iterations")
+	if err := fs.Parse(args); err != nil || fs.NArg() < 2 {
+		fmt.Fprintln(stderr, "usage: perflab "+suiteCachegrindCmd+" --pkg PKG --benchtime Nx BINARY NAME...")
+		return exitUsage
+	}
+	bin := fs.Arg(0)
+	// One processor: the Go scheduler's idle spinning otherwise makes the
+	// instruction count vary by tens of percent between runs (measured
+	// here: 11.6–14.6M against 8.56–8.66M with GOMAXPROCS=1).
+	os.Setenv("GOMAXPROCS", "1")
+	fmt.Fprintf(stdout, "pkg: %s\n", *pkg)
+	for _, name := range fs.Args()[1:] {
+		ir, cost, _, err := local.Cachegrind(ctx, ".", []string{bin, "-test.run=^$", "-test.bench=^Benchmark" + regexp.QuoteMeta(name) + "$",
+			"-test.benchtime=" + *benchtime, "-test.count=1"})
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab suite:", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "Benchmark%s 1 %.0f instructions %.0f est-cycles\n", name, ir, cost)
+	}
+	return exitOK
 }

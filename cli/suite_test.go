@@ -106,3 +106,30 @@ func TestSuiteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteCachegrind measures the suite under cachegrind: instructions
+// and estimated cycles of each benchmark's own process (GOMAXPROCS=1), a
+// count this host's load does not move: Work's 30% more work per call is
+// a regression in every one of 6 rounds.
+func TestSuiteCachegrind(t *testing.T) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind is not installed (test.sh installs it)")
+	}
+	repo := suiteRepo(t)
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--measure", "cachegrind", "-bench", "Work",
+		"--trials", "6", "--warmup", "0", "--json", "--quiet")
+	if code != exitRegression {
+		t.Fatalf("exit %d\n%s\n%s", code, errs, out)
+	}
+	r := decodeReport(t, out)
+	got := map[string]string{}
+	for _, m := range r.Metrics {
+		got[m.Name] = m.Verdict
+	}
+	if got["Work:instructions"] != "regression" || got["Work:est-cycles"] != "regression" {
+		t.Errorf("verdicts %v", got)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--measure", "cachegrind", "--benchtime", "1s"); code != exitUsage || !strings.Contains(errs, "count of iterations") {
+		t.Errorf("--benchtime 1s under cachegrind: exit %d, %s", code, errs)
+	}
+}

@@ -2,8 +2,10 @@ package local
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,4 +103,39 @@ func readCachegrindFile(path string) (cachegrindCounts, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%s: no summary line", filepath.Base(path))
+}
+
+// Cachegrind runs argv in dir under Cachegrind (the fixed cache geometry
+// above, children traced) and returns its instructions (Ir) and the
+// estimated cycle count (Cost), summed over every process it ran; stdout
+// is the command's output.
+func Cachegrind(ctx context.Context, dir string, argv []string) (instructions, cost float64, stdout []byte, err error) {
+	tmp, err := os.MkdirTemp("", "perflab-cg-")
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	args := append(cachegrindArgs(tmp), argv...)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if stdout, err = cmd.Output(); err != nil {
+		return 0, 0, stdout, fmt.Errorf("%s under cachegrind: %v: %s", filepath.Base(argv[0]), err, lastLines(strings.TrimSpace(errOut.String()), 3))
+	}
+	files, _ := filepath.Glob(filepath.Join(tmp, "cg.*"))
+	total := cachegrindCounts{}
+	for _, f := range files {
+		c, err := readCachegrindFile(f)
+		if err != nil {
+			return 0, 0, stdout, err
+		}
+		for k, v := range c {
+			total[k] += v
+		}
+	}
+	if cost, err = readCachegrind(tmp); err != nil {
+		return 0, 0, stdout, err
+	}
+	return total["Ir"], cost, stdout, nil
 }
