@@ -124,6 +124,11 @@ func WriteBenchstat(w io.Writer, s *Session) error {
 			if e.Type != lab.EventTrial || t == nil || t.Arm != arm || !t.Counted() || len(t.Metrics) == 0 {
 				continue
 			}
+			if s.Header.Plan.Suite != nil {
+				line = appendSuiteBench(line[:0], t.Metrics)
+				bw.Write(line)
+				continue
+			}
 			line = append(line[:0], name...)
 			line = append(line, " 1"...)
 			for _, m := range t.Metrics {
@@ -137,6 +142,34 @@ func WriteBenchstat(w io.Writer, s *Session) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// appendSuiteBench appends a suite trial's metrics as the benchmark lines
+// go test printed: one line per benchmark (its name before ":UNIT"), each
+// value with its unit, so that benchstat -col arm compares benchmarks.
+func appendSuiteBench(line []byte, ms []lab.Metric) []byte {
+	var order []string
+	vals := map[string][]lab.Metric{}
+	for _, m := range ms {
+		b, _, _ := strings.Cut(m.Name, ":")
+		if _, ok := vals[b]; !ok {
+			order = append(order, b)
+		}
+		vals[b] = append(vals[b], m)
+	}
+	for _, b := range order {
+		line = append(line, "Benchmark"...)
+		line = append(line, benchToken(b)...)
+		line = append(line, " 1"...)
+		for _, m := range vals[b] {
+			line = append(line, ' ')
+			line = strconv.AppendFloat(line, m.Value, 'g', -1, 64)
+			line = append(line, ' ')
+			line = append(line, benchToken(m.Unit)...)
+		}
+		line = append(line, '\n')
+	}
+	return line
 }
 
 // benchArms lists the arms with counted trials in the plan's base order

@@ -101,3 +101,33 @@ func TestProfileRefRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteBenchstat: a suite session exports one go test -bench line per
+// benchmark and trial (its name before ":UNIT", each value with its
+// unit), which benchstat -col arm compares benchmark by benchmark.
+func TestSuiteBenchstat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := Create(path, NewHeader("test", lab.DeviceInfo{ID: "local"}, &lab.Experiment{Device: "local", Suite: &lab.SuiteInfo{Module: "m"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
+		w.Write(lab.Event{Type: lab.EventTrial, Trial: &lab.Trial{Index: i, Arm: arm, Status: lab.StatusOK, Metrics: []lab.Metric{
+			{Name: "Work-2", Value: 10 + float64(i), Unit: "ns/op"}, {Name: "Work-2:B/op", Value: 8, Unit: "B/op"},
+			{Name: "Same-2", Value: 3, Unit: "ns/op"}}}})
+	}
+	w.Close()
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteBenchstat(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "session: " + s.Header.ID + "\narm: control\nBenchmarkWork-2 1 10 ns/op 8 B/op\nBenchmarkSame-2 1 3 ns/op\n" +
+		"arm: treatment\nBenchmarkWork-2 1 11 ns/op 8 B/op\nBenchmarkSame-2 1 3 ns/op\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
