@@ -106,6 +106,8 @@ Examples:
       --run '{out}/app --bench'
   perflab bisect --show ~/.local/share/perflab/sessions/bisect-20260101-120000.json
 
+Manual: docs/bisect.md
+
 Flags:
 `
 

@@ -48,6 +48,8 @@ Examples:
   perflab check sim:pixel --profile recommended   # locked below the trip point
   perflab check sim:nexus5 --profile max --json | tail -1
   perflab check local --duration 30s
+
+Manual: docs/devices.md
 `
 
 // cmdCheck runs a stability check.

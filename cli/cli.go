@@ -112,6 +112,8 @@ Start with the simulated phone, no setup needed:
   perflab                                   # the workbench
   perflab check sim:pixel                   # is performance stable?
   perflab run examples/sim-controls-on.json --headless
+
+Manual: README.md, then docs/ (one page per subject; each command's help names its page)
 `)
 }
 

@@ -56,6 +56,8 @@ against B (with three or more inputs, of A against that comparison's
 input); kruskal_wallis_all, all inputs tested together, is given only with
 three or more inputs, at the top level, per metric.
 
+Manual: docs/compare.md
+
 Flags:
 `
 

@@ -25,6 +25,8 @@ Examples:
   perflab devices
   perflab devices --json | jq -r '.[].id'
   perflab devices --adb 127.0.0.1:5037 --adb lab7:5037   # phones on two hosts
+
+Manual: docs/devices.md
 `
 
 // cmdDevices lists devices.

@@ -42,6 +42,8 @@ Examples:
   perflab order sim:pixel --experiment examples/sim-order-clean.json --runs 20 --json
   perflab order local --experiment examples/local-aa.json --runs 5
 
+Manual: docs/validate-order.md
+
 Flags:
 `
 

@@ -61,6 +61,8 @@ Examples:
   perflab profile /tmp/p.jsonl --phase first_frame --top 10
   perflab profile /tmp/p.jsonl --pprof /tmp/p-pprof
 
+Manual: docs/profiles.md
+
 Flags:
 `
 

@@ -30,6 +30,8 @@ Examples:
   perflab replay s.jsonl --headless --speed 10
   perflab replay s.jsonl --headless --speed 0 | grep treatment
 
+Manual: docs/sessions.md
+
 Flags:
 `
 

@@ -41,6 +41,8 @@ Examples:
   perflab report s.jsonl --benchstat > s.txt && benchstat -col arm s.txt
   perflab report s.jsonl --plot s.png         # or s.svg
 
+Manual: docs/sessions.md
+
 Flags:
 `
 

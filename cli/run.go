@@ -71,6 +71,8 @@ Examples:
   perflab run examples/sim-controls-on.json --headless --probe 30s
   perflab report /tmp/s.jsonl
 
+Manual: docs/sessions.md, docs/experiment-file.md (the experiment file)
+
 Flags:
 `
 

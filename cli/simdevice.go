@@ -57,6 +57,8 @@ Examples:
   perflab run examples/sim-controls-on.json --device adb:127.0.0.1:6520 --headless
   perflab simdevice --listen 127.0.0.1:6520 --count 4 --spread 0.1 --connect 127.0.0.1:5037
 
+Manual: docs/adb.md
+
 Flags:
 `
 

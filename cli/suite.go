@@ -50,6 +50,8 @@ Examples:
   perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
   perflab suite --trials 20 --benchtime 200ms --json > suite.json
 
+Manual: docs/suite.md
+
 Flags:
 `
 

@@ -60,6 +60,8 @@ Examples:
   perflab run examples/sim-controls-on.json   # the workbench on an experiment
   perflab replay SESSION.jsonl          # replay a saved session
 
+Manual: docs/workbench.md
+
 Flags:
 `
 

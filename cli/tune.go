@@ -33,6 +33,8 @@ Examples:
   perflab tune sim:pixel
   perflab tune sim:nexus5 --json | tail -1 | jq .recommended
   perflab tune local --duration 2m --steps 4 --cooldown 30s
+
+Manual: docs/devices.md
 `
 
 // cmdTune sweeps governor profiles.

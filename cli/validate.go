@@ -49,6 +49,8 @@ Examples:
   perflab validate local --experiment examples/local-aa.json --aa 20 --json
   perflab validate adb:SERIAL --experiment app.json --aa 10 --effect 5%
 
+Manual: docs/validate-order.md
+
 Flags:
 `
 
