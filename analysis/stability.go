@@ -143,7 +143,7 @@ func StabilityOf(samples []StabilitySample, opt StabilityOptions) Stability {
 		r = append(r, fmt.Sprintf("coefficient of variation %s%% above %s%%", x, lim))
 	}
 	if d := s.DriftPctPerMin; !few && d.Defined() && math.Abs(float64(d)) > opt.MaxDriftPctPerMin {
-		// The rule is the one README states and the screens show:
+		// The rule is the one docs/devices.md states and the screens show:
 		// |drift| ≤ MaxDriftPctPerMin. A drift the noise could explain
 		// (|t| ≤ 3, typical of short windows) still fails it, since the
 		// window cannot show the drift is small; the reason says so.

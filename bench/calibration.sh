@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# bench/calibration.sh: the full calibration studies whose figures
-# README.md quotes (A/A false-positive rates, power, order red flags, the
-# sequential rule's error over thousands of experiments).
+# bench/calibration.sh: the full calibration studies whose figures the
+# manual quotes (A/A false-positive rates, power, order red flags, the
+# sequential rule's error over thousands of experiments; docs/figures.md
+# says on which pages).
 #
 # The tests run small seeded versions of these studies (internal/calibration
 # sizes them); with PERFLAB_CALIBRATION=1 the same tests run the full
 # studies. This script runs every test of each package that uses
 # internal/calibration that way, without the race detector, and prints
 # each test's figures (its log lines) and result. Rerun it when the
-# statistics change and update the README's figures from its output.
+# statistics change and update the manual's figures from its output.
 #
 # Usage: bench/calibration.sh [go test flags]   (e.g. -run TestOrderRedFlagAARate)
 # About 1.5 minutes on a 2-core machine.

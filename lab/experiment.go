@@ -2,7 +2,7 @@ package lab
 
 import "encoding/json"
 
-// Experiment is the experiment file (JSON). See README.md for every field.
+// Experiment is the experiment file (JSON). See docs/experiment-file.md for every field.
 type Experiment struct {
 	Device string `json:"device,omitempty"` // "local", "sim:<preset>", "adb:<serial>", or a pool selector "adb:model=<model>"
 	// Devices is a pool: the experiment runs its rounds on all of them at

@@ -2,8 +2,8 @@
 // default a test runs a small seeded version of its study: seconds under
 // the race detector, deterministic, and still failing when the statistics
 // go wrong. With PERFLAB_CALIBRATION=1 (bench/calibration.sh) the same
-// test runs the full study of thousands of runs whose figures README.md
-// quotes.
+// test runs the full study of thousands of runs whose figures the manual
+// (docs/, see docs/figures.md) quotes.
 package calibration
 
 import (

@@ -23,7 +23,7 @@ import (
 // exit status and mixes stderr into stdout), devices -l (gadb drops
 // unauthorized phones and has no state), push (gadb's Push loses the last
 // chunk), reverse (gadb has none), and long reads (gadb sets a 60 s read
-// deadline). README.md ("adb: what uses gadb and why") has the table.
+// deadline). docs/adb.md ("adb: what uses gadb and why") has the table.
 //
 // gadb takes no context: calls run in a goroutine and return when ctx ends;
 // the abandoned call ends by itself at gadb's 60 s read deadline at most.
