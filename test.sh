@@ -42,4 +42,6 @@ verbose=""
 for arg in "$@"; do
 	case $arg in -v | -v=true | -test.v | -test.v=true) verbose=-v ;; esac
 done
-go test -race -count=1 -timeout 60m -json "$@" ./... | tee "${TEST_JSON:-$tmp/test.json}" | "$tmp/testsummary" $verbose
+# -p 4: many packages mostly wait (real-time runs, a 65 s adb command, tmux
+# screens); four at a time keep both cores of a 2-core machine busy.
+go test -race -count=1 -timeout 60m -p 4 -json "$@" ./... | tee "${TEST_JSON:-$tmp/test.json}" | "$tmp/testsummary" $verbose
