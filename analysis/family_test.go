@@ -165,9 +165,11 @@ func TestShortIntervalNotShown(t *testing.T) {
 
 // TestNoIntervalExcludingZeroBesideInconclusive sweeps seeded comparisons
 // of three metrics (paired, sequential, unpaired Mann–Whitney and Welch;
-// with and without a primary) and checks the rule of issue 25: no verdict
-// is inconclusive beside an interval that excludes 0, and every interval
-// says its level.
+// with and without a primary; Holm and BH) and checks the rule of issue
+// 25: no verdict is inconclusive beside an interval that excludes 0, and
+// every interval says its level. (Over 60 seeds per mode, 33 of 900
+// verdicts broke the rule before familyLevels; 15 seeds keep the test
+// quick.)
 func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 	type mode struct {
 		name              string
@@ -186,7 +188,7 @@ func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 	}
 	checked := 0
 	for _, md := range modes {
-		for seed := uint64(1); seed <= 60; seed++ {
+		for seed := uint64(1); seed <= 15; seed++ {
 			var ins []MetricInput
 			for j := range 3 {
 				effect := []float64{0.004, 0.008, 0.015}[(int(seed)+j)%3]
@@ -197,7 +199,7 @@ func TestNoIntervalExcludingZeroBesideInconclusive(t *testing.T) {
 				ins = append(ins, in)
 			}
 			opt := DefaultOptions()
-			opt.Resamples, opt.Primary = 500, md.primary
+			opt.Resamples, opt.Primary = 200, md.primary
 			if md.correction != "" {
 				opt.Correction = md.correction
 			}

@@ -27,12 +27,14 @@ func runProfiled(t *testing.T, seed int64, rounds int, effect *lab.FunctionEffec
 	return path
 }
 
-// TestKnownSlowdownFound: a +3% slowdown of one function (about 0.7% of
-// the whole launch) is ranked first and reported, at 40 rounds, on two
-// seeds; the study of many seeds is bench/profilestudy.
+// TestKnownSlowdownFound: a +12% slowdown of one function (about 2.6% of
+// the whole launch) is ranked first and reported at 14 rounds (the fewest
+// whose smallest signed-rank p passes Benjamini–Hochberg's first step over
+// about a hundred functions); the study of +3% over many seeds at 40
+// rounds is bench/profilestudy.
 func TestKnownSlowdownFound(t *testing.T) {
-	for _, seed := range []int64{3, 4} {
-		path := runProfiled(t, seed, 40, &lab.FunctionEffect{Function: "feed.decodeImage", Pct: 3})
+	for _, seed := range []int64{3} {
+		path := runProfiled(t, seed, 14, &lab.FunctionEffect{Function: "feed.decodeImage", Pct: 12})
 		r, err := profdiff.Analyze(path, profdiff.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -43,9 +45,9 @@ func TestKnownSlowdownFound(t *testing.T) {
 		}
 		// Benjamini–Hochberg bounds the share of false reports (5% on
 		// average), not their number: one other function may be reported
-		// now and then (seed 4 reports feed.model.formatToken51, 21
-		// samples a trial, p adj 0.036); bench/profilestudy measures the
-		// rates over many seeds.
+		// now and then (at 40 rounds and +3%, seed 4 reported
+		// feed.model.formatToken51, 21 samples a trial, p adj 0.036);
+		// bench/profilestudy measures the rates over many seeds.
 		others := 0
 		for _, g := range r.Functions[1:] {
 			if g.Verdict == analysis.VerdictRegression || g.Verdict == analysis.VerdictImprovement {
@@ -55,7 +57,7 @@ func TestKnownSlowdownFound(t *testing.T) {
 		if others > 1 {
 			t.Errorf("seed %d: %d other functions reported changed", seed, others)
 		}
-		if r.Tested < 20 || r.Rare == 0 || r.Pairs != 40 || len(r.Phases) != 3 {
+		if r.Tested < 20 || r.Rare == 0 || r.Pairs != 14 || len(r.Phases) != 3 {
 			t.Errorf("seed %d: %d tested, %d rare, %d pairs, phases %v", seed, r.Tested, r.Rare, r.Pairs, r.Phases)
 		}
 		// The phase and cumulative views: decodeImage runs in first_frame,
@@ -77,10 +79,10 @@ func TestKnownSlowdownFound(t *testing.T) {
 // TestBadProfileFilesAreNotes: a truncated and a foreign profile file
 // leave their trials out with a note naming them; the rest is analysed.
 func TestBadProfileFilesAreNotes(t *testing.T) {
-	path := runProfiled(t, 5, 12, nil)
+	path := runProfiled(t, 5, 6, nil)
 	dir := filepath.Join(filepath.Dir(path), "s.profiles")
 	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) < 20 {
+	if err != nil || len(entries) != 12 {
 		t.Fatalf("%v, %d files", err, len(entries))
 	}
 	cut := filepath.Join(dir, entries[0].Name())
@@ -91,7 +93,7 @@ func TestBadProfileFilesAreNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Notes) != 2 || r.Pairs != 11 { // trials 2 and 3 are round 1's A and B
+	if len(r.Notes) != 2 || r.Pairs != 5 { // trials 2 and 3 are round 1's A and B
 		t.Errorf("notes %q, %d pairs", r.Notes, r.Pairs)
 	}
 	for _, n := range r.Notes {
