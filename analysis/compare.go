@@ -474,7 +474,7 @@ func guardFloors(ms []MetricResult, ps []Float, fam family, opt Options) {
 			continue
 		}
 		m.Verdict = VerdictInconclusive
-		msg := f.what
+		msg := "too few values for a verdict: " + f.what
 		if best != f.p {
 			msg += fmt.Sprintf("; after %s correction across %d tested metrics no adjusted p below %.3g is possible", opt.Correction, k, best)
 		}

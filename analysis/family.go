@@ -226,7 +226,7 @@ func atLevel(m *MetricResult, level float64, k int, opt Options) {
 		d.Confidence = level
 		if signedRankK(*pr.sr, level) < 1 {
 			d.CILowPct, d.CIHighPct = undefined(), undefined()
-			m.Warnings = append(m.Warnings, fmt.Sprintf("with %d non-zero pairs no signed-rank interval reaches %.4g%%, the level of a metric corrected with %d others: no interval shown, collect more rounds",
+			m.Warnings = append(m.Warnings, fmt.Sprintf("no interval shown, collect more rounds: with %d non-zero pairs no signed-rank interval reaches %.4g%%, the level of a metric corrected with %d others",
 				len(pr.sr.nonzero), level*100, k-1))
 			return
 		}

@@ -466,7 +466,7 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 					pr.CIConfidence = defined(1 - math.Ldexp(1, 1-n))
 					cover = fmt.Sprintf("%.4g%%", float64(pr.CIConfidence)*100)
 				}
-				warn = append(warn, fmt.Sprintf("with %d non-zero pairs no %g%% signed-rank interval exists (the widest, from the smallest to the largest Walsh average, has %s): no interval shown, collect more rounds",
+				warn = append(warn, fmt.Sprintf("no interval shown, collect more rounds: with %d non-zero pairs no %g%% signed-rank interval exists (the widest, from the smallest to the largest Walsh average, has %s)",
 					n, confidence*100, cover))
 			}
 		}

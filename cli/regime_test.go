@@ -71,7 +71,7 @@ func TestReportRegimes(t *testing.T) {
 	session := regimeSession(t)
 	out, errs, _ := runPerflab(t, "report", session)
 	for _, want := range []string{"2 regimes", "regime 1 (rounds 0–10)", "regime 2 (rounds 11–): tmpfs on → off",
-		"note: tmpfs off to see its effect", "analysed: regime 2 of 2", "differs between regime 1", "the toggle changed the answer"} {
+		"note: tmpfs off to see its effect", "analysed: regime 2 of 2", "the toggle changed the answer: regime 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s\n%s", want, out, errs)
 		}

@@ -211,7 +211,7 @@ func ChooseRegime(events []lab.Event, which string, opt analysis.Options) (Regim
 				}
 				a, b := m.Decision, c.Decision
 				if a.CILowPct.Defined() && b.CILowPct.Defined() && (a.CILowPct > b.CIHighPct || a.CIHighPct < b.CILowPct) {
-					rc.Differ = append(rc.Differ, fmt.Sprintf("%s differs between regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]) and regime %d (Δ %+.2f%% [%+.2f%%, %+.2f%%]): the toggle changed the answer",
+					rc.Differ = append(rc.Differ, fmt.Sprintf("%s: the toggle changed the answer: regime %d Δ %+.2f%% [%+.2f%%, %+.2f%%] differs from regime %d Δ %+.2f%% [%+.2f%%, %+.2f%%]",
 						m.Name, k+1, float64(a.DeltaPct), float64(a.CILowPct), float64(a.CIHighPct),
 						pick+1, float64(b.DeltaPct), float64(b.CILowPct), float64(b.CIHighPct)))
 				}

@@ -33,12 +33,7 @@ func abortedModel(t *testing.T, w, h int) *Model {
 	return m
 }
 
-func init() {
-	scenes = append(scenes, struct {
-		name  string
-		build func(t *testing.T, w, h int) *Model
-	}{"aborted", abortedModel})
-}
+func init() { addScene("aborted", abortedModel) }
 
 // TestAbortShowsTheEnd: ctrl+c then y ends the run and stays on its end
 // screen (the partial table, "aborted · saved PATH"); q then quits. The

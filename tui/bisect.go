@@ -39,6 +39,8 @@ type BisectView struct {
 	confirm     bool
 	status      string
 	width       int
+	height      int
+	notes       notesPane // ! : the comparison's warnings and log in full
 
 	// live is the current (else the last) comparison's session folded as
 	// the run dashboard folds it, with the same panels; gen tells its
@@ -75,7 +77,8 @@ func waitForBisect(ch <-chan bisect.Event) tea.Cmd {
 // (closed at the end); cancel stops it.
 func NewBisectView(st Styles, cands []bisect.Candidate, events <-chan bisect.Event, cancel func()) *BisectView {
 	return &BisectView{st: st, cands: cands, events: events, cancel: cancel, now: time.Now,
-		started: time.Now(), hi: len(cands) - 1, left: max(0, len(cands)-2), width: 80, samples: map[int][]float64{}}
+		started: time.Now(), hi: len(cands) - 1, left: max(0, len(cands)-2), width: 80, height: 24, samples: map[int][]float64{},
+		notes: newNotesPane()}
 }
 
 // Init starts reading the bisect's events.
@@ -85,7 +88,7 @@ func (v *BisectView) Init() tea.Cmd { return waitForBisect(v.events) }
 func (v *BisectView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		v.width = msg.Width
+		v.width, v.height = msg.Width, msg.Height
 	case bisectEventMsg:
 		if !msg.ok {
 			v.finished, v.current = true, nil
@@ -113,6 +116,9 @@ func (v *BisectView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case k == "ctrl+c":
 			v.cancel()
 			return v, tea.Quit
+		case k == "esc" && v.notes.open:
+			v.notes.open = false
+		case v.live != nil && v.notes.key(msg):
 		case k == "x" && !v.finished:
 			v.confirm = true
 		case k == "q" && v.finished:
@@ -244,6 +250,16 @@ func (v *BisectView) render() string {
 	w := max(40, v.width)
 	var b strings.Builder
 	fmt.Fprintln(&b, truncate(fmt.Sprintf("bisect of %d builds: %s", len(v.cands), v.axis()), w))
+	foot := v.footer(w)
+	if v.notes.open && v.live != nil {
+		h := max(3, v.height-2-len(foot))
+		fmt.Fprintln(&b, v.st.Header.Render(truncate("comparison "+v.liveFor, w)))
+		fmt.Fprintln(&b, block(v.live.notesView(w, h), w, h))
+		for _, l := range foot {
+			fmt.Fprintln(&b, l)
+		}
+		return b.String()
+	}
 	fmt.Fprintln(&b, v.st.Muted.Render(truncate("  g ruled good · ? in doubt · b ruled bad · ▲ step · A/B compared now", w)))
 	comps := v.comps
 	if n := len(comps) - bisectCompRows; n > 0 {
@@ -288,18 +304,36 @@ func (v *BisectView) render() string {
 		prog += " · ETA " + format.Elapsed(eta)
 	}
 	fmt.Fprintln(&b, truncate(prog, w))
-	switch {
-	case v.confirm:
-		fmt.Fprintln(&b, "abort the bisect, keeping the comparisons done? y/N")
-	case v.finished:
-		fmt.Fprintln(&b, v.st.Muted.Render("done · q quits"))
-	default:
-		fmt.Fprintln(&b, v.st.Muted.Render("x abort"))
-	}
-	if v.status != "" {
-		fmt.Fprintln(&b, truncate(v.status, w))
+	for _, l := range foot {
+		fmt.Fprintln(&b, l)
 	}
 	return b.String()
+}
+
+// footer is the bisect screen's last lines: the y/N question or the keys,
+// then the status.
+func (v *BisectView) footer(w int) []string {
+	notes := ""
+	if v.live != nil {
+		n := len(v.live.warnings())
+		notes = fmt.Sprintf(" · ! %d %s & notes in full", n, plural(n, "warning", "warnings"))
+		if v.notes.open {
+			notes = "" // the view's title says its keys
+		}
+	}
+	var out []string
+	switch {
+	case v.confirm:
+		out = append(out, "abort the bisect, keeping the comparisons done? y/N")
+	case v.finished:
+		out = append(out, v.st.Muted.Render(truncate("done · q quits"+notes, w)))
+	default:
+		out = append(out, v.st.Muted.Render(truncate("x abort"+notes, w)))
+	}
+	if v.status != "" {
+		out = append(out, truncate(v.status, w))
+	}
+	return out
 }
 
 // Rows of the bisect screen's lists, so that it fits 80×24.

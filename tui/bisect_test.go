@@ -171,6 +171,23 @@ func TestBisectViewSim(t *testing.T) {
 			t.Errorf("screen lacks %q:\n%s", want, got)
 		}
 	}
+	// ! opens the live comparison's warnings and log in full (issue 29);
+	// esc closes it.
+	v.Update(keyPress("!"))
+	notes := ansi.Strip(v.render())
+	checkGolden(t, "bisect-notes-80x24", notes)
+	for _, want := range []string{"comparison 7 → 9", "warnings (", "settings, toggles and notes ("} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the bisect's notes view lacks %q:\n%s", want, notes)
+		}
+	}
+	if lines := strings.Split(strings.TrimRight(notes, "\n"), "\n"); len(lines) > 24 {
+		t.Errorf("the notes view has %d lines, more than 24", len(lines))
+	}
+	v.Update(keyPress("esc"))
+	if ansi.Strip(v.render()) != got {
+		t.Errorf("esc did not close the notes view:\n%s", ansi.Strip(v.render()))
+	}
 	comps := len(v.comps)
 	v.Update(keyPress("x"))
 	v.Update(keyPress("y"))

@@ -40,6 +40,7 @@ type feed struct {
 	chart   chartPane
 	lanes   lanesPane // a pool's devices
 	where   wherePane // the differential profile (where.go)
+	notes   notesPane // every warning and log line in full (notes.go)
 }
 
 // analyzer is what a dashboard computes its panels with: analyze takes
@@ -56,7 +57,7 @@ func newFeed(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, s
 	return feed{st: st, state: newRunState(dev, plan), stream: stream, panel: pd, analyzeFor: an.analyze,
 		ci: newCIPane(st, pd), seq: newSeqPane(st, pd), p: newPPane(st, pd), regimes: newRegimePane(st, pd),
 		trials: newTrialsPane(st), chart: newChartPane(st, an.stability), lanes: newLanesPane(st, plan.Devices),
-		where: newWherePane(plan)}
+		where: newWherePane(plan), notes: newNotesPane()}
 }
 
 // apply folds events into the state and hands them to the panes that
@@ -115,6 +116,59 @@ func (f *feed) reported(msg reportComputedMsg) {
 	f.p, _ = f.p.Update(shown)
 	f.regimes, _ = f.regimes.Update(shown)
 	f.lanes, _ = f.lanes.Update(shown)
+}
+
+// viewKey handles the keys of the views a dashboard opens over its
+// panels (! the notes, w the where view); opening one closes the other.
+// false lets the dashboard's own keys act.
+func (f *feed) viewKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
+	if f.notes.key(msg) {
+		if f.notes.open {
+			f.where.open = false
+		}
+		return true, nil
+	}
+	ok, cmd := f.whereKey(msg)
+	if ok && f.where.open {
+		f.notes.open = false
+	}
+	return ok, cmd
+}
+
+// closeView closes the notes or the where view (esc); false when none
+// was open.
+func (f *feed) closeView() bool {
+	if f.notes.close() {
+		return true
+	}
+	was := f.where.open
+	f.where.open = false
+	return was
+}
+
+// viewHelp is the keys of the views for the help bar: the open view's
+// only, or (short: the one-line bar, whose room the dashboard's own keys
+// take) the where view's, else both.
+func (f *feed) viewHelp(short bool) []key.Binding {
+	switch {
+	case f.notes.open:
+		return f.notes.help()
+	case short:
+		return f.where.help()
+	}
+	return append(f.where.help(), f.notes.help()...)
+}
+
+// viewBody draws the open view (the notes or the where view) into w × h
+// cells; false when none is open.
+func (f *feed) viewBody(w, h int) (string, bool) {
+	switch {
+	case f.notes.open:
+		return f.notesView(w, h), true
+	case f.where.open:
+		return f.whereView(w, h), true
+	}
+	return "", false
 }
 
 // liveStream is the part of a run or a check that talks to the relay: the

@@ -131,7 +131,7 @@ func (d *feed) panels(w, h int) string {
 		}
 		for i, l := range warn {
 			if i >= 3 {
-				lines = append(lines, st.Warning.Render(fmt.Sprintf("  … %d more warnings", len(warn)-i)))
+				lines = append(lines, st.Warning.Render(fmt.Sprintf("  … %d more %s · ! shows all", len(warn)-i, plural(len(warn)-i, "warning", "warnings"))))
 				break
 			}
 			lines = append(lines, st.Warning.Render(truncate("⚠ "+l, w)))
@@ -184,7 +184,7 @@ func (d *feed) panels(w, h int) string {
 		right = append(right, "", truncate(stabLine, rw))
 	}
 	if len(warn) > 0 {
-		right = append(right, "", st.PanelTitle.Render("warnings"))
+		right = append(right, "", st.PanelTitle.Render("warnings")+st.Muted.Render(" · ! in full"))
 		for _, l := range warn {
 			right = append(right, st.Warning.Render(truncate("⚠ "+l, rw)))
 		}

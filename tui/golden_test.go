@@ -133,6 +133,14 @@ var scenes = []struct {
 	}},
 }
 
+// addScene adds a scene from another test file.
+func addScene(name string, build func(t *testing.T, w, h int) *Model) {
+	scenes = append(scenes, struct {
+		name  string
+		build func(t *testing.T, w, h int) *Model
+	}{name, build})
+}
+
 // TestGoldenScreens compares each screen, ANSI stripped, with
 // testdata/<scene>-<w>x<h>.golden; -update rewrites them.
 func TestGoldenScreens(t *testing.T) {

@@ -60,6 +60,12 @@ type runningPane interface {
 	Interrupt() tea.Cmd
 }
 
+// viewCloser is a pane with views over its panels (the notes, the where
+// view): esc closes the open one before it goes back.
+type viewCloser interface {
+	closeView() bool
+}
+
 // The panes the root focuses: it draws, sizes, asks and quits them
 // through these interfaces.
 var (
@@ -374,6 +380,9 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return tea.Quit, true
 	case key.Matches(msg, m.keys.Back):
+		if v, ok := p.(viewCloser); ok && v.closeView() {
+			return nil, true
+		}
 		return m.back(), true
 	}
 	return nil, false

@@ -10,14 +10,11 @@ import (
 )
 
 func init() {
-	scenes = append(scenes, struct {
-		name  string
-		build func(t *testing.T, w, h int) *Model
-	}{"replay-3builds", func(t *testing.T, w, h int) *Model {
+	addScene("replay-3builds", func(t *testing.T, w, h int) *Model {
 		m := sized(NewReplay(Options{Now: fixedNow}, simInfo(), threeBuildPlan(), threeBuildEvents(12), 10, nil), w, h)
 		press(t, m, "G")
 		return m
-	}})
+	})
 }
 
 // threeBuildPlan is the plan of threeBuildEvents: feed, feed +5%, feed −5%.

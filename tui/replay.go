@@ -232,7 +232,7 @@ func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
 		evs, cmd := d.rp.tick(msg)
 		return d, tea.Batch(d.applyEvents(evs), cmd)
 	case tea.KeyPressMsg:
-		if ok, cmd := d.whereKey(msg); ok {
+		if ok, cmd := d.viewKey(msg); ok {
 			return d, cmd
 		}
 		evs, cmd := d.rp.key(msg, d.keys)
@@ -241,17 +241,17 @@ func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
 	return d, nil
 }
 
-// ShortHelp lists the replay keys.
+// ShortHelp lists the replay keys, an open view's first.
 func (d *replayDash) ShortHelp() []key.Binding {
-	return append(d.keys.ShortHelp(), d.where.help()...)
+	if d.notes.open {
+		return append(d.viewHelp(true), d.keys.ShortHelp()...)
+	}
+	return append(d.keys.ShortHelp(), d.viewHelp(true)...)
 }
 
 // FullHelp groups them.
 func (d *replayDash) FullHelp() [][]key.Binding {
-	if wk := d.where.help(); len(wk) > 0 {
-		return append(d.keys.FullHelp(), wk)
-	}
-	return d.keys.FullHelp()
+	return append(d.keys.FullHelp(), d.viewHelp(false))
 }
 
 // SetSize sets the dashboard's area.
@@ -279,9 +279,9 @@ func (d *replayDash) View() string {
 	}
 	top := []string{d.headLine(d.stateWord(), true, w), d.progress(w, false, fmt.Sprintf(" · event %d/%d", d.rp.pos, len(d.rp.events)))}
 	bodyH := h - len(top)
-	body := d.body(w, bodyH)
-	if d.where.open {
-		body = d.whereView(w, bodyH)
+	body, ok := d.viewBody(w, bodyH)
+	if !ok {
+		body = d.body(w, bodyH)
 	}
 	return strings.Join(top, "\n") + "\n" + block(body, w, bodyH)
 }

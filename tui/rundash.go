@@ -177,7 +177,7 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		d.ctrl, cmd = d.ctrl.Update(msg)
 		return cmd
 	}
-	if ok, cmd := d.whereKey(msg); ok {
+	if ok, cmd := d.viewKey(msg); ok {
 		return cmd
 	}
 	live := d.steerable()
@@ -268,10 +268,15 @@ func (d *runDash) keyMap() keyHelp {
 		k.Abort.SetEnabled(false)
 	}
 	h := keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
-	if wk := d.where.help(); len(wk) > 0 {
-		h.short = append(h.short, wk[0])
-		h.full = append(h.full, wk)
+	switch {
+	case d.notes.open:
+		h.short = append(d.viewHelp(true), h.short...)
+	case !d.steerable():
+		h.short = append(h.short, d.viewHelp(false)...) // the end screen has room
+	default:
+		h.short = append(h.short, d.viewHelp(true)...)
 	}
+	h.full = append(h.full, d.viewHelp(false))
 	return h
 }
 
@@ -358,8 +363,8 @@ func (d *runDash) View() string {
 	var body string
 	if d.editing {
 		body = st.PanelTitle.Render("controls from the next round (enter applies, esc cancels)") + "\n" + d.ctrl.View()
-	} else if d.where.open {
-		body = d.whereView(w, bodyH)
+	} else if v, ok := d.viewBody(w, bodyH); ok {
+		body = v
 	} else {
 		body = d.body(w, bodyH)
 	}
