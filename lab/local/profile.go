@@ -124,24 +124,69 @@ func (p *trialProfiler) wrap(argv, env []string) ([]string, []string) {
 
 // collect reads the trial's profile, with the app's spans, and removes
 // its file; the note says what was lost.
-func (p *trialProfiler) collect(spans []lab.Span) (*lab.Profile, string) {
+// With perf, commandNs is the command's own wall time as perf saw it,
+// from its exec to its exit, perf's own start-up and end left out (0 when
+// perf does not say).
+func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note string, commandNs int64) {
 	if p == nil {
-		return nil, ""
+		return nil, "", 0
 	}
 	defer os.Remove(p.file)
-	var prof *lab.Profile
 	var err error
 	switch p.kind {
 	case ProfilerPprof:
 		prof, err = readPprofFile(p.file)
 	default:
 		prof, err = readPerfData(p.file)
+		if err == nil {
+			commandNs = perfCommandNs(p.file)
+		}
 	}
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), 0
 	}
 	prof.Spans = append(prof.Spans, spans...)
-	return prof, strings.Join(prof.Notes, "; ")
+	return prof, strings.Join(prof.Notes, "; "), commandNs
+}
+
+// perfCommandNs is the time from the first exec perf recorded (the
+// command perf started) to that process's exit, from its task events; 0
+// when they are not there.
+func perfCommandNs(path string) int64 {
+	out, err := exec.Command("perf", "script", "-i", path, "--show-task-events", "-F", "pid,tid,time,event", "--ns").Output()
+	if err != nil {
+		return 0
+	}
+	return taskEventsSpan(string(out))
+}
+
+// taskEventsSpan reads perf script's task event lines ("PID/TID TIME:
+// PERF_RECORD_COMM exec: ..." and "PERF_RECORD_EXIT(PID:TID)...") and
+// returns the first exec's process's lifetime in nanoseconds.
+func taskEventsSpan(out string) int64 {
+	var pid string
+	var start, end float64
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || !strings.Contains(line, "PERF_RECORD_") {
+			continue
+		}
+		ids := strings.SplitN(f[0], "/", 2)
+		t, err := strconv.ParseFloat(strings.TrimSuffix(f[1], ":"), 64)
+		if err != nil || len(ids) != 2 {
+			continue
+		}
+		switch {
+		case pid == "" && strings.Contains(line, "PERF_RECORD_COMM exec"):
+			pid, start = ids[0], t
+		case pid != "" && ids[0] == pid && ids[1] == pid && strings.Contains(line, "PERF_RECORD_EXIT"):
+			end = t
+		}
+	}
+	if pid == "" || end <= start {
+		return 0
+	}
+	return int64((end - start) * 1e9)
 }
 
 // readPprofFile reads a Go program's CPU profile.

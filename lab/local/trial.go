@@ -376,9 +376,19 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 	res := lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
 	if req.Profile {
-		res.Profile, res.ProfileNote = prof.collect(out.spans)
+		var commandNs int64
+		res.Profile, res.ProfileNote, commandNs = prof.collect(out.spans)
 		if profNote != "" {
 			res.ProfileNote = profNote
+		}
+		if commandNs > 0 {
+			// perf record's own start (about 0.2 s) and end are no part
+			// of the command's time.
+			for i := range res.Metrics {
+				if res.Metrics[i].Name == MetricWall {
+					res.Metrics[i].Value = float64(commandNs) / 1e6
+				}
+			}
 		}
 	}
 	return res
