@@ -19,6 +19,7 @@ type Regime struct {
 	Toggles   []lab.Toggle // the toggles that started it (none for the first)
 	Notes     []string     // notes made during it
 	Counted   [2]int       // counted trials of control and treatment
+	Rounds    int          // rounds with a counted trial
 }
 
 // Describe is a one-line account of the regime, e.g.
@@ -53,6 +54,7 @@ func jsonText(v string) string {
 // toggled).
 func Regimes(events []lab.Event) []Regime {
 	rs := []Regime{{Index: 1, ToRound: -1}}
+	rounds := map[int]bool{} // rounds with a counted trial
 	for i := range events {
 		e := &events[i]
 		cur := &rs[len(rs)-1]
@@ -77,6 +79,10 @@ func Regimes(events []lab.Event) []Regime {
 					k--
 				}
 				rs[k].Counted[arm]++
+				if !rounds[e.Trial.Round] {
+					rounds[e.Trial.Round] = true
+					rs[k].Rounds++
+				}
 			}
 		}
 	}

@@ -49,6 +49,9 @@ func TestRegimesCountByRound(t *testing.T) {
 	if len(rs) != 2 || rs[0].Counted != [2]int{4, 4} || rs[1].Counted != [2]int{1, 1} {
 		t.Fatalf("regimes %+v, want 4+4 then 1+1", rs)
 	}
+	if rs[0].Rounds != 4 || rs[1].Rounds != 1 {
+		t.Errorf("rounds %d and %d, want 4 and 1 (round 3 in regime 1)", rs[0].Rounds, rs[1].Rounds)
+	}
 	rc, err := ChooseRegime(evs, "", analysis.DefaultOptions())
 	if err != nil || rc.Pick != 0 || len(MetricInputs(rc.Events)[0].Samples[0]) != 4 {
 		t.Errorf("pick %d (%q, %v), want regime 1 with 4 trials per arm", rc.Pick, rc.Analysed, err)

@@ -299,22 +299,12 @@ func (p regimePane) View() string {
 		return ""
 	}
 	out := []string{st.PanelTitle.Render(truncate(pd.regimeWhy, w))}
-	show := make([]bool, len(pd.regimes))
-	n := 0
-	if pd.regimePick >= 0 && pd.regimePick < len(show) {
-		show[pd.regimePick] = true
-		n++
-	}
-	for k := len(show) - 1; k >= 0 && n < max(1, p.rows); k-- {
-		if !show[k] {
-			show[k] = true
-			n++
-		}
+	if p.rows < len(pd.regimes) {
+		// Too few rows for a line each: every regime's rounds on one.
+		return out[0] + "\n" + truncate(regimesLine(pd.regimes, pd.regimePick), w)
 	}
 	for k, r := range pd.regimes {
-		if show[k] {
-			out = append(out, truncate(regimeLine(r, k == pd.regimePick), w))
-		}
+		out = append(out, truncate(regimeLine(r, k == pd.regimePick), w))
 	}
 	return strings.Join(out, "\n")
 }

@@ -250,17 +250,51 @@ func progressBar(st *Styles, f float64, w int) string {
 	return st.ProgressFull.Render(strings.Repeat("█", full)) + st.ProgressEmpty.Render(strings.Repeat("░", w-full))
 }
 
-// regimeLine is one regime, compactly: "▸ 2 r11–  tmpfs on→off  10+10
-// · note: …".
+// regimeLine is one regime, compactly: "▸ 2 r11–  9 rounds  tmpfs on→off
+// 10+10 · note: …".
 func regimeLine(r sessions.Regime, picked bool) string {
 	mark := " "
 	if picked {
 		mark = "▸"
 	}
-	rounds := fmt.Sprintf("r%d–%d", r.FromRound, r.ToRound)
-	if r.ToRound < 0 {
-		rounds = fmt.Sprintf("r%d–", r.FromRound)
+	s := fmt.Sprintf("%s %d %s  %s  %s  %d+%d", mark, r.Index, regimeRange(r), plural(r.Rounds, "1 round", fmt.Sprintf("%d rounds", r.Rounds)),
+		regimeToggles(r), r.Counted[0], r.Counted[1])
+	for _, n := range r.Notes {
+		s += " · note: " + n
 	}
+	return s
+}
+
+// regimesLine is every regime on one line with its rounds, then the
+// latest one's toggles and notes: "1 r0–14 14 rounds · ▸2 r15– 3 rounds
+// · order random→alternate · note: …".
+func regimesLine(rs []sessions.Regime, pick int) string {
+	var parts []string
+	for k, r := range rs {
+		mark := ""
+		if k == pick {
+			mark = "▸"
+		}
+		parts = append(parts, fmt.Sprintf("%s%d %s %s", mark, r.Index, regimeRange(r), plural(r.Rounds, "1 round", fmt.Sprintf("%d rounds", r.Rounds))))
+	}
+	last := rs[len(rs)-1]
+	parts = append(parts, regimeToggles(last))
+	for _, n := range last.Notes {
+		parts = append(parts, "note: "+n)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// regimeRange is a regime's rounds: "r11–19", or "r11–" while open.
+func regimeRange(r sessions.Regime) string {
+	if r.ToRound < 0 {
+		return fmt.Sprintf("r%d–", r.FromRound)
+	}
+	return fmt.Sprintf("r%d–%d", r.FromRound, r.ToRound)
+}
+
+// regimeToggles is what started a regime: "tmpfs on→off", or "start".
+func regimeToggles(r sessions.Regime) string {
 	var tg []string
 	for _, t := range r.Toggles {
 		if t.From != "" {
@@ -272,9 +306,5 @@ func regimeLine(r sessions.Regime, picked bool) string {
 	if len(tg) == 0 {
 		tg = append(tg, "start")
 	}
-	s := fmt.Sprintf("%s %d %s  %s  %d+%d", mark, r.Index, rounds, strings.Join(tg, ", "), r.Counted[0], r.Counted[1])
-	for _, n := range r.Notes {
-		s += " · note: " + n
-	}
-	return s
+	return strings.Join(tg, ", ")
 }

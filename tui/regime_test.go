@@ -83,7 +83,7 @@ func TestReplayPanelsRegimes(t *testing.T) {
 	}
 	scr := screenText(m)
 	for _, want := range []string{"analysed: regime 2 of 2 (the latest with at least 5 trials per arm)",
-		"▸ 2 r11–  tmpfs", "10+10 · note: tmpfs flipped", "the toggle changed the answer: regime 1"} {
+		"1 r0–10 10 rounds · ▸2 r11– 10 rounds · tmpfs", "· note: tmpfs flipped", "the toggle changed the answer: regime 1"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
 		}

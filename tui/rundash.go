@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/sessions"
 )
 
 // runDash is the dashboard of a run in progress: the shared panels, and
@@ -25,6 +26,9 @@ type runDash struct {
 	ctrl      controlsPane
 	profiles  []string // governor profiles offered when editing controls
 	prevOrder string
+	// toggle is a change of the order or the controls waiting for its
+	// y/N: it would start a new regime (confirmToggle).
+	toggle *pendingToggle
 
 	width, height int
 }
@@ -58,6 +62,53 @@ func (k runKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{k.Order, k.Controls, k.Pause}, {k.Note, k.Abort}}
 }
 
+// pendingToggle is an order or controls change asked for, not yet sent.
+type pendingToggle struct {
+	what     string // "order alternate", "controls"
+	regime   int    // the regime it starts
+	order    string // the order to set, or
+	controls *lab.Controls
+}
+
+// toggleCost is the regime a change of the order or the controls would
+// start, or 0 when it costs nothing: a toggle before the current regime
+// has a counted trial joins it (sessions.Regimes).
+func (d *runDash) toggleCost() int {
+	rs := sessions.Regimes(d.state.eventsSoFar())
+	if rs[len(rs)-1].Counted == [2]int{} {
+		return 0
+	}
+	return len(rs) + 1
+}
+
+// confirmToggle sends t at once when it costs nothing, else asks y/N
+// first (issue 29: a toggle set the verdict so far aside unannounced).
+func (d *runDash) confirmToggle(t pendingToggle) {
+	if t.regime = d.toggleCost(); t.regime == 0 {
+		d.applyToggle(t)
+		return
+	}
+	d.toggle = &t
+}
+
+// applyToggle sends the change to the runner.
+func (d *runDash) applyToggle(t pendingToggle) {
+	var err error
+	if t.controls != nil {
+		err = d.run.runner.SetControls(*t.controls)
+	} else {
+		err = d.run.runner.SetOrder(t.order)
+	}
+	if err != nil {
+		d.err = err
+		return
+	}
+	d.status = t.what + " from the next round"
+	if t.regime > 0 {
+		d.status += fmt.Sprintf(": regime %d", t.regime)
+	}
+}
+
 // newRunDash watches a run about to start (runStartedMsg follows).
 func newRunDash(st *Styles, dev lab.DeviceInfo, plan lab.Experiment, an analyzer, profiles []string, stream int) *runDash {
 	d := &runDash{feed: newFeed(st, dev, plan, an, stream), keys: newRunKeys(), profiles: profiles}
@@ -80,7 +131,7 @@ func (d *runDash) steerable() bool {
 }
 
 // Typing reports whether the dashboard wants raw keys (note, controls, y/N).
-func (d *runDash) Typing() bool { return d.noting || d.editing || d.confirmAbort }
+func (d *runDash) Typing() bool { return d.noting || d.editing || d.confirmAbort || d.toggle != nil }
 
 // CanLeave: a run's dashboard stays until the program quits.
 func (d *runDash) CanLeave() bool { return false }
@@ -115,12 +166,12 @@ func (d *runDash) Update(msg tea.Msg) (*runDash, tea.Cmd) {
 	case controlsDoneMsg:
 		if d.editing {
 			d.editing = false
-			if d.run != nil {
-				if err := d.run.runner.SetControls(d.ctrl.experiment(lab.Experiment{}).Controls); err != nil {
-					d.err = err
-				} else {
-					d.status = "controls change from the next round"
-				}
+			c := d.ctrl.experiment(lab.Experiment{}).Controls
+			switch {
+			case len(lab.DiffControls(d.state.controls, c)) == 0:
+				d.status = "controls unchanged"
+			case d.steerable():
+				d.confirmToggle(pendingToggle{what: "controls change", controls: &c})
 			}
 		}
 		return d, nil
@@ -146,6 +197,18 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 			d.abort(false)
 		} else {
 			d.status = "not aborted"
+		}
+		return nil
+	case d.toggle != nil:
+		t := *d.toggle
+		d.toggle = nil
+		switch {
+		case msg.String() != "y" && msg.String() != "Y":
+			d.status = "not changed: " + t.what
+		case d.steerable():
+			d.applyToggle(t)
+		default:
+			d.status = "not changed: the run has ended"
 		}
 		return nil
 	case d.noting:
@@ -194,11 +257,7 @@ func (d *runDash) updateKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			d.prevOrder = cur
 		}
-		if err := d.run.runner.SetOrder(next); err != nil {
-			d.err = err
-		} else {
-			d.status = "order " + next + " from the next round"
-		}
+		d.confirmToggle(pendingToggle{what: "order " + next, order: next})
 	case key.Matches(msg, d.keys.Pause):
 		var err error
 		if d.state.paused {
@@ -251,6 +310,11 @@ func (d *runDash) keyMap() keyHelp {
 	}
 	if d.confirmAbort {
 		return confirmKeys()
+	}
+	if d.toggle != nil {
+		ok := key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "change"))
+		no := key.NewBinding(key.WithKeys("n"), key.WithHelp("n/any key", "keep as is"))
+		return keyHelp{short: []key.Binding{ok, no}, full: [][]key.Binding{{ok, no}}}
 	}
 	if d.noting {
 		ok := key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "record note"))
@@ -377,6 +441,9 @@ func (d *runDash) StatusLine() string {
 	switch {
 	case d.confirmAbort:
 		return st.Warning.Render("abort the run? the session keeps every finished trial (y/N)")
+	case d.toggle != nil:
+		t := d.toggle
+		return st.Warning.Render(fmt.Sprintf("%s starts regime %d: the verdict will use its rounds only (y/N)", t.what, t.regime))
 	case d.noting:
 		return d.note.View()
 	case d.err != nil:
