@@ -178,7 +178,18 @@ func TestWorkbenchInTmux(t *testing.T) {
 		p.keys("Down")
 	}
 	p.waitFor("cursor on trials", screenWait, func(s string) bool { return regexp.MustCompile(`▸ trials`).MatchString(s) })
-	p.keys("Left", "Left", "Left", "Left", "Down", "Down", "Left")
+	for i := 0; ; i++ { // down the ladder from the default
+		before := p.screen()
+		if strings.Contains(before, "[5 per arm]") {
+			break
+		}
+		if i == 8 {
+			t.Fatalf("trials never reached 5:\n%s", before)
+		}
+		p.keys("Left")
+		p.waitFor("the trials to change", screenWait, func(s string) bool { return s != before })
+	}
+	p.keys("Down", "Down", "Left")
 	p.waitFor("5 per arm, 10 s check", screenWait, func(s string) bool {
 		return strings.Contains(s, "[5 per arm]") && regexp.MustCompile(`stability check\s+\[10s\]`).MatchString(s)
 	})
@@ -191,6 +202,9 @@ func TestWorkbenchInTmux(t *testing.T) {
 		return m != nil && atoi(m[1]) >= 2 && atoi(m[2]) >= 2
 	})
 	p.keys("o") // randomization off: random → alternate from the next round
+	// With counted trials in regime 1 it asks first (issue 29).
+	p.waitText("order alternate starts regime 2: the verdict will use its rounds only (y/N)", screenWait)
+	p.keys("y")
 	p.waitText("order: random → alternate", screenWait)
 	p.waitText("· order alternate ·", screenWait)
 	// The toggle starts regime 2: the panels list it and, once its trials
@@ -198,7 +212,7 @@ func TestWorkbenchInTmux(t *testing.T) {
 	later := p.waitFor("the regimes line", runWait, func(s string) bool {
 		m := pRow.FindStringSubmatch(s)
 		return m != nil && strings.Contains(s, "analysed: regime") &&
-			regexp.MustCompile(`2 r\d+–\s+order random→alternate\s+[1-9]\d*\+[1-9]`).MatchString(s)
+			regexp.MustCompile(`2 r\d+–\s+[1-9]\d* rounds?\s+order random→alternate\s+[1-9]\d*\+[1-9]`).MatchString(s)
 	})
 	if pRow.FindStringSubmatch(first)[0] == pRow.FindStringSubmatch(later)[0] {
 		t.Errorf("p-value row did not change:\n%s", later)
