@@ -136,6 +136,14 @@ func (d *Device) startRecord(ctx context.Context, pkg string, trial int) (*recor
 		n, err := strconv.Atoi(strings.TrimSpace(line))
 		if err == nil && n > 0 {
 			r.pid = n
+			// The shell prints its pid before it execs simpleperf: wait
+			// until simpleperf runs under it, so that the launch after
+			// this is recorded and the SIGINT finds it.
+			if why := d.waitRunning(ctx, n); why != "" {
+				cancel()
+				<-r.done
+				return nil, why
+			}
 			return r, ""
 		}
 		cancel()
@@ -144,6 +152,25 @@ func (d *Device) startRecord(ctx context.Context, pkg string, trial int) (*recor
 	case e := <-r.done:
 		cancel()
 		return nil, "simpleperf record did not start: " + e.String()
+	}
+}
+
+// waitRunning waits until pidof simpleperf lists pid (toybox pidof, as
+// the simulated phone's); a note when it does not within
+// simpleperfWait.
+func (d *Device) waitRunning(ctx context.Context, pid int) string {
+	deadline := time.Now().Add(simpleperfWait)
+	for {
+		out, _ := d.c.Run(ctx, d.serial, "pidof simpleperf")
+		for _, f := range strings.Fields(out) {
+			if f == strconv.Itoa(pid) {
+				return ""
+			}
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Sprintf("simpleperf record (pid %d) did not start within %v", pid, simpleperfWait)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

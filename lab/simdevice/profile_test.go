@@ -66,6 +66,16 @@ func TestSimpleperfRecordsTheLaunch(t *testing.T) {
 	if _, err := strconv.Atoi(pid); err != nil {
 		t.Fatalf("pid line %q", pid)
 	}
+	// The pid comes before the exec: wait until pidof lists simpleperf
+	// under it, as the adb backend does.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if out, _, _ := run("pidof simpleperf"); strings.Contains(" "+strings.TrimSpace(out)+" ", " "+pid+" ") {
+			break
+		}
+		if time.Now().After(deadline) { // only a hang
+			t.Fatal("pidof never lists simpleperf")
+		}
+	}
 	up0 := s.Phone.Uptime()
 	if out, errs, code := run("am start -W -n " + pkg + "/" + sim.MainActivity); code != 0 {
 		t.Fatalf("am start: %d %s %s", code, out, errs)

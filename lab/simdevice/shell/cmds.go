@@ -868,6 +868,11 @@ func cmdPidof(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
 			fmt.Fprintln(stdout, 10000+len(a)*37)
 			found = true
 		}
+		// The shell's own long-running processes (simpleperf record).
+		for _, pid := range e.sh.procsNamed(a) {
+			fmt.Fprintln(stdout, pid)
+			found = true
+		}
 	}
 	if found {
 		return 0

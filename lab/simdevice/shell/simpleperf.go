@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,6 +79,21 @@ func (sh *Shell) removeProc(pid int) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	delete(sh.procs, pid)
+}
+
+// procsNamed lists the pids of the shell's processes whose program is
+// name (pidof).
+func (sh *Shell) procsNamed(name string) []int {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var pids []int
+	for pid, p := range sh.procs {
+		if prog, _, _ := strings.Cut(p.cmdline, " "); prog == name {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Ints(pids)
+	return pids
 }
 
 // signal sends sig to the process pid; false when there is none.
