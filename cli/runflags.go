@@ -29,7 +29,7 @@ type runOverrides struct {
 }
 
 func (o *runOverrides) register(fs *flag.FlagSet) {
-	fs.IntVar(&o.trials, "trials", 0, "counted trials per arm (overrides the file; default 20)")
+	fs.IntVar(&o.trials, "trials", 0, fmt.Sprintf("counted trials per arm (overrides the file; default %d, as in the workbench)", lab.DefaultTrials))
 	fs.IntVar(&o.warmup, "warmup", -1, "warm-up rounds (overrides the file; default 1)")
 	fs.StringVar(&o.order, "order", "", "fixed, alternate or random (overrides the file; default random)")
 	fs.Func("threshold", "practical threshold, e.g. 2% or 0.5: a change whose CI lies within ±threshold is no change (overrides the file; default 0)", func(s string) error {

@@ -83,9 +83,6 @@ func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "perflab: unexpected argument %q (see perflab --help)\n", pos[0])
 		return 2
 	}
-	if f.device == "" {
-		f.device = defaultSimDevice()
-	}
 	if !f.access.openOr(ctx, "perflab", stderr) {
 		return exitError
 	}
@@ -252,18 +249,21 @@ func openReplayTUI(ctx context.Context, sessionPath string, speed float64, stdou
 func tuiOptions(ctx context.Context, f tuiFlags) tui.Options {
 	devOpt := f.access.options()
 	devOpt.Realtime, devOpt.Seed = f.realtime, f.seed
-	recent := ""
+	recent, choices := "", ""
 	if dir, err := os.UserConfigDir(); err == nil {
 		recent = filepath.Join(dir, "perflab", "recent-builds.json")
+		choices = filepath.Join(dir, "perflab", "last-choices.json")
 	}
 	return tui.Options{
-		Ctx:        ctx,
-		SessionDir: f.sessions,
-		RecentPath: recent,
-		NoColor:    os.Getenv("NO_COLOR") != "",
-		Device:     f.device,
-		Backend:    tuiBackend(devOpt, f.force),
-		Profiles:   governorProfiles,
+		Ctx:           ctx,
+		SessionDir:    f.sessions,
+		RecentPath:    recent,
+		ChoicesPath:   choices,
+		NoColor:       os.Getenv("NO_COLOR") != "",
+		Device:        f.device,
+		DefaultDevice: defaultSimDevice(),
+		Backend:       tuiBackend(devOpt, f.force),
+		Profiles:      governorProfiles,
 	}
 }
 

@@ -61,18 +61,31 @@ func newBuildsKeys() buildsKeys {
 
 func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent []recentBuild) buildsPane {
 	p := buildsPane{st: st, device: dev, keys: newBuildsKeys()}
-	for _, c := range ready {
-		p.items = append(p.items, buildItem{choice: c})
-	}
+	// Recently used builds come first, the last run's A then B (a ready
+	// build among them moves up): they are usually what comes next.
 	var recents []buildItem
+	used := make([]bool, len(ready))
 	for _, r := range recent {
-		if r.Backend != dev.Backend || offered(ready, r.Build) {
+		if r.Backend != dev.Backend {
 			continue
 		}
-		recents = append(recents, buildItem{choice: BuildChoice{Label: r.Label, Detail: "recently used", Build: r.Build}, recent: true})
+		c := BuildChoice{Label: r.Label, Detail: "recently used", Build: r.Build}
+		if i := offered(ready, r.Build); i >= 0 {
+			if used[i] {
+				continue
+			}
+			used[i] = true
+			c = ready[i]
+			c.Detail = strings.TrimSuffix("recently used · "+c.Detail, " · ")
+		}
+		recents = append(recents, buildItem{choice: c, recent: true})
 	}
-	// Recently used builds come first: they are usually what comes next.
-	p.items = append(recents, p.items...)
+	p.items = recents
+	for i, c := range ready {
+		if !used[i] {
+			p.items = append(p.items, buildItem{choice: c})
+		}
+	}
 	if dev.Has(lab.CapCommandBuilds) {
 		p.items = append(p.items, buildItem{action: "command", choice: BuildChoice{Label: "command…", Detail: "type a shell command line (run with sh -c)"}})
 	}
@@ -84,14 +97,14 @@ func newBuildsPane(st *Styles, dev lab.DeviceInfo, ready []BuildChoice, recent [
 	return p
 }
 
-// offered reports whether b is among the ready builds.
-func offered(ready []BuildChoice, b lab.Build) bool {
-	for _, c := range ready {
+// offered is the index of b among the ready builds, or -1.
+func offered(ready []BuildChoice, b lab.Build) int {
+	for i, c := range ready {
 		if sameBuild(c.Build, b) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // buildsDoneMsg says both arms have a build.

@@ -229,9 +229,9 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		p.order = "random"
 	}
 	if p.trials <= 0 {
-		// A fresh experiment (no file): the file's warm-up default, so the
+		// A fresh experiment (no file): the file's defaults, so the
 		// workbench and perflab run agree.
-		p.trials, p.warmup = 30, lab.DefaultWarmup
+		p.trials, p.warmup = lab.DefaultTrials, lab.DefaultWarmup
 	}
 	if dev.Has(lab.CapProbe) && !live {
 		p.probeS = 30

@@ -45,8 +45,9 @@ type replayTickedMsg struct {
 	at     time.Time
 }
 
-// recentSavedMsg reports a failure to save the recent-builds list.
-type recentSavedMsg struct{ err error }
+// savedMsg reports a failure to save the recent builds or the last
+// choices.
+type savedMsg struct{ err error }
 
 // streamMsg is a message of one stream (a run, a check, a replay, a
 // study): the root routes it to the pane that owns the stream, in front

@@ -5,6 +5,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -97,10 +98,15 @@ type Options struct {
 	SessionFile string
 	// RecentPath is the recent-builds file ("" keeps no history).
 	RecentPath string
+	// ChoicesPath is the file of the last run's device, controls and
+	// trial count, offered first next time ("" keeps none).
+	ChoicesPath string
 	// NoColor draws without colour (NO_COLOR).
 	NoColor bool
-	// Device preselects a device id in the picker (e.g. "sim:pixel").
-	Device string
+	// Device preselects a device id in the picker (e.g. "sim:pixel");
+	// without it the last run's device, else DefaultDevice.
+	Device        string
+	DefaultDevice string
 	// Profiles lists governor profile names offered for a device.
 	Profiles func(dev lab.DeviceInfo) []string
 	// Instant runs simulated devices in simulated time by default, checks
@@ -134,6 +140,7 @@ type Model struct {
 	replay   *replayDash
 	study    *studyDash
 	recent   []recentBuild
+	last     lastChoices
 
 	device  lab.DeviceInfo
 	pool    []string // the devices marked for a pool in the picker (device is the first)
@@ -154,13 +161,21 @@ func newModel(opt Options) *Model {
 	m := &Model{opt: opt, ctx: opt.Ctx, st: &st, keys: newGlobalKeys(), help: help.New(), width: 80, height: 24}
 	m.help.Styles = st.Help
 	m.recent, m.err = loadRecent(opt.RecentPath)
+	var err error
+	if m.last, err = loadChoices(opt.ChoicesPath); err != nil && m.err == nil {
+		m.err = err
+	}
 	return m
 }
 
 // New returns the workbench opening on the device picker.
 func New(opt Options) *Model {
 	m := newModel(opt)
-	m.devices = newDevicesPane(m.st, opt.Device)
+	prefer := opt.Device
+	if prefer == "" {
+		prefer = cmp.Or(m.last.Device, opt.DefaultDevice)
+	}
+	m.devices = newDevicesPane(m.st, prefer)
 	m.screen = screenDevices
 	return m
 }
@@ -211,6 +226,9 @@ func (m *Model) newControls(dev lab.DeviceInfo, exp lab.Experiment) controlsPane
 	p := newControlsPane(m.st, dev, exp, m.profiles(dev), false)
 	if m.opt.Instant {
 		p.setRealtime(false)
+	}
+	if !m.fixedEx {
+		p.remember(m.last) // an experiment file's settings stay as written
 	}
 	if len(exp.Devices) > 1 {
 		p.setProbe(0) // the stability check runs on one device: perflab check each of a pool
@@ -288,9 +306,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		*m.st = st
 		m.help.Styles = st.Help
 		return m, nil
-	case recentSavedMsg:
+	case savedMsg:
 		if msg.err != nil {
-			m.err = fmt.Errorf("saving recent builds: %w", msg.err)
+			m.err = msg.err
 		}
 		return m, nil
 	case tea.KeyPressMsg:
@@ -473,6 +491,12 @@ func label(b lab.Build) string {
 // stepper's mode asks for.
 func (m *Model) start() tea.Cmd {
 	m.exp = m.controls.experiment(m.exp)
+	var save tea.Cmd
+	if !m.fixedEx {
+		c := m.exp.Controls
+		m.last = lastChoices{Device: m.device.ID, Backend: m.device.Backend, Controls: &c, Trials: m.exp.Trials}
+		save = saveJSON(m.opt.ChoicesPath, "the last choices", m.last)
+	}
 	if m.exp.Seed == 0 {
 		m.exp.Seed = m.opt.Now().UnixNano() % 1_000_000
 	}
@@ -482,7 +506,7 @@ func (m *Model) start() tea.Cmd {
 		m.study = newStudyDash(m.st, m.device, *sp)
 		m.study.SetSize(m.width, m.height-2)
 		m.screen = screenStudy
-		return m.study.start(m.ctx, m.opt.Backend, m.stream)
+		return tea.Batch(save, m.study.start(m.ctx, m.opt.Backend, m.stream))
 	}
 	m.dash = m.newRunDash()
 	m.screen = screenDashboard
@@ -497,7 +521,7 @@ func (m *Model) start() tea.Cmd {
 		probeS = 0 // the stability check runs on one device (perflab check each device of a pool)
 	}
 	p := runPlan{device: m.device, exp: m.exp, probeS: probeS, realtime: realtime, pickName: pick, source: m.opt.Source}
-	return startRun(m.ctx, m.opt.Backend, p, path, m.stream)
+	return tea.Batch(save, startRun(m.ctx, m.opt.Backend, p, path, m.stream))
 }
 
 // safeName makes a device id usable in a file name.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -66,23 +65,5 @@ func sameBuild(a, b lab.Build) bool {
 	return string(x) == string(y)
 }
 
-// saveRecent writes the list atomically (temp file, rename) off the Update path.
-func saveRecent(path string, rs []recentBuild) tea.Cmd {
-	return func() tea.Msg {
-		if path == "" {
-			return recentSavedMsg{}
-		}
-		data, err := json.MarshalIndent(rs, "", "  ")
-		if err != nil {
-			return recentSavedMsg{err: err}
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return recentSavedMsg{err: err}
-		}
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return recentSavedMsg{err: err}
-		}
-		return recentSavedMsg{err: os.Rename(tmp, path)}
-	}
-}
+// saveRecent writes the list atomically off the Update path.
+func saveRecent(path string, rs []recentBuild) tea.Cmd { return saveJSON(path, "recent builds", rs) }

@@ -284,10 +284,10 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		tm.Send(keyPress("left"))
 	}
-	for i := 0; i < 6; i++ { // up to trials (past pace, profiles, probe, warm-up): 30 → 20 → 15 → 10
+	for i := 0; i < 6; i++ { // up to trials (past pace, profiles, probe, warm-up): 20 (lab.DefaultTrials) → 15 → 10
 		tm.Send(keyPress("up"))
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 2; i++ {
 		tm.Send(keyPress("left"))
 	}
 	// Keys reach the stepper in order; the plan is checked at the end (a
