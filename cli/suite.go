@@ -27,7 +27,10 @@ does, on this host: both revisions' test binaries (go test -c, each
 revision in its own git worktree, the build cache shared), run in paired
 rounds: each round runs every benchmark of A once and of B once
 (-test.count=1, a short --benchtime: the statistics come from many rounds,
-not long runs), A and B in random order, a warm-up round first. A
+not long runs), A and B in random order, a warm-up round first; with
+--workers N, N local workers run rounds side by side (ElastiBench's
+parallel instances on one host: for benchmarks that wait more than they
+compute, or cores to spare), and the analysis blocks on worker. A
 benchmark's verdict rests on its rounds (the per-round log ratio, the
 signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
 run), corrected across the suite's benchmarks and units by Benjamini and
@@ -64,6 +67,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	benchtime := fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
 	measure := fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
 	trials := fs.Int("trials", 10, "rounds (runs of every benchmark per revision)")
+	workers := fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
 	var threshold float64
@@ -93,6 +97,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitError
 		}
 	}
+	if *workers < 1 || *workers > 64 {
+		fmt.Fprintf(stderr, "perflab suite: --workers %d: want 1 to 64\n", *workers)
+		return exitUsage
+	}
 	if *trials < 2 {
 		fmt.Fprintf(stderr, "perflab suite: --trials %d: want at least 2 rounds\n", *trials)
 		return exitUsage
@@ -118,6 +126,13 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Alpha: lab.DefaultAlpha, Confidence: lab.DefaultConfidence,
 		Threshold: threshold, Suite: &s.info,
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
+	if *workers > 1 {
+		ids := []string{"local"}
+		for i := 2; i <= *workers; i++ {
+			ids = append(ids, fmt.Sprintf("local#%d", i))
+		}
+		exp.SetDevices(ids)
+	}
 	if err := exp.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/sessions"
 )
 
 // suiteRepo makes a git repository holding a Go module with two
@@ -65,10 +67,12 @@ func perflabIn(t *testing.T, dir string, args ...string) (stdout, stderr string,
 // TestSuiteTwoRevisions compares the module's benchmarks at its two
 // commits: Work's deterministic units/op is a regression (+30%), Same's
 // is the same constant (no test), OnlyHead is listed and not compared,
-// and no worktree is left behind.
+// no worktree is left behind, and two local workers share the rounds.
 func TestSuiteTwoRevisions(t *testing.T) {
 	repo := suiteRepo(t)
-	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet")
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+		"--workers", "2", "--out", session)
 	if code != exitRegression || !strings.Contains(errs, "not compared: example.com/suitetest.BenchmarkOnlyHead is only in HEAD") {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -84,6 +88,18 @@ func TestSuiteTwoRevisions(t *testing.T) {
 	}
 	if list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output(); strings.Count(string(list), "\n") != 1 {
 		t.Errorf("worktrees left behind:\n%s", list)
+	}
+	// Two local workers ran rounds side by side.
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDevice := map[string]int{}
+	for _, tr := range s.Trials() {
+		byDevice[tr.Device]++
+	}
+	if len(byDevice) != 2 || byDevice["local"] == 0 || byDevice["local#2"] == 0 {
+		t.Errorf("trials by worker %v", byDevice)
 	}
 }
 

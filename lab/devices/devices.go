@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/local"
 )
 
 // Options configure the backends.
@@ -47,6 +48,9 @@ func backends() []backend {
 // Open opens the device with the given ID.
 func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
+	if n, ok := localWorker(name); ok && arg == "" {
+		return local.NewWorker(n), nil
+	}
 	var names []string
 	for _, b := range backends() {
 		if b.name == name {

@@ -3,6 +3,8 @@ package devices
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/local"
@@ -17,4 +19,15 @@ func openLocal(ctx context.Context, arg string, opt Options) (lab.Device, error)
 
 func listLocal(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
 	return []lab.DeviceInfo{local.NewProbed().Info()}, nil
+}
+
+// localWorker reads "local#N" (N ≥ 2), another local device for a pool of
+// workers on this host (local.NewWorker).
+func localWorker(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "local#")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 2 && n <= 64
 }

@@ -101,6 +101,17 @@ func New() *Device {
 	return d
 }
 
+// NewWorker returns another local device, "local#n" (n ≥ 2), for a pool
+// of workers on this host that run rounds side by side (perflab suite
+// --workers): each has its own folders, metrics listener and reaper.
+// Sharing the host, they suit work that waits more than it computes, or
+// a host with cores to spare; its governor is everyone's.
+func NewWorker(n int) *Device {
+	d := New()
+	d.info.ID = fmt.Sprintf("%s#%d", d.info.ID, n)
+	return d
+}
+
 // NewProbed returns the local device with perf and GNU time checked, so
 // Info says whether instructions and max_rss_kb can be measured (for device
 // listings).
