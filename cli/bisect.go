@@ -121,7 +121,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	realtime := fs.Bool("realtime", false, "pace a simulated device at wall-clock speed")
 	asJSON := fs.Bool("json", false, "end with one JSON line on stdout (progress stays on stderr)")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	useTUI := fs.Bool("tui", false, "watch the bisect on the bisect screen (the default when stdout is a terminal; fails when it is not)")
+	useTUI := fs.Bool("tui", false, "watch the bisect on the bisect screen (the default at a terminal; with stdout redirected it draws on the terminal and stdout gets the table; fails without a terminal)")
 	headless := fs.Bool("headless", false, "no bisect screen: progress lines on stderr, the result on stdout")
 	out := fs.String("out", "", "bisect `FILE` to write (default: bisect-TIME.json beside the sessions)")
 	dir := fs.String("dir", "", "folder for the sessions (default: $XDG_DATA_HOME/perflab/sessions)")
@@ -204,7 +204,7 @@ func cmdBisect(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !*quiet {
 		fmt.Fprintf(stderr, "bisect: %d builds on %s, order %s, seed %d\n", len(cands), strings.Join(exp.DeviceList(), ", "), exp.Order, exp.Seed)
 	}
-	screen, msg := bisectScreen(*useTUI, *headless, *asJSON, *quiet, isTerminal(stdout))
+	screen, msg := bisectScreen(*useTUI, *headless, *asJSON, *quiet, isTerminal(stdout) || isTerminal(os.Stdin) && isTerminal(stderr))
 	if msg != "" {
 		return usage(msg)
 	}
@@ -330,8 +330,9 @@ func showBisect(path string, asJSON bool, stdout, stderr io.Writer) int {
 }
 
 // bisectScreen says whether the bisect screen shows: asked with --tui, or
-// by default when stdout is a terminal and none of --headless, --json,
-// --quiet is given; msg refuses contradictory flags.
+// by default when there is a terminal to draw on (stdout, or stdin and
+// stderr with stdout redirected: pickScreenPlace) and none of --headless,
+// --json, --quiet is given; msg refuses contradictory flags.
 func bisectScreen(tuiFlag, headless, asJSON, quiet, terminal bool) (screen bool, msg string) {
 	switch {
 	case tuiFlag && headless:
@@ -350,9 +351,11 @@ func isTerminal(w io.Writer) bool {
 
 // runBisectTUI runs the bisect with the bisect screen in front.
 func runBisectTUI(ctx context.Context, l engine.Lab, cfg bisect.Config, stdout, stderr io.Writer) (*bisect.Record, error) {
-	if !isTerminal(stdout) {
-		return nil, errors.New("--tui needs a terminal and the output is not one")
+	st, err := openScreen(stdout, stderr, true)
+	if err != nil {
+		return nil, fmt.Errorf("the bisect screen %w", err)
 	}
+	defer st.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := make(chan bisect.Event, 256)
@@ -371,7 +374,7 @@ func runBisectTUI(ctx context.Context, l engine.Lab, cfg bisect.Config, stdout, 
 		})
 		done <- result{rec, err}
 	}()
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, st.opts...)
 	noColor := os.Getenv("NO_COLOR") != ""
 	if noColor {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))

@@ -13,7 +13,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/x/term"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
@@ -338,17 +337,19 @@ func governorProfiles(dev lab.DeviceInfo) []string {
 
 // runProgram runs the workbench and reports where the session went.
 func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int {
-	if f, ok := stdout.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+	st, err := openScreen(stdout, stderr, false)
+	if err != nil {
 		fmt.Fprintln(stderr, "perflab: the workbench needs a terminal and the output is not one;")
 		fmt.Fprintln(stderr, "  use a command instead: perflab run EXP.json --headless, perflab replay SESSION.jsonl --headless, perflab help")
 		return exitUsage
 	}
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	defer st.close()
+	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, st.opts...)
 	if os.Getenv("NO_COLOR") != "" {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, opts...)
-	_, err := p.Run()
+	_, err = p.Run()
 	// A run still going (the program was interrupted) ends with its end
 	// event written before perflab exits.
 	if werr := m.WaitSaved(10 * time.Second); werr != nil {
@@ -359,8 +360,16 @@ func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int
 		return 1
 	}
 	if s := m.Session(); s != "" {
-		fmt.Fprintf(stdout, "session saved: %s\n", s)
-		fmt.Fprintf(stdout, "  perflab report %s\n  perflab replay %s\n", s, s)
+		saved := stdout
+		if st.elsewhere() {
+			// The screen was on the terminal, stdout redirected: it keeps
+			// the session's table, as perflab report prints it; where the
+			// session is goes to the terminal.
+			cmdReport(ctx, []string{s}, stdout, io.Discard)
+			saved = stderr
+		}
+		fmt.Fprintf(saved, "session saved: %s\n", s)
+		fmt.Fprintf(saved, "  perflab report %s\n  perflab replay %s\n", s, s)
 	}
 	return 0
 }

@@ -290,7 +290,9 @@ func atoi(s string) int {
 // TestRunOpensWorkbenchInTmux: perflab run EXP.json without --headless opens
 // the workbench on the experiment's controls; a detected regression exits
 // with status 3, as --headless does. The builds report their own metric
-// (100 vs 200 ms, not this host's speed), so the verdict is certain.
+// (100 vs 200 ms, not this host's speed), so the verdict is certain. Its
+// stdout is redirected to a file: the workbench draws on the terminal and
+// the file gets the session's table (issue 29).
 func TestRunOpensWorkbenchInTmux(t *testing.T) {
 	t.Parallel() // mostly waits on a real-time run: overlap it with the other tmux test
 	bin, err := perflabBinary()
@@ -309,8 +311,9 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 		},
 		"trials": 10, "warmup": 1, "order": "alternate", "seed": 1, "metrics": []string{"work_ms"},
 	})
-	p := newTmuxPane(t, 80, 24, fmt.Sprintf("env XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s %s run %s; echo PERFLAB-EXIT=$?",
-		home, home, bin, exp))
+	table := filepath.Join(home, "table.txt")
+	p := newTmuxPane(t, 80, 24, fmt.Sprintf("env XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s %s run %s > %s; echo PERFLAB-EXIT=$?",
+		home, home, bin, exp, table))
 	s := p.waitText("controls on local", screenWait)
 	if !strings.Contains(s, "work-200") {
 		t.Fatalf("controls screen:\n%s", s)
@@ -339,9 +342,18 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 		t.Errorf("the +100%% metric not found as a regression:\n%s", s)
 	}
 	p.keys("q")
-	p.waitText("PERFLAB-EXIT=3", screenWait)
+	if s := p.waitText("PERFLAB-EXIT=3", screenWait); !strings.Contains(s, "session saved:") {
+		t.Errorf("the terminal does not say where the session went:\n%s", s)
+	}
 	if m, _ := filepath.Glob(filepath.Join(home, "perflab", "sessions", "*.jsonl")); len(m) != 1 {
 		t.Errorf("sessions written: %v", m)
+	}
+	out, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`work_ms.*\+\d+(\.\d+)?%.*regression`).Match(out) || strings.Contains(string(out), "\x1b") {
+		t.Errorf("stdout's file is not the session's table:\n%q", out)
 	}
 }
 
