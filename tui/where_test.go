@@ -57,4 +57,13 @@ func TestWhereView(t *testing.T) {
 	if got := screenText(m); strings.Contains(got, "where the time went") || !strings.Contains(got, "p-values") {
 		t.Errorf("closed:\n%s", got)
 	}
+	// esc closes it too; ! swaps it for the notes view.
+	press(t, m, "w", "esc")
+	if got := screenText(m); strings.Contains(got, "where the time went") {
+		t.Errorf("esc did not close the where view:\n%s", got)
+	}
+	press(t, m, "w", "!")
+	if got := screenText(m); strings.Contains(got, "where the time went") || !strings.Contains(got, "warnings & notes in full") {
+		t.Errorf("! over the where view:\n%s", got)
+	}
 }
