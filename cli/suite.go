@@ -33,7 +33,9 @@ parallel instances on one host: for benchmarks that wait more than they
 compute, or cores to spare), and the analysis blocks on worker. A
 benchmark's verdict rests on its rounds (the per-round log ratio, the
 signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
-run), corrected across the suite's benchmarks and units by Benjamini and
+run; with --stop auto the sequential analysis, and the run ends once every
+tested benchmark is decided, which needs a --threshold for "no change"),
+corrected across the suite's benchmarks and units by Benjamini and
 Hochberg (the share of false reports among those reported, which suits a
 list of benchmarks better than the chance of any). Every unit a benchmark
 prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
@@ -67,6 +69,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	benchtime := fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
 	measure := fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
 	trials := fs.Int("trials", 10, "rounds (runs of every benchmark per revision)")
+	stop := fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
+	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many rounds (default: --trials)")
 	workers := fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
@@ -126,6 +130,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Alpha: lab.DefaultAlpha, Confidence: lab.DefaultConfidence,
 		Threshold: threshold, Suite: &s.info,
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
+	exp.Stop = *stop
+	if *stop == lab.StopAuto {
+		exp.MaxTrials = max(*maxTrials, *trials)
+	}
 	if *workers > 1 {
 		ids := []string{"local"}
 		for i := 2; i <= *workers; i++ {

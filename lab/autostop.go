@@ -26,7 +26,8 @@ type autoStop struct {
 	done     bool         // the analysis has decided
 	cap      int
 	started  bool
-	complete int // complete rounds seen
+	complete int        // complete rounds seen
+	suite    *suiteStop // a benchmark suite's rule: every benchmark decided
 }
 
 func newAutoStop(exp *Experiment) *autoStop {
@@ -36,12 +37,19 @@ func newAutoStop(exp *Experiment) *autoStop {
 	a := &autoStop{cap: exp.TrialCap(), round: -1,
 		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap()}}
 	a.metric = exp.PrimaryMetric()
+	if exp.Suite != nil {
+		a.suite = newSuiteStop(exp)
+	}
 	return a
 }
 
 // add takes a trial; a round is analysed when the next one starts.
 func (a *autoStop) add(t *Trial) {
 	if a == nil || t.Warmup {
+		return
+	}
+	if a.suite != nil {
+		a.suite.add(t)
 		return
 	}
 	if t.Round != a.round {
@@ -95,10 +103,18 @@ func (a *autoStop) flush() {
 }
 
 // decided reports whether the sequential analysis has decided.
-func (a *autoStop) decided() bool { return a != nil && a.complete > 0 && a.done }
+func (a *autoStop) decided() bool {
+	if a != nil && a.suite != nil {
+		return a.suite.done
+	}
+	return a != nil && a.complete > 0 && a.done
+}
 
 // why says why the run stopped, for the end event.
 func (a *autoStop) why(reason string) string {
+	if a.suite != nil {
+		return a.suite.why(reason, a.cap)
+	}
 	var r analysis.Sequential
 	if a.test != nil {
 		r = a.test.Result()

@@ -1,0 +1,122 @@
+package lab
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/analysis"
+)
+
+// suiteStop is "stop": "auto" for a benchmark suite (Experiment.Suite):
+// after every complete round it compares every metric as the report will
+// (analysis.Compare with the suite's options: no primary,
+// Benjamini–Hochberg across the benchmarks, the sequential paired analysis
+// calibrated to the cap) and stops the run once every tested metric has a
+// decided verdict (regression, improvement or no change): the stop reason
+// is then exactly the report's verdicts. Metrics that cannot be tested
+// (the same constant in both arms) are no members and do not hold it up.
+type suiteStop struct {
+	opt      analysis.Options
+	metrics  map[string]*suiteSeries
+	order    []string
+	round    int
+	pending  [2][]Metric // this round's metrics per arm
+	seen     [2]bool
+	complete int
+	done     bool
+	summary  string
+}
+
+// suiteSeries is one metric's complete rounds.
+type suiteSeries struct {
+	unit, better string
+	pairs        []analysis.Pair
+	a, b         []float64
+}
+
+func newSuiteStop(exp *Experiment) *suiteStop {
+	o := analysis.DefaultOptions()
+	o.Alpha, o.Confidence, o.ThresholdPct = exp.Alpha, exp.Confidence, exp.Threshold
+	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.TrialCap()
+	o.SkipUnpairedEstimates, o.Resamples = true, 200
+	o.Designs = new(analysis.SequentialDesigns)
+	return &suiteStop{opt: o, metrics: map[string]*suiteSeries{}, round: -1}
+}
+
+// add takes a counted trial's metrics; a round is analysed once both arms
+// have reported (a round with a failed trial is dropped).
+func (s *suiteStop) add(t *Trial) {
+	if t.Round != s.round {
+		s.pending, s.seen, s.round = [2][]Metric{}, [2]bool{}, t.Round
+	}
+	arm := map[string]int{ArmControl: 0, ArmTreatment: 1}
+	i, ok := arm[t.Arm]
+	if !ok || t.Status != StatusOK {
+		return
+	}
+	s.pending[i], s.seen[i] = t.Metrics, true
+	if s.seen[0] && s.seen[1] {
+		s.flush()
+	}
+}
+
+func (s *suiteStop) flush() {
+	b := map[string]float64{}
+	for _, m := range s.pending[1] {
+		b[m.Name] = m.Value
+	}
+	for _, m := range s.pending[0] {
+		vb, ok := b[m.Name]
+		if !ok {
+			continue
+		}
+		ser := s.metrics[m.Name]
+		if ser == nil {
+			ser = &suiteSeries{unit: m.Unit, better: m.Better}
+			s.metrics[m.Name] = ser
+			s.order = append(s.order, m.Name)
+		}
+		ser.pairs = append(ser.pairs, analysis.Pair{A: m.Value, B: vb})
+		ser.a, ser.b = append(ser.a, m.Value), append(ser.b, vb)
+	}
+	s.pending, s.seen = [2][]Metric{}, [2]bool{}
+	s.complete++
+	var in []analysis.MetricInput
+	for _, name := range s.order {
+		ser := s.metrics[name]
+		in = append(in, analysis.MetricInput{Name: name, Unit: ser.unit, Better: ser.better,
+			Samples: [][]float64{ser.a, ser.b}, Pairs: ser.pairs})
+	}
+	rep := analysis.Compare(in, s.opt)
+	count := map[string]int{}
+	members := 0
+	s.done = true
+	for _, m := range rep.Metrics {
+		if !m.PAdjusted.Defined() {
+			continue // no member of the family: it holds nothing up
+		}
+		members++
+		count[m.Verdict]++
+		if m.Verdict == analysis.VerdictInconclusive {
+			s.done = false
+		}
+	}
+	s.done = s.done && members > 0
+	var parts []string
+	for v, n := range count {
+		parts = append(parts, fmt.Sprintf("%d %s", n, v))
+	}
+	sort.Strings(parts)
+	s.summary = fmt.Sprintf("%d tested metrics: %s", members, strings.Join(parts, ", "))
+}
+
+func (s *suiteStop) why(reason string, cap int) string {
+	switch {
+	case s.done:
+		return fmt.Sprintf("decided after %d rounds: every tested benchmark metric decided (%s)", s.complete, s.summary)
+	case reason == "completed":
+		return fmt.Sprintf("max_trials (%d per arm) reached with benchmarks undecided (%s)", cap, s.summary)
+	}
+	return ""
+}
