@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -78,6 +79,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(percentFlag{&threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
 	out := fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
 	asJSON := fs.Bool("json", false, "print the report as JSON (report --json schema)")
+	useTUI := fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the undecided ones on top; enter starts it)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	pos, code, ok := parseCommandFlags(fs, args, suiteUsage, stdout, stderr)
 	if !ok {
@@ -142,6 +144,23 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		exp.SetDevices(ids)
 	}
 	if err := exp.Validate(); err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitError
+	}
+	if *useTUI {
+		// The workbench runs experiment files: the suite's, beside its
+		// binaries (removed when the workbench quits).
+		data, err := json.MarshalIndent(exp, "", "  ")
+		if err == nil {
+			path := filepath.Join(s.tmp, "suite.json")
+			if err = os.WriteFile(path, data, 0o644); err == nil {
+				var args []string
+				if *out != "" {
+					args = []string{"--out", *out}
+				}
+				return openRunTUI(ctx, path, args, stdout, stderr)
+			}
+		}
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}

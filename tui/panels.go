@@ -153,7 +153,15 @@ func ciScale(ms []metricPanel) float64 {
 			return step
 		}
 	}
-	return s
+	// Past the last step: the next 1–2–5 multiple of a power of ten, so
+	// that the axis reads -1000% … +1000%, not -848.7433772585248%.
+	p := math.Pow(10, math.Floor(math.Log10(s)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if s <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // nextCIScale keeps the CI axis steady from one analysis to the next: it

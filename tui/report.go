@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
@@ -121,6 +122,22 @@ func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experi
 	_, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
 	pd.warnings = append(pd.warnings, warns...)
 	pd.warnings = append(pd.warnings, sessions.HostWarnings(rc.Events)...)
+	if plan != nil && plan.Suite != nil {
+		// A suite's list: the benchmarks still undecided on top, then
+		// the changed ones, then those without a test.
+		rank := func(m metricPanel) int {
+			switch {
+			case m.verdict == analysis.VerdictInconclusive && !math.IsNaN(m.pAdj):
+				return 0
+			case m.verdict == analysis.VerdictRegression || m.verdict == analysis.VerdictImprovement:
+				return 1
+			case m.verdict == analysis.VerdictNoChange:
+				return 2
+			}
+			return 3
+		}
+		sort.SliceStable(pd.metrics, func(i, j int) bool { return rank(pd.metrics[i]) < rank(pd.metrics[j]) })
+	}
 	return pd
 }
 

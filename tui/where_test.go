@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/lab/engine"
@@ -65,5 +66,48 @@ func TestWhereView(t *testing.T) {
 	press(t, m, "w", "!")
 	if got := screenText(m); strings.Contains(got, "where the time went") || !strings.Contains(got, "warnings & notes in full") {
 		t.Errorf("! over the where view:\n%s", got)
+	}
+}
+
+// TestCIScaleBeyondSteps: intervals wider than the largest axis step get
+// a round axis (a 1–2–5 multiple of a power of ten), not their own width.
+func TestCIScaleBeyondSteps(t *testing.T) {
+	for _, tc := range []struct{ hi, want float64 }{{848.74, 1000}, {1500, 2000}, {4200, 5000}} {
+		if got := ciScale([]metricPanel{{ciLow: -1, ciHigh: tc.hi, deltaPct: 1}}); got != tc.want {
+			t.Errorf("interval up to %g%%: axis ±%g%%, want ±%g%%", tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestSuiteRowsUndecidedFirst: a suite's dashboard lists the benchmarks
+// still undecided on top, then the changed ones, then those without a
+// test; another experiment keeps its metrics' order.
+func TestSuiteRowsUndecidedFirst(t *testing.T) {
+	pair := func(name string, a, b []float64) analysis.MetricInput {
+		in := analysis.MetricInput{Name: name, Unit: "ns/op", Samples: [][]float64{a, b}}
+		for i := range a {
+			in.Pairs = append(in.Pairs, analysis.Pair{A: a[i], B: b[i]})
+		}
+		return in
+	}
+	ins := []analysis.MetricInput{
+		pair("Const", []float64{8, 8, 8, 8, 8, 8, 8, 8}, []float64{8, 8, 8, 8, 8, 8, 8, 8}),
+		pair("Slower", []float64{10, 11, 10, 12, 11, 10, 11, 12}, []float64{13, 14, 13, 15, 14, 13, 14, 15}),
+		pair("Noisy", []float64{10, 20, 10, 20, 10, 20, 10, 20}, []float64{20, 10, 10, 20, 20, 10, 20, 10}),
+	}
+	plan := &lab.Experiment{Suite: &lab.SuiteInfo{Module: "m"}}
+	var names []string
+	for _, m := range analyzeSession(ins, nil, plan, analysis.DefaultOptions()).metrics {
+		names = append(names, m.name)
+	}
+	if strings.Join(names, ",") != "Noisy,Slower,Const" {
+		t.Errorf("suite rows %v, want Noisy, Slower, Const", names)
+	}
+	names = nil
+	for _, m := range analyzeSession(ins, nil, &lab.Experiment{}, analysis.DefaultOptions()).metrics {
+		names = append(names, m.name)
+	}
+	if strings.Join(names, ",") != "Const,Slower,Noisy" {
+		t.Errorf("run rows %v", names)
 	}
 }
