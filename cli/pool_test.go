@@ -22,6 +22,9 @@ import (
 // on the others, and the run completes with the plan's pairs; the report
 // has a block per device.
 func TestRunPoolOverADBWithADeviceGoingOffline(t *testing.T) {
+	// Its own adb server and phones on free ports: it overlaps the
+	// package's other adb tests, mostly waiting on the wire.
+	t.Parallel()
 	const poolTrials = "120"
 	s := adbtest.StartServer(t)
 	startSimdevice(t, s, "pixel")

@@ -58,6 +58,9 @@ func runProfiled(t *testing.T, server, serial string) (string, *sessions.Session
 // samples in B (a judgement of sample counts on the simulated phone). A
 // phone without simpleperf says so, and its run completes unprofiled.
 func TestProfileOnSimdeviceThroughADB(t *testing.T) {
+	// Its own adb server and phones on free ports: it overlaps the
+	// package's other adb tests, mostly waiting on the wire.
+	t.Parallel()
 	srv := adbtest.StartServer(t)
 	d := startSimdevice(t, srv, "pixel")
 	sess, s := runProfiled(t, srv.Addr, d)

@@ -46,6 +46,9 @@ func startSimdevice(t *testing.T, server *adbtest.Server, preset string, extra .
 }
 
 func TestRunSimExampleOnSimdeviceThroughADB(t *testing.T) {
+	// Its own adb server and phones on free ports: it overlaps the
+	// package's other adb tests, mostly waiting on the wire.
+	t.Parallel()
 	s1 := adbtest.StartServer(t)
 	s2 := adbtest.StartServer(t)
 	d1 := startSimdevice(t, s1, "pixel")
