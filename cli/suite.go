@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
+	"github.com/perflab/perflab/lab/shquote"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
@@ -343,7 +344,7 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		var common []string
 		for _, x := range a[p].benches {
 			if slices.Contains(ba.benches, x) {
-				common = append(common, regexp.QuoteMeta(strings.TrimPrefix(x, "Benchmark")))
+				common = append(common, strings.TrimPrefix(x, "Benchmark"))
 			} else {
 				fmt.Fprintf(stderr, "not compared: %s.%s is only in %s\n", p, x, sides[0].label)
 			}
@@ -357,7 +358,11 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 			continue
 		}
 		n += len(common)
-		re := "^Benchmark(" + strings.Join(common, "|") + ")$"
+		quoted := make([]string, len(common))
+		for i, x := range common {
+			quoted[i] = regexp.QuoteMeta(x)
+		}
+		re := "^Benchmark(" + strings.Join(quoted, "|") + ")$"
 		for i, bin := range []suiteBin{a[p], ba} {
 			if c.cachegrind {
 				// One process per benchmark under valgrind, each its own
@@ -366,16 +371,16 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 				if err != nil {
 					return err
 				}
-				line := fmt.Sprintf("cd %s && %s %s --pkg %s --benchtime %s %s", shQuote(bin.dir), shQuote(self), suiteCachegrindCmd,
-					shQuote(p), shQuote(c.benchtime), shQuote(bin.path))
+				line := fmt.Sprintf("cd %s && %s %s --pkg %s --benchtime %s %s", shquote.Quote(bin.dir), shquote.Quote(self), suiteCachegrindCmd,
+					shquote.Quote(p), shquote.Quote(c.benchtime), shquote.Quote(bin.path))
 				for _, x := range common {
-					line += " " + shQuote(regexp.MustCompile(`\\(.)`).ReplaceAllString(x, "$1"))
+					line += " " + shquote.Quote(x)
 				}
 				scripts[i] = append(scripts[i], line)
 				continue
 			}
 			scripts[i] = append(scripts[i], fmt.Sprintf("cd %s && %s -test.run='^$' -test.bench=%s -test.benchtime=%s -test.count=1 -test.benchmem",
-				shQuote(bin.dir), shQuote(bin.path), shQuote(re), shQuote(c.benchtime)))
+				shquote.Quote(bin.dir), shquote.Quote(bin.path), shquote.Quote(re), shquote.Quote(c.benchtime)))
 		}
 	}
 	if n == 0 {
@@ -404,9 +409,6 @@ func output(ctx context.Context, dir, name string, args ...string) (string, erro
 	}
 	return strings.TrimSpace(string(out)), nil
 }
-
-// shQuote quotes s for sh.
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // lastLines is the last n lines of s.
 func lastLines(s string, n int) string {

@@ -195,12 +195,7 @@ func WriteFolded(w io.Writer, p *profile.Profile) error {
 	for _, s := range p.Sample {
 		frames := make([]string, 0, len(s.Location))
 		for i := len(s.Location) - 1; i >= 0; i-- {
-			l := s.Location[i]
-			name := fmt.Sprintf("0x%x", l.Address)
-			if len(l.Line) > 0 && l.Line[0].Function != nil {
-				name = l.Line[0].Function.Name
-			}
-			frames = append(frames, strings.ReplaceAll(name, ";", ":"))
+			frames = append(frames, strings.ReplaceAll(FuncName(s.Location[i]), ";", ":"))
 		}
 		key := strings.Join(frames, ";")
 		if _, ok := counts[key]; !ok {
@@ -215,4 +210,14 @@ func WriteFolded(w io.Writer, p *profile.Profile) error {
 		fmt.Fprintf(bw, "%s %d\n", k, counts[k])
 	}
 	return bw.Flush()
+}
+
+// FuncName is the function a pprof location stands for: its first line's,
+// the innermost one where functions were inlined into it (pprof lists the
+// caller last), or its address when it has no symbol.
+func FuncName(l *profile.Location) string {
+	if len(l.Line) > 0 && l.Line[0].Function != nil {
+		return l.Line[0].Function.Name
+	}
+	return fmt.Sprintf("0x%x", l.Address)
 }

@@ -274,17 +274,17 @@ func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialPr
 		}
 		count := s.Value[0] // samples (ToPprof sums a stack's samples)
 		for i := 0; i+1 < len(s.Location); i++ {
-			tp.edges[[2]string{funcName(s.Location[i]), funcName(s.Location[i+1])}] += count
+			tp.edges[[2]string{sessions.FuncName(s.Location[i]), sessions.FuncName(s.Location[i+1])}] += count
 		}
 		if !opt.Cumulative {
-			name := funcName(s.Location[0])
+			name := sessions.FuncName(s.Location[0])
 			ns[name] += w
 			tp.samples[name] += count
 			continue
 		}
 		clear(seen)
 		for _, l := range s.Location {
-			name := funcName(l)
+			name := sessions.FuncName(l)
 			if !seen[name] {
 				seen[name] = true
 				ns[name] += w
@@ -311,13 +311,6 @@ func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialPr
 		tp.ms[name] = v / all * tp.total
 	}
 	return tp, nil
-}
-
-func funcName(l *profile.Location) string {
-	if len(l.Line) > 0 && l.Line[0].Function != nil {
-		return l.Line[0].Function.Name
-	}
-	return fmt.Sprintf("0x%x", l.Address)
 }
 
 // pair is one round's profiles of A and B.
