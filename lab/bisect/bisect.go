@@ -473,18 +473,14 @@ func (b *bisector) compare(ctx context.Context, a, bi int, purpose string, after
 
 // heldBack says what kept an inconclusive comparison of the decisive
 // metric m from a verdict at its last cap (trials per arm): the note of
-// its decision (estimate, interval, MDE) and the warnings that bear on it.
+// its decision (estimate, interval, MDE) and the metric's warnings, all of
+// them (picking some by their wording broke when the wording changed).
 func heldBack(m analysis.MetricResult, threshold float64, cap int) string {
 	parts := []string{fmt.Sprintf("still inconclusive at %d trials per arm", cap)}
 	if n := analysis.DecisionNote(m, threshold); n != "" {
 		parts = append(parts, strings.TrimPrefix(n, "inconclusive: "))
 	}
-	for _, w := range m.Warnings {
-		if strings.Contains(w, "alpha") || strings.Contains(w, "significant") || strings.Contains(w, "interval") {
-			parts = append(parts, w)
-		}
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(append(parts, m.Warnings...), "; ")
 }
 
 // build returns candidate i's build, resolving it once.
