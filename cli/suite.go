@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -19,7 +20,6 @@ import (
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
-	"github.com/perflab/perflab/lab/shquote"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
@@ -174,6 +174,9 @@ type suiteConfig struct {
 	base, head, bench, benchtime string
 	pkgs                         []string
 	cachegrind                   bool
+	// platforms are the GOOS_GOARCH to build for, this host's first
+	// (remote workers may add others).
+	platforms []string
 }
 
 // suiteSide is one revision's checkout and test binaries.
@@ -186,8 +189,9 @@ type suiteSide struct {
 
 // suiteBin is one package's test binary and its benchmarks.
 type suiteBin struct {
-	pkg, dir, path string
-	benches        []string
+	pkg, dir  string // import path, source folder
+	rel, name string // folder in the bundle, binary's file name
+	benches   []string
 }
 
 // suitePrep is a prepared suite: both sides built, the builds to run.
@@ -195,6 +199,7 @@ type suitePrep struct {
 	info      lab.SuiteInfo
 	build     [2]lab.Build
 	tmp       string
+	bundle    string // tmp/bundle: PLATFORM/{a,b}/pkgN/ (lab.Build.Files)
 	toplevel  string
 	worktrees []string
 }
@@ -229,6 +234,10 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 	if s.tmp, err = os.MkdirTemp("", "perflab-suite-"); err != nil {
 		return s, err
 	}
+	s.bundle = filepath.Join(s.tmp, "bundle")
+	if len(c.platforms) == 0 {
+		c.platforms = []string{hostPlatform()}
+	}
 	baseRev, baseName := c.base, c.base
 	if baseRev == "" {
 		baseRev, baseName = defaultBase(ctx, top)
@@ -250,7 +259,7 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 			side.label = fmt.Sprintf("%s %.7s", spec.name, commit)
 		}
 		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
-		if err := buildSide(ctx, side, c, filepath.Join(s.tmp, fmt.Sprintf("bin%d", i))); err != nil {
+		if err := buildSide(ctx, side, i, c, s.bundle); err != nil {
 			return s, fmt.Errorf("%s: %w", side.label, err)
 		}
 		sides[i] = side
@@ -278,11 +287,11 @@ func defaultBase(ctx context.Context, top string) (rev, name string) {
 }
 
 // buildSide compiles the test binary of every package of the side that
-// has tests, into dir, and lists its benchmarks matching c.bench.
-func buildSide(ctx context.Context, side *suiteSide, c suiteConfig, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+// has tests, for each platform (the first this host's), into
+// bundle/PLATFORM/{a,b}/pkgN/ with the package's testdata beside it (a
+// link here, copied to remote workers), and lists the host binary's
+// benchmarks matching c.bench.
+func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bundle string) error {
 	list, err := output(ctx, side.dir, "go", append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}"}, c.pkgs...)...)
 	if err != nil {
 		return fmt.Errorf("go list %s: %v", strings.Join(c.pkgs, " "), err)
@@ -292,16 +301,41 @@ func buildSide(ctx context.Context, side *suiteSide, c suiteConfig, dir string) 
 		if len(f) != 3 || f[2] == "0" {
 			continue
 		}
-		bin := filepath.Join(dir, fmt.Sprintf("pkg%d.test", i))
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, f[0])
-		cmd.Dir = side.dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go test -c %s does not build: %s", f[0], lastLines(strings.TrimSpace(string(out)), 5))
+		rel := filepath.Join([]string{"a", "b"}[arm], fmt.Sprintf("pkg%d", i))
+		name := fmt.Sprintf("pkg%d.test", i)
+		built := false
+		for j, plat := range c.platforms {
+			dir := filepath.Join(bundle, plat, rel)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, name), f[0])
+			cmd.Dir = side.dir
+			if j > 0 || plat != hostPlatform() {
+				goos, goarch, _ := strings.Cut(plat, "_")
+				cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				what := "does not build"
+				if j > 0 {
+					what = "does not build for " + plat
+				}
+				return fmt.Errorf("go test -c %s %s: %s", f[0], what, lastLines(strings.TrimSpace(string(out)), 5))
+			}
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				break // a package without tests to run
+			}
+			built = true
+			if td := filepath.Join(f[1], "testdata"); isDir(td) {
+				if err := os.Symlink(td, filepath.Join(dir, "testdata")); err != nil {
+					return err
+				}
+			}
 		}
-		if _, err := os.Stat(bin); err != nil {
-			continue // a package without tests to run
+		if !built {
+			continue
 		}
-		benches, err := output(ctx, f[1], bin, "-test.list", c.bench)
+		benches, err := output(ctx, f[1], filepath.Join(bundle, c.platforms[0], rel, name), "-test.list", c.bench)
 		if err != nil {
 			return fmt.Errorf("%s -test.list: %v", f[0], err)
 		}
@@ -311,14 +345,21 @@ func buildSide(ctx context.Context, side *suiteSide, c suiteConfig, dir string) 
 				bs = append(bs, b)
 			}
 		}
-		side.bins = append(side.bins, suiteBin{pkg: f[0], dir: f[1], path: bin, benches: bs})
+		side.bins = append(side.bins, suiteBin{pkg: f[0], dir: f[1], rel: rel, name: name, benches: bs})
 	}
 	return nil
 }
 
-// commonBuilds makes each side's command: every package's binary runs the
-// benchmarks both sides have (those of one side only are listed on
-// stderr).
+// hostPlatform is this host's GOOS_GOARCH, as bundle folders are named.
+func hostPlatform() string { return runtime.GOOS + "_" + runtime.GOARCH }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// commonBuilds makes each side's build: the benchmarks both sides have
+// (those of one side only are listed on stderr) as a lab.BenchSpec.
 func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.Writer) error {
 	byPkg := func(side *suiteSide) map[string]suiteBin {
 		m := map[string]suiteBin{}
@@ -333,7 +374,19 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	var scripts [2][]string
+	var specs [2]lab.BenchSpec
+	for i := range specs {
+		specs[i].Benchtime = c.benchtime
+		if c.cachegrind {
+			// One process per benchmark under valgrind, each its own
+			// instructions and estimated cycles (suite-cachegrind).
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			specs[i].Wrapper = []string{self, suiteCachegrindCmd}
+		}
+	}
 	n := 0
 	for _, p := range pkgs {
 		ba, ok := b[p]
@@ -358,29 +411,8 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 			continue
 		}
 		n += len(common)
-		quoted := make([]string, len(common))
-		for i, x := range common {
-			quoted[i] = regexp.QuoteMeta(x)
-		}
-		re := "^Benchmark(" + strings.Join(quoted, "|") + ")$"
 		for i, bin := range []suiteBin{a[p], ba} {
-			if c.cachegrind {
-				// One process per benchmark under valgrind, each its own
-				// instructions and estimated cycles (suite-cachegrind).
-				self, err := os.Executable()
-				if err != nil {
-					return err
-				}
-				line := fmt.Sprintf("cd %s && %s %s --pkg %s --benchtime %s %s", shquote.Quote(bin.dir), shquote.Quote(self), suiteCachegrindCmd,
-					shquote.Quote(p), shquote.Quote(c.benchtime), shquote.Quote(bin.path))
-				for _, x := range common {
-					line += " " + shquote.Quote(x)
-				}
-				scripts[i] = append(scripts[i], line)
-				continue
-			}
-			scripts[i] = append(scripts[i], fmt.Sprintf("cd %s && %s -test.run='^$' -test.bench=%s -test.benchtime=%s -test.count=1 -test.benchmem",
-				shquote.Quote(bin.dir), shquote.Quote(bin.path), shquote.Quote(re), shquote.Quote(c.benchtime)))
+			specs[i].Packages = append(specs[i].Packages, lab.BenchPackage{Path: p, Dir: bin.rel, Binary: bin.name, Benchmarks: common})
 		}
 	}
 	if n == 0 {
@@ -388,8 +420,9 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 	}
 	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
 	for i, side := range sides {
-		s.build[i] = lab.Build{Name: side.label, Command: []string{"sh", "-c", strings.Join(scripts[i], " && ")},
-			Output: local.OutputGoBench}
+		spec := specs[i]
+		s.build[i] = lab.Build{Name: side.label, Command: spec.ListingCommand(), Dir: filepath.Join(s.bundle, c.platforms[0]),
+			Files: s.bundle, Output: lab.OutputGoBench, Bench: &spec}
 	}
 	return nil
 }

@@ -110,6 +110,16 @@ func (a *autoStop) decided() bool {
 	return a != nil && a.complete > 0 && a.done
 }
 
+// wantedBenches is the benchmarks of a suite still undecided (nil: all,
+// before the first analysis, or for a run that is not a suite's with
+// "stop": "auto").
+func (a *autoStop) wantedBenches() map[string]bool {
+	if a == nil || a.suite == nil {
+		return nil
+	}
+	return a.suite.wanted()
+}
+
 // why says why the run stopped, for the end event.
 func (a *autoStop) why(reason string) string {
 	if a.suite != nil {

@@ -202,6 +202,17 @@ type Build struct {
 	// benchmark's name, with ":UNIT" for units other than ns/op), instead
 	// of the device's own wall/user/sys metrics (perflab suite).
 	Output string `json:"output,omitempty"`
+	// Bench, for a benchmark suite (perflab suite), lists its test
+	// binaries and benchmarks: each trial runs the benchmarks the run
+	// still wants in the round's order (BenchSpec.TrialCommand) in place
+	// of Command, which lists them all.
+	Bench *BenchSpec `json:"bench,omitempty"`
+	// Files is a local folder a remote worker (ssh) copies to a private
+	// temporary folder of its own before the run and runs the command
+	// in; its subfolder named for the worker's platform (linux_arm64),
+	// when there is one, is copied instead. Local devices run the command
+	// in Dir.
+	Files string `json:"files,omitempty"`
 	// adb
 	APK      string `json:"apk,omitempty"`
 	Package  string `json:"package,omitempty"`

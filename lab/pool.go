@@ -128,6 +128,7 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 		m.runner = NewRunner(m.dev, &m.exp)
 		mm := m
 		m.runner.SetRoundSource(func(ctx context.Context) (int, bool) { return p.nextRoundFor(ctx, mm) })
+		m.runner.setWanted(p.wantedBenches)
 		m.runner.setTrialGate(func(ctx context.Context) { p.waitRelayed(ctx, mm) })
 		p.members = append(p.members, m)
 	}
@@ -371,6 +372,14 @@ func (p *Pool) finish(ctx context.Context) {
 	p.pushLocked(Event{Type: EventEnd, End: e})
 	p.finished = true
 	p.cond.Broadcast()
+}
+
+// wantedBenches is the benchmarks of a suite the pool's stop rule still
+// wants (nil: all).
+func (p *Pool) wantedBenches() map[string]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.auto.wantedBenches()
 }
 
 // releaseLostLocked ends the runners of devices still away once the pool

@@ -47,6 +47,7 @@ type Runner struct {
 	now      func() time.Time
 	gate     func(ctx context.Context) // see setTrialGate
 	rounds   RoundSource               // see SetRoundSource
+	wanted   func() map[string]bool    // see setWanted
 	rec      Recorder                  // see SetRecorder
 	held     bool                      // queue ends with a trial event not yet handed on (see hold)
 	handedOn time.Time                 // when held events were last handed on
@@ -97,11 +98,33 @@ type TrialStartReporter interface {
 // leaves saying that its device went away and came back to the pool.
 type RoundSource func(ctx context.Context) (round int, ok bool)
 
+// trialBuild is the build a trial runs: a suite's (Build.Bench) runs the
+// benchmarks still wanted (all in a warm-up) in the round's order.
+func trialBuild(b Build, seed int64, round int, warm bool, wanted map[string]bool) Build {
+	if b.Bench == nil {
+		return b
+	}
+	if warm {
+		wanted = nil
+	}
+	b.Command = b.Bench.TrialCommand(seed, round, wanted)
+	return b
+}
+
 // SetRoundSource makes the runner take its rounds from src. Call it
 // before Run.
 func (r *Runner) SetRoundSource(src RoundSource) {
 	r.mu.Lock()
 	r.rounds = src
+	r.mu.Unlock()
+}
+
+// setWanted makes the runner ask wanted, before each round, which
+// benchmarks of a suite the run still wants (nil: all); a pool's devices
+// ask the pool's stop rule. Call it before Run.
+func (r *Runner) setWanted(wanted func() map[string]bool) {
+	r.mu.Lock()
+	r.wanted = wanted
 	r.mu.Unlock()
 }
 
@@ -303,7 +326,7 @@ func (r *Runner) loop(ctx context.Context) {
 	})
 	defer stop()
 	r.mu.Lock()
-	src := r.rounds
+	src, wantedFn := r.rounds, r.wanted
 	r.mu.Unlock()
 	auto := newAutoStop(&r.exp)
 	if src != nil {
@@ -410,6 +433,13 @@ func (r *Runner) loop(ctx context.Context) {
 			rng.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
 		}
 
+		var wanted map[string]bool
+		switch {
+		case src == nil:
+			wanted = auto.wantedBenches()
+		case wantedFn != nil:
+			wanted = wantedFn()
+		}
 		for _, a := range todo {
 			warm := a.warmupsDone < r.exp.Warmup
 			req := TrialRequest{
@@ -417,7 +447,7 @@ func (r *Runner) loop(ctx context.Context) {
 				Round:    round,
 				Arm:      a.name,
 				BuildKey: a.name,
-				Build:    r.exp.Builds[a.name],
+				Build:    trialBuild(r.exp.Builds[a.name], r.exp.Seed, round, warm, wanted),
 				Warmup:   warm,
 				Controls: controls,
 				Metrics:  r.exp.Metrics,

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -26,6 +27,21 @@ type suiteStop struct {
 	complete int
 	done     bool
 	summary  string
+	// undecided is the benchmarks with a tested metric still
+	// inconclusive at the last analysis (nil before the first).
+	undecided map[string]bool
+}
+
+// wanted is the benchmarks the next rounds run: those still undecided
+// (nil, all of them, before the first analysis). A benchmark decided at
+// one look that the next look, with the others' new rounds, finds
+// inconclusive again (the Benjamini–Hochberg threshold moves with the
+// family) is wanted again.
+func (s *suiteStop) wanted() map[string]bool {
+	if len(s.undecided) == 0 {
+		return nil // before the first look, or no member at all: all
+	}
+	return maps.Clone(s.undecided)
 }
 
 // suiteSeries is one metric's complete rounds.
@@ -92,6 +108,7 @@ func (s *suiteStop) flush() {
 	count := map[string]int{}
 	members := 0
 	s.done = true
+	s.undecided = map[string]bool{}
 	for _, m := range rep.Metrics {
 		if !m.PAdjusted.Defined() {
 			continue // no member of the family: it holds nothing up
@@ -100,6 +117,7 @@ func (s *suiteStop) flush() {
 		count[m.Verdict]++
 		if m.Verdict == analysis.VerdictInconclusive {
 			s.done = false
+			s.undecided[BenchOfMetric(m.Name)] = true
 		}
 	}
 	s.done = s.done && members > 0

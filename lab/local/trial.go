@@ -168,7 +168,7 @@ func fail(reason string) lab.TrialResult {
 
 // measure runs the build's command once, wrapped as the controls ask.
 func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, capt *capture, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
-	gobench := req.Build.Output == OutputGoBench
+	gobench := req.Build.Output == lab.OutputGoBench
 	want := func(m string) bool {
 		return metrics == nil && !gobench && contains(defaultMetrics, m) || contains(metrics, m)
 	}
@@ -328,7 +328,7 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 	reported := out.metrics
 	if gobench {
-		bm, err := goBenchMetrics(benchOut.Bytes())
+		bm, err := lab.GoBenchMetrics(benchOut.Bytes())
 		if err != nil {
 			return fail(err.Error())
 		}

@@ -1,0 +1,188 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func benchSpecForTest() *BenchSpec {
+	return &BenchSpec{Benchtime: "10x", Packages: []BenchPackage{
+		{Path: "example.com/m/a", Dir: "a/pkg0", Binary: "pkg0.test", Benchmarks: []string{"Sort", "Search", "Same"}},
+		{Path: "example.com/m/b", Dir: "a/pkg1", Binary: "pkg1.test", Benchmarks: []string{"Sort", "Hash"}},
+	}}
+}
+
+// ranBenchmarks is the order in which a trial command runs its
+// benchmarks, as PKGDIR/NAME.
+func ranBenchmarks(t *testing.T, cmd []string) []string {
+	if len(cmd) != 3 || cmd[0] != "sh" || cmd[1] != "-c" {
+		if t == nil {
+			return nil
+		}
+		t.Fatalf("command %q: want sh -c SCRIPT", cmd)
+	}
+	re := regexp.MustCompile(`cd (\S+) && \./\S+ -test\.run='\^\$' -test\.bench='\^Benchmark(\w+)\$'`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(cmd[2], -1) {
+		out = append(out, m[1]+"/"+m[2])
+	}
+	return out
+}
+
+func TestBenchTrialCommand(t *testing.T) {
+	s := benchSpecForTest()
+	all := []string{"a/pkg0/Sort", "a/pkg0/Search", "a/pkg0/Same", "a/pkg1/Sort", "a/pkg1/Hash"}
+	if got := ranBenchmarks(t, s.ListingCommand()); !slices.Equal(got, all) {
+		t.Fatalf("listing runs %v, want %v", got, all)
+	}
+	for _, tc := range []struct {
+		name   string
+		wanted map[string]bool
+		want   []string // sorted
+	}{
+		{"all", nil, all},
+		{"one name in two packages is both", map[string]bool{"Sort": true}, []string{"a/pkg0/Sort", "a/pkg1/Sort"}},
+		{"qualified name is its package's", map[string]bool{"b.Sort": true, "Hash": true}, []string{"a/pkg1/Hash", "a/pkg1/Sort"}},
+		{"none", map[string]bool{"Gone": true}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ranBenchmarks(t, s.TrialCommand(7, 3, tc.wanted))
+			sorted := slices.Sorted(slices.Values(got))
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(sorted, want) {
+				t.Errorf("runs %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// The order is the round's: the same for both arms of a round, drawn
+	// anew for the next, and not the listing's every time.
+	r3 := ranBenchmarks(t, s.TrialCommand(7, 3, nil))
+	if again := ranBenchmarks(t, s.TrialCommand(7, 3, nil)); !slices.Equal(r3, again) {
+		t.Errorf("round 3 runs %v then %v: want one order per round", r3, again)
+	}
+	differ := 0
+	for round := range 20 {
+		if !slices.Equal(ranBenchmarks(t, s.TrialCommand(7, round, nil)), r3) {
+			differ++
+		}
+	}
+	if differ < 15 {
+		t.Errorf("only %d of 20 rounds have another order than round 3", differ)
+	}
+}
+
+// TestBenchScriptGoesOn runs a trial script through sh: a benchmark that
+// fails says so on stderr and the next still runs.
+func TestBenchScriptGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	s := &BenchSpec{Benchtime: "1x", Packages: []BenchPackage{
+		{Path: "p", Dir: ".", Binary: "missing.test", Benchmarks: []string{"Broken"}},
+		{Path: "q", Dir: ".", Binary: "ok.test", Benchmarks: []string{"Fine"}},
+	}}
+	script := "printf '#!/bin/sh\\necho BenchmarkFine 1 5 ns/op\\n' > ok.test && chmod +x ok.test\n" + s.ListingCommand()[2]
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("script: %v (%s)", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "perflab: benchmark p.Broken failed, exit status 127") {
+		t.Errorf("stderr %q does not name the failed benchmark", stderr.String())
+	}
+	ms, err := GoBenchMetrics(out)
+	if err != nil || len(ms) != 1 || ms[0].Name != "Fine" || ms[0].Value != 5 {
+		t.Errorf("metrics %+v, %v: want Fine 5 ns/op", ms, err)
+	}
+}
+
+func TestBenchOfMetric(t *testing.T) {
+	for in, want := range map[string]string{"Sort": "Sort", "Sort:B/op": "Sort", "Sort/n=10:allocs/op": "Sort", "b.Sort": "b.Sort"} {
+		if got := BenchOfMetric(in); got != want {
+			t.Errorf("BenchOfMetric(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// benchFake runs a suite's trial commands instantly: Clear is 20% slower
+// in B with little noise (decided within a few rounds), Noisy is the same
+// in both arms with 10% noise (it needs many more), and it counts the
+// trials that ran each benchmark.
+type benchFake struct {
+	id  string
+	mu  sync.Mutex
+	ran map[string]int
+}
+
+func (d *benchFake) Info() DeviceInfo { return DeviceInfo{ID: d.id, Backend: "test"} }
+func (d *benchFake) Setup(ctx context.Context, exp *Experiment) ([]Event, error) {
+	return nil, nil
+}
+func (d *benchFake) Close() error { return nil }
+func (d *benchFake) RunTrial(ctx context.Context, req TrialRequest) TrialResult {
+	rng := rand.New(rand.NewPCG(uint64(req.Round), uint64(len(req.Arm))))
+	var ms []Metric
+	for _, b := range ranBenchmarks(nil, req.Build.Command) {
+		name := path.Base(b)
+		d.mu.Lock()
+		if !req.Warmup {
+			d.ran[name]++
+		}
+		d.mu.Unlock()
+		v := 100 * (1 + 0.1*rng.NormFloat64())
+		if name == "Clear" {
+			v = 100 * (1 + 0.001*rng.NormFloat64())
+			if req.Arm == ArmTreatment {
+				v *= 1.2
+			}
+		}
+		ms = append(ms, Metric{Name: name, Value: v, Unit: "ns/op", Better: "lower"})
+	}
+	return TrialResult{Status: StatusOK, Metrics: ms}
+}
+
+// TestSuiteDropsDecided runs a suite with "stop": "auto" alone and as a
+// pool: once Clear is decided its benchmark leaves the rounds, Noisy goes
+// on to the cap.
+func TestSuiteDropsDecided(t *testing.T) {
+	spec := &BenchSpec{Benchtime: "1x", Packages: []BenchPackage{{Path: "p", Dir: "d", Binary: "p.test", Benchmarks: []string{"Clear", "Noisy"}}}}
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
+			exp := testExp(OrderRandom, 40, 1)
+			exp.Stop, exp.MaxTrials, exp.Suite = StopAuto, 40, &SuiteInfo{}
+			b := Build{Command: spec.ListingCommand(), Bench: spec, Output: OutputGoBench}
+			exp.Builds = map[string]Build{ArmControl: b, ArmTreatment: b}
+			var devs []Device
+			var fakes []*benchFake
+			for i := range n {
+				f := &benchFake{id: fmt.Sprintf("w%d", i), ran: map[string]int{}}
+				fakes, devs = append(fakes, f), append(devs, f)
+			}
+			var evs []Event
+			if n == 1 {
+				evs = collect(NewRunner(devs[0], exp).Run(context.Background()))
+			} else {
+				evs = collect(NewPool(devs, exp).Run(context.Background()))
+			}
+			ran := map[string]int{}
+			for _, f := range fakes {
+				for k, v := range f.ran {
+					ran[k] += v
+				}
+			}
+			end := evs[len(evs)-1].End
+			if ran["Noisy"] != 80 || ran["Clear"] >= 40 || ran["Clear"] < 4 {
+				t.Errorf("trials ran Clear %d times and Noisy %d: want Clear dropped once decided, Noisy to the cap (80); end %+v", ran["Clear"], ran["Noisy"], end)
+			}
+		})
+	}
+}
