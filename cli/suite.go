@@ -20,6 +20,7 @@ import (
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
+	"github.com/perflab/perflab/lab/sshworker"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
@@ -43,6 +44,15 @@ list of benchmarks better than the chance of any). Every unit a benchmark
 prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
 and every b.ReportMetric unit (named BENCH:UNIT), higher better for rates.
 
+Workers on other machines: --worker ssh://ALIAS (repeatable) adds a host
+reached exactly as "ssh ALIAS" reaches it (the system's OpenSSH client and
+~/.ssh/config, or --ssh-config FILE; one multiplexed connection a host):
+the test binaries are cross-compiled for its uname -sm, copied to a
+private temporary folder there, run, and removed at the end. A host that
+goes away leaves the pool and its round is redone on another worker. With
+--stop auto, a decided benchmark gets no more rounds while the others go
+on.
+
 Run it in the module's checkout. --base defaults to the merge-base of HEAD
 with origin's default branch, else HEAD~1 (the line before the table says
 which); --head defaults to the work tree, uncommitted changes included.
@@ -56,6 +66,7 @@ Examples:
   perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
   perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
   perflab suite --trials 20 --benchtime 200ms --json > suite.json
+  perflab suite --worker ssh://bench1 --worker ssh://bench2 --stop auto --max-trials 40 ./...
 
 Manual: docs/suite.md
 
@@ -74,6 +85,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stop := fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
 	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many rounds (default: --trials)")
 	workers := fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
+	var workerSpecs repeatedFlag
+	fs.Var(&workerSpecs, "worker", "a worker running rounds: ssh://ALIAS or ssh://[USER@]HOST[:PORT] (reached as `ssh ALIAS` reaches it), local, local#N; repeatable")
+	workersFile := fs.String("workers-file", "", "a `FILE` listing workers, one a line (# comments)")
+	sshConfig := fs.String("ssh-config", "", "ssh configuration `FILE` for ssh workers (ssh -F; default: ~/.ssh/config)")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
 	var threshold float64
@@ -120,8 +135,20 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
+	workersSet := false
+	fs.Visit(func(f *flag.Flag) { workersSet = workersSet || f.Name == "workers" })
+	ids, err := suiteWorkers(*workers, workersSet, workerSpecs, *workersFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitUsage
+	}
+	platforms, err := workerPlatforms(ctx, ids, *sshConfig, *measure == "cachegrind", stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitError
+	}
 	s, err := prepareSuite(ctx, suiteConfig{base: *base, head: *head, bench: *bench, benchtime: *benchtime, pkgs: pkgs,
-		cachegrind: *measure == "cachegrind"}, stderr)
+		cachegrind: *measure == "cachegrind", platforms: platforms}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -137,11 +164,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *stop == lab.StopAuto {
 		exp.MaxTrials = max(*maxTrials, *trials)
 	}
-	if *workers > 1 {
-		ids := []string{"local"}
-		for i := 2; i <= *workers; i++ {
-			ids = append(ids, fmt.Sprintf("local#%d", i))
-		}
+	if len(ids) > 1 || ids[0] != "local" {
 		exp.SetDevices(ids)
 	}
 	if err := exp.Validate(); err != nil {
@@ -167,7 +190,84 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *out,
-		HandOffEvery: headlessHandOff}, deviceLab(devices.Options{Seed: *seed}))
+		HandOffEvery: headlessHandOff}, deviceLab(devices.Options{Seed: *seed, SSHConfig: *sshConfig}))
+}
+
+// suiteWorkers is the pool: --workers N local workers (local, local#2,
+// ...) unless only --worker/--workers-file name workers, then those.
+func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--workers-file: %v", err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if line = strings.TrimSpace(line); line == "" {
+				continue
+			}
+			if strings.ContainsAny(line, " \t") {
+				return nil, fmt.Errorf("%s:%d: %q: one worker a line", file, i+1, line)
+			}
+			specs = append(specs, line)
+		}
+		if len(specs) == 0 {
+			return nil, fmt.Errorf("%s lists no worker", file)
+		}
+	}
+	var ids []string
+	if nSet || len(specs) == 0 {
+		ids = append(ids, "local")
+		for i := 2; i <= n; i++ {
+			ids = append(ids, fmt.Sprintf("local#%d", i))
+		}
+	}
+	for _, w := range specs {
+		switch {
+		case strings.HasPrefix(w, "ssh://"):
+			if _, err := sshworker.Parse(w); err != nil {
+				return nil, err
+			}
+		case w == "local" || strings.HasPrefix(w, "local#"):
+		default:
+			return nil, fmt.Errorf("--worker %q: want ssh://HOST, local or local#N", w)
+		}
+		if slices.Contains(ids, w) {
+			return nil, fmt.Errorf("--worker %s is given twice", w)
+		}
+		ids = append(ids, w)
+	}
+	return ids, nil
+}
+
+// workerPlatforms connects to every ssh worker (so that a host that
+// refuses the key is said before anything is built) and returns the
+// platforms to build for, this host's first.
+func workerPlatforms(ctx context.Context, ids []string, sshConfig string, cachegrind bool, stderr io.Writer) ([]string, error) {
+	plats := []string{hostPlatform()}
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "ssh://") {
+			continue
+		}
+		if cachegrind {
+			return nil, fmt.Errorf("--measure cachegrind runs on this host's workers only (it needs perflab and valgrind beside the benchmarks): %s is remote", id)
+		}
+		t, err := sshworker.Parse(id)
+		if err != nil {
+			return nil, err
+		}
+		d := sshworker.New(t, sshworker.Options{Config: sshConfig})
+		plat, err := d.Platform(ctx)
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "worker %s: %s\n", id, plat)
+		if !slices.Contains(plats, plat) {
+			plats = append(plats, plat)
+		}
+	}
+	return plats, nil
 }
 
 type suiteConfig struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/lab/sshworker/sshdtest"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -147,5 +148,79 @@ func TestSuiteCachegrind(t *testing.T) {
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--measure", "cachegrind", "--benchtime", "1s"); code != exitUsage || !strings.Contains(errs, "count of iterations") {
 		t.Errorf("--benchtime 1s under cachegrind: exit %d, %s", code, errs)
+	}
+}
+
+// TestSuiteOverSSH runs the suite on two real sshd hosts as workers
+// (reached through an ssh configuration file's aliases, as `ssh ALIAS`):
+// the binaries go to a private folder on each, both run rounds, Work's
+// deterministic units/op is still a regression, and nothing is left on
+// the hosts.
+func TestSuiteOverSSH(t *testing.T) {
+	t.Parallel()
+	l := sshdtest.Start(t, []string{"w1", "w2"}, "")
+	repo := suiteRepo(t)
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+		"--worker", "ssh://w1", "--worker", "ssh://w2", "--ssh-config", l.Config, "--out", session)
+	if code != exitRegression {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	r := decodeReport(t, out)
+	for _, m := range r.Metrics {
+		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "regression" {
+			t.Errorf("%s: %s, want regression", m.Name, m.Verdict)
+		}
+	}
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDevice := map[string]int{}
+	for _, tr := range s.Trials() {
+		if tr.Status != "ok" {
+			t.Errorf("trial %d on %s: %s %s", tr.Index, tr.Device, tr.Status, tr.Reason)
+		}
+		byDevice[tr.Device]++
+	}
+	if len(byDevice) != 2 || byDevice["ssh://w1"] == 0 || byDevice["ssh://w2"] == 0 {
+		t.Errorf("trials by worker %v", byDevice)
+	}
+	for _, w := range []string{"w1", "w2"} {
+		if left, _ := os.ReadDir(l.TmpDir(w)); len(left) > 0 {
+			t.Errorf("%s: left behind in its TMPDIR: %v", w, left)
+		}
+	}
+}
+
+// TestSuiteWorkerErrors: a host that refuses the key is named before
+// anything is built; a malformed worker is a usage error.
+func TestSuiteWorkerErrors(t *testing.T) {
+	t.Parallel()
+	l := sshdtest.Start(t, []string{"w1"}, "")
+	cfg, err := os.ReadFile(l.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	bad := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(bad, []byte(strings.ReplaceAll(string(cfg), l.Key, other)), 0o600)
+	repo := suiteRepo(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--worker", "ssh://w1", "--ssh-config", bad}, exitError, "ssh://w1: cannot connect"},
+		{[]string{"--worker", "w1"}, exitUsage, `--worker "w1": want ssh://HOST`},
+		{[]string{"--worker", "ssh://w1", "--measure", "cachegrind", "--ssh-config", l.Config}, exitError, "this host's workers only"},
+	} {
+		_, errs, code := perflabIn(t, repo, append([]string{"suite", "--quiet"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Contains(errs, "building") {
+			t.Errorf("suite %v: exit %d, %s", tc.args, code, errs)
+		}
 	}
 }

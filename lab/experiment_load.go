@@ -58,7 +58,7 @@ func LoadExperiment(path string) (*Experiment, error) {
 	return exp, nil
 }
 
-// ResolvePaths makes build directories and state_dir absolute, relative to
+// ResolvePaths makes build directories, files and state_dir absolute, relative to
 // base; a build without a directory gets base.
 func (e *Experiment) ResolvePaths(base string) {
 	for k, b := range e.Builds {
@@ -69,6 +69,9 @@ func (e *Experiment) ResolvePaths(base string) {
 			}
 		case !filepath.IsAbs(b.Dir):
 			b.Dir = filepath.Join(base, b.Dir)
+		}
+		if b.Files != "" && !filepath.IsAbs(b.Files) {
+			b.Files = filepath.Join(base, b.Files)
 		}
 		e.Builds[k] = b
 	}

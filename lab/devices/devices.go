@@ -1,5 +1,5 @@
 // Package devices opens a device by its ID ("local", "sim:<preset>",
-// "adb:<serial>") and lists the devices every backend can reach.
+// "adb:<serial>", "ssh://HOST") and lists the devices every backend can reach.
 package devices
 
 import (
@@ -20,6 +20,9 @@ type Options struct {
 	Tunnels  *Tunnels
 	Realtime bool  // pace simulated devices at wall-clock speed
 	Seed     int64 // seed for simulated devices
+	// SSHConfig is the ssh configuration file ssh workers read (ssh -F;
+	// "": the user's ~/.ssh/config).
+	SSHConfig string
 }
 
 // backend is one kind of device. To add one, write its open and list
@@ -42,6 +45,7 @@ func backends() []backend {
 		{name: "local", open: openLocal, list: listLocal},
 		{name: "sim", open: openSim, list: listSim, static: staticSim},
 		{name: "adb", open: openADB, list: listADB},
+		{name: "ssh", open: openSSH, list: listSSH},
 	}
 }
 

@@ -1,0 +1,192 @@
+// Package sshdtest starts real OpenSSH servers (Debian's openssh-server,
+// which ./test.sh installs) on free loopback ports for tests: each "host"
+// is an sshd of its own with a throwaway host key, accepting a throwaway
+// client key of the test's, and the test gets an ssh configuration file
+// (for ssh -F) naming each host by an alias, with its HostName, Port,
+// User, IdentityFile and UserKnownHostsFile, as a user's ~/.ssh/config
+// would. Nothing of the machine's own ssh configuration is read or
+// changed: the servers read the test's sshd_config, the clients the
+// test's ssh_config.
+package sshdtest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SSHD is the server binary (sshd must be started by its absolute path).
+const SSHD = "/usr/sbin/sshd"
+
+// Lab is a set of hosts and the client configuration reaching them.
+type Lab struct {
+	Dir    string // the test's folder of keys and configurations
+	Config string // ssh configuration file (ssh -F) with every alias
+	Key    string // the client's private key
+	hosts  map[string]*host
+}
+
+type host struct {
+	port int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start starts one sshd per alias and writes the client configuration;
+// it skips the test when sshd or ssh-keygen is missing. The servers stop
+// at the test's end. extra adds lines to the client configuration (for
+// example an alias with a ProxyJump).
+func Start(t testing.TB, aliases []string, extra string) *Lab {
+	t.Helper()
+	for _, bin := range []string{SSHD, "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not installed (./test.sh installs openssh-server)", bin)
+		}
+	}
+	// sshd started by root wants its privilege separation folder, which
+	// the package's service would make at boot.
+	if os.Geteuid() == 0 {
+		if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) {
+			if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+				t.Skipf("sshd needs /run/sshd: %v", err)
+			}
+		}
+	}
+	dir, err := os.MkdirTemp("", "sshdtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	l := &Lab{Dir: dir, Config: filepath.Join(dir, "ssh_config"), Key: filepath.Join(dir, "client_key"), hosts: map[string]*host{}}
+	keygen := func(path string) {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "perflab-test", "-f", path).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v: %s", err, out)
+		}
+	}
+	keygen(l.Key)
+	hostKey := filepath.Join(dir, "host_key")
+	keygen(hostKey)
+	pub, err := os.ReadFile(l.Key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostPub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg, known strings.Builder
+	for _, alias := range aliases {
+		h := &host{port: freePort(t), done: make(chan struct{})}
+		l.hosts[alias] = h
+		fmt.Fprintf(&known, "[127.0.0.1]:%d %s", h.port, hostPub)
+		fmt.Fprintf(&cfg, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  ConnectTimeout 10\n\n",
+			alias, h.port, me.Username, l.Key, filepath.Join(dir, "known_hosts"))
+		sshdCfg := filepath.Join(dir, "sshd_config_"+alias)
+		conf := fmt.Sprintf("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n"+
+			"UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"+
+			"PermitRootLogin prohibit-password\nAllowTcpForwarding yes\nLogLevel ERROR\nMaxSessions 50\nMaxStartups 50\nSetEnv TMPDIR=%s\n",
+			h.port, hostKey, filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd_"+alias+".pid"), l.TmpDir(alias))
+		if err := os.MkdirAll(l.TmpDir(alias), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(sshdCfg, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h.cmd = exec.Command(SSHD, "-D", "-e", "-f", sshdCfg)
+		h.cmd.Stderr = &testLog{t: t, prefix: "sshd " + alias + ": "}
+		if err := h.cmd.Start(); err != nil {
+			t.Fatalf("starting sshd: %v", err)
+		}
+		go func() { h.cmd.Wait(); close(h.done) }()
+		t.Cleanup(func() { l.Stop(alias) })
+		waitListening(t, h, filepath.Join(dir, "sshd_"+alias+".pid"))
+	}
+	cfg.WriteString(extra)
+	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(known.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(l.Config, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TmpDir is the TMPDIR of alias's sessions: a folder of the test's, so
+// that it can tell what a worker left behind.
+func (l *Lab) TmpDir(alias string) string { return filepath.Join(l.Dir, "tmp-"+alias) }
+
+// Port is alias's port.
+func (l *Lab) Port(alias string) int { return l.hosts[alias].port }
+
+// Stop stops alias's server and the sessions it serves (a host going
+// away); stopping it again does nothing.
+func (l *Lab) Stop(alias string) {
+	h := l.hosts[alias]
+	if h == nil || h.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	// The listener and every session's process (sshd forks one per
+	// connection, in the listener's process group until it logs in).
+	pid := h.cmd.Process.Pid
+	exec.Command("pkill", "-KILL", "-P", fmt.Sprint(pid)).Run()
+	h.cmd.Process.Kill()
+	<-h.done
+}
+
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitListening waits for sshd's pid file, which it writes once it
+// listens.
+func waitListening(t testing.TB, h *host, pidFile string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-h.done:
+			t.Fatalf("sshd on port %d exited at start (its messages are in the test log)", h.port)
+		default:
+		}
+		if _, err := os.Stat(pidFile); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("sshd on port %d does not listen after 30 s", h.port)
+}
+
+// testLog writes a server's messages to the test log.
+type testLog struct {
+	t      testing.TB
+	prefix string
+}
+
+func (w *testLog) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.t.Log(w.prefix + line)
+	}
+	return len(p), nil
+}
