@@ -16,11 +16,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
 	"github.com/perflab/perflab/lab/sshworker"
+	"github.com/perflab/perflab/sessions"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
@@ -53,6 +55,11 @@ goes away leaves the pool and its round is redone on another worker. With
 --stop auto, a decided benchmark gets no more rounds while the others go
 on.
 
+Validation as ElastiBench's: --aa builds --head twice and compares it
+with itself (every benchmark reported changed is a false positive);
+--agree SESSION1 SESSION2 says on how many benchmarks two runs agree (the
+same direction of change, or none found in either).
+
 Run it in the module's checkout. --base defaults to the merge-base of HEAD
 with origin's default branch, else HEAD~1 (the line before the table says
 which); --head defaults to the work tree, uncommitted changes included.
@@ -66,6 +73,8 @@ Examples:
   perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
   perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
   perflab suite --trials 20 --benchtime 200ms --json > suite.json
+  perflab suite --aa --trials 16                  # the work tree against itself
+  perflab suite --agree run1.jsonl run2.jsonl
   perflab suite --worker ssh://bench1 --worker ssh://bench2 --stop auto --max-trials 40 ./...
 
 Manual: docs/suite.md
@@ -85,6 +94,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stop := fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
 	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many rounds (default: --trials)")
 	workers := fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
+	aa := fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
+	agree := fs.Bool("agree", false, "perflab suite --agree SESSION1 SESSION2: on how many benchmarks two suite runs agree (ElastiBench's measure), nothing run")
 	var workerSpecs repeatedFlag
 	fs.Var(&workerSpecs, "worker", "a worker running rounds: ssh://ALIAS or ssh://[USER@]HOST[:PORT] (reached as `ssh ALIAS` reaches it), local, local#N; repeatable")
 	workersFile := fs.String("workers-file", "", "a `FILE` listing workers, one a line (# comments)")
@@ -100,6 +111,13 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	pos, code, ok := parseCommandFlags(fs, args, suiteUsage, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if *agree {
+		return suiteAgree(pos, *asJSON, stdout, stderr)
+	}
+	if *aa && *base != "" {
+		fmt.Fprintln(stderr, "perflab suite: --aa compares --head with itself: give no --base")
+		return exitUsage
 	}
 	switch {
 	case *measure != "time" && *measure != "cachegrind":
@@ -148,7 +166,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	s, err := prepareSuite(ctx, suiteConfig{base: *base, head: *head, bench: *bench, benchtime: *benchtime, pkgs: pkgs,
-		cachegrind: *measure == "cachegrind", platforms: platforms}, stderr)
+		cachegrind: *measure == "cachegrind", platforms: platforms, aa: *aa}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -191,6 +209,73 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *out,
 		HandOffEvery: headlessHandOff}, deviceLab(devices.Options{Seed: *seed, SSHConfig: *sshConfig}))
+}
+
+// suiteAgree is perflab suite --agree SESSION1 SESSION2: each session's
+// verdicts as perflab report gives them, and on how many benchmark metrics
+// the two agree (analysis.Agree: the same direction of change, or none
+// found in both).
+func suiteAgree(paths []string, asJSON bool, stdout, stderr io.Writer) int {
+	if len(paths) != 2 {
+		fmt.Fprintln(stderr, "perflab suite --agree: give two session files (perflab suite --agree SESSION1 SESSION2)")
+		return exitUsage
+	}
+	var reps [2]analysis.Report
+	for i, path := range paths {
+		s, err := sessions.Load(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab suite --agree:", err)
+			return exitError
+		}
+		plan := &s.Header.Plan
+		opt := engine.Options(plan)
+		events, _, err := regimeEvents(s.Events, "", opt)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab suite --agree: %s: %v\n", path, err)
+			return exitError
+		}
+		reps[i] = engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt).Report
+	}
+	ag := analysis.Agree(reps[0], reps[1])
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Sessions [2]string `json:"sessions"`
+			analysis.Agreement
+			Share analysis.Float `json:"share"`
+		}{[2]string{paths[0], paths[1]}, ag, ag.Share()}); err != nil {
+			fmt.Fprintln(stderr, "perflab suite --agree:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "agreement of 1: %s\n             2: %s\n(the same direction of change in both, or none found in either)\n\n", paths[0], paths[1])
+	rows := [][]string{{"metric", "run 1", "run 2", "agree"}}
+	for _, r := range ag.Rows {
+		mark := "yes"
+		if !r.Agree {
+			mark = "NO"
+		}
+		rows = append(rows, []string{r.Metric, r.A, r.B, mark})
+	}
+	var sb strings.Builder
+	analysis.WriteAligned(&sb, rows, []bool{false, false, false, false})
+	io.WriteString(stdout, sb.String())
+	fmt.Fprintf(stdout, "\n%d of %d tested metrics agree", ag.Agree, ag.Total)
+	if ag.Total > 0 {
+		fmt.Fprintf(stdout, " (%.1f%%)", 100*float64(ag.Share()))
+	}
+	fmt.Fprintln(stdout)
+	if ag.UntestedInBoth > 0 {
+		fmt.Fprintf(stdout, "%d metrics untested in both (the same constant in both arms)\n", ag.UntestedInBoth)
+	}
+	for i, only := range [][]string{ag.OnlyA, ag.OnlyB} {
+		if len(only) > 0 {
+			fmt.Fprintf(stdout, "only in run %d: %s\n", i+1, strings.Join(only, ", "))
+		}
+	}
+	return exitOK
 }
 
 // suiteWorkers is the pool: --workers N local workers (local, local#2,
@@ -274,6 +359,7 @@ type suiteConfig struct {
 	base, head, bench, benchtime string
 	pkgs                         []string
 	cachegrind                   bool
+	aa                           bool // the head against itself
 	// platforms are the GOOS_GOARCH to build for, this host's first
 	// (remote workers may add others).
 	platforms []string
@@ -339,7 +425,10 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 		c.platforms = []string{hostPlatform()}
 	}
 	baseRev, baseName := c.base, c.base
-	if baseRev == "" {
+	switch {
+	case c.aa:
+		baseRev, baseName = c.head, c.head
+	case baseRev == "":
 		baseRev, baseName = defaultBase(ctx, top)
 	}
 	sides := [2]*suiteSide{}
@@ -358,6 +447,9 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 			side.rev, side.dir = commit, filepath.Join(wt, rel)
 			side.label = fmt.Sprintf("%s %.7s", spec.name, commit)
 		}
+		if c.aa {
+			side.label += []string{" (A)", " (B)"}[i]
+		}
 		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
 		if err := buildSide(ctx, side, i, c, s.bundle); err != nil {
 			return s, fmt.Errorf("%s: %w", side.label, err)
@@ -368,6 +460,9 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 	s.info.Head, s.info.HeadRev = c.head, sides[1].rev
 	if c.head == "" {
 		s.info.Head = "work tree"
+		if c.aa {
+			s.info.Base = "work tree"
+		}
 	}
 	if err := s.commonBuilds(sides, c, stderr); err != nil {
 		return s, err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,5 +224,60 @@ func TestSuiteWorkerErrors(t *testing.T) {
 		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Contains(errs, "building") {
 			t.Errorf("suite %v: exit %d, %s", tc.args, code, errs)
 		}
+	}
+}
+
+// TestSuiteAAAndAgree: --aa builds the head twice and finds no change in
+// its deterministic units (the same constant: untested); --agree counts
+// the benchmarks on which two suite runs agree.
+func TestSuiteAAAndAgree(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	dir := t.TempDir()
+	_, errs, code := perflabIn(t, repo, "suite", "--aa", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet", "-bench", "Work", "--out", filepath.Join(dir, "aa.jsonl"))
+	if code != exitOK || !strings.Contains(errs, "(A)") || !strings.Contains(errs, "(B)") {
+		t.Fatalf("--aa: exit %d\n%s", code, errs)
+	}
+	var runs []string
+	for _, seed := range []string{"1", "2"} {
+		path := filepath.Join(dir, "ab"+seed+".jsonl")
+		if _, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet",
+			"-bench", "Work", "--seed", seed, "--out", path); code != exitRegression {
+			t.Fatalf("seed %s: exit %d\n%s", seed, code, errs)
+		}
+		runs = append(runs, path)
+	}
+	out, errs, code := perflabIn(t, repo, "suite", "--agree", "--json", runs[0], runs[1])
+	if code != exitOK {
+		t.Fatalf("--agree: exit %d\n%s", code, errs)
+	}
+	var ag struct {
+		Rows []struct {
+			Metric, A, B string
+			Agree        bool
+		}
+		Agree, Total int
+	}
+	if err := json.Unmarshal([]byte(out), &ag); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	found := false
+	for _, r := range ag.Rows {
+		if strings.HasSuffix(r.Metric, ":units/op") {
+			found = true
+			if !r.Agree || r.A != "regression" || r.B != "regression" {
+				t.Errorf("%+v: want both regression, agreeing", r)
+			}
+		}
+	}
+	if !found || ag.Total != len(ag.Rows) || ag.Agree > ag.Total {
+		t.Errorf("agreement %+v", ag)
+	}
+	text, _, code := perflabIn(t, repo, "suite", "--agree", runs[0], runs[0])
+	if code != exitOK || !strings.Contains(text, fmt.Sprintf("%d of %d tested metrics agree (100.0%%)", ag.Total, ag.Total)) {
+		t.Errorf("a run against itself:\n%s", text)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--agree", runs[0]); code != exitUsage || !strings.Contains(errs, "two session files") {
+		t.Errorf("--agree with one session: exit %d %s", code, errs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/analysis/parse"
@@ -64,10 +65,18 @@ func (s *BenchSpec) refs() []benchRef {
 func (s *BenchSpec) Count() int { return len(s.refs()) }
 
 // BenchOfMetric is the benchmark a suite metric belongs to: the metric's
-// name up to its sub-benchmark ("/") or unit (":").
+// name up to its sub-benchmark ("/") or unit (":"), without go test's
+// GOMAXPROCS suffix ("-8"; a Go identifier has no "-", so the suffix is
+// the only one), package-qualified as the metric is when a name is in two
+// packages.
 func BenchOfMetric(metric string) string {
 	if i := strings.IndexAny(metric, "/:"); i >= 0 {
-		return metric[:i]
+		metric = metric[:i]
+	}
+	if i := strings.LastIndexByte(metric, '-'); i >= 0 && i > strings.LastIndexByte(metric, '.') {
+		if _, err := strconv.Atoi(metric[i+1:]); err == nil {
+			metric = metric[:i]
+		}
 	}
 	return metric
 }

@@ -106,7 +106,8 @@ func TestBenchScriptGoesOn(t *testing.T) {
 }
 
 func TestBenchOfMetric(t *testing.T) {
-	for in, want := range map[string]string{"Sort": "Sort", "Sort:B/op": "Sort", "Sort/n=10:allocs/op": "Sort", "b.Sort": "b.Sort"} {
+	for in, want := range map[string]string{"Sort": "Sort", "Sort:B/op": "Sort", "Sort/n=10:allocs/op": "Sort", "b.Sort": "b.Sort",
+		"Sort-2": "Sort", "Sort-2:B/op": "Sort", "Sort/n=10-8": "Sort", "go-cmp.Sort-4": "go-cmp.Sort", "go-cmp.Sort": "go-cmp.Sort"} {
 		if got := BenchOfMetric(in); got != want {
 			t.Errorf("BenchOfMetric(%q) = %q, want %q", in, got, want)
 		}
@@ -145,7 +146,7 @@ func (d *benchFake) RunTrial(ctx context.Context, req TrialRequest) TrialResult 
 				v *= 1.2
 			}
 		}
-		ms = append(ms, Metric{Name: name, Value: v, Unit: "ns/op", Better: "lower"})
+		ms = append(ms, Metric{Name: name + "-2", Value: v, Unit: "ns/op", Better: "lower"})
 	}
 	return TrialResult{Status: StatusOK, Metrics: ms}
 }
