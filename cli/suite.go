@@ -97,8 +97,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	aa := fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
 	agree := fs.Bool("agree", false, "perflab suite --agree SESSION1 SESSION2: on how many benchmarks two suite runs agree (ElastiBench's measure), nothing run")
 	var workerSpecs repeatedFlag
-	fs.Var(&workerSpecs, "worker", "a worker running rounds: ssh://ALIAS or ssh://[USER@]HOST[:PORT] (reached as `ssh ALIAS` reaches it), local, local#N; repeatable")
+	fs.Var(&workerSpecs, "worker", "a worker running rounds: ssh://ALIAS or ssh://[USER@]HOST[:PORT] (reached as `ssh ALIAS` reaches it), adb:SERIAL or adb:model=MODEL (a phone of the --adb servers), local, local#N; repeatable")
 	workersFile := fs.String("workers-file", "", "a `FILE` listing workers, one a line (# comments)")
+	var acc deviceAccess
+	acc.register(fs)
 	sshConfig := fs.String("ssh-config", "", "ssh configuration `FILE` for ssh workers (ssh -F; default: ~/.ssh/config)")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
@@ -160,7 +162,17 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitUsage
 	}
-	platforms, err := workerPlatforms(ctx, ids, *sshConfig, *measure == "cachegrind", stderr)
+	if !acc.openOr(ctx, "perflab suite", stderr) {
+		return exitError
+	}
+	defer acc.close()
+	devOpt := acc.options()
+	devOpt.Seed, devOpt.SSHConfig = *seed, *sshConfig
+	if ids, err = devices.Resolve(ctx, ids, devOpt); err != nil {
+		fmt.Fprintln(stderr, "perflab suite:", err)
+		return exitError
+	}
+	platforms, err := workerPlatforms(ctx, ids, devOpt, *measure == "cachegrind", stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
@@ -208,7 +220,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *out,
-		HandOffEvery: headlessHandOff}, deviceLab(devices.Options{Seed: *seed, SSHConfig: *sshConfig}))
+		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }
 
 // suiteAgree is perflab suite --agree SESSION1 SESSION2: each session's
@@ -313,9 +325,9 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 			if _, err := sshworker.Parse(w); err != nil {
 				return nil, err
 			}
-		case w == "local" || strings.HasPrefix(w, "local#"):
+		case w == "local" || strings.HasPrefix(w, "local#") || strings.HasPrefix(w, "adb:"):
 		default:
-			return nil, fmt.Errorf("--worker %q: want ssh://HOST, local or local#N", w)
+			return nil, fmt.Errorf("--worker %q: want ssh://HOST, adb:SERIAL, adb:model=MODEL, local or local#N", w)
 		}
 		if slices.Contains(ids, w) {
 			return nil, fmt.Errorf("--worker %s is given twice", w)
@@ -325,24 +337,32 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 	return ids, nil
 }
 
-// workerPlatforms connects to every ssh worker (so that a host that
-// refuses the key is said before anything is built) and returns the
-// platforms to build for, this host's first.
-func workerPlatforms(ctx context.Context, ids []string, sshConfig string, cachegrind bool, stderr io.Writer) ([]string, error) {
+// workerPlatforms connects to every remote worker (so that a host that
+// refuses the key, or a phone that is gone, is said before anything is
+// built) and returns the platforms to build for, this host's first: an
+// ssh host's from its uname -sm, a phone's from its ABI (a simulated
+// phone runs the serving host's programs).
+func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cachegrind bool, stderr io.Writer) ([]string, error) {
 	plats := []string{hostPlatform()}
 	for _, id := range ids {
-		if !strings.HasPrefix(id, "ssh://") {
+		if !strings.HasPrefix(id, "ssh://") && !strings.HasPrefix(id, "adb:") {
 			continue
 		}
 		if cachegrind {
 			return nil, fmt.Errorf("--measure cachegrind runs on this host's workers only (it needs perflab and valgrind beside the benchmarks): %s is remote", id)
 		}
-		t, err := sshworker.Parse(id)
+		d, err := devices.Open(ctx, id, opt)
 		if err != nil {
 			return nil, err
 		}
-		d := sshworker.New(t, sshworker.Options{Config: sshConfig})
-		plat, err := d.Platform(ctx)
+		pl, ok := d.(interface {
+			Platform(context.Context) (string, error)
+		})
+		if !ok {
+			d.Close()
+			return nil, fmt.Errorf("worker %s cannot run test binaries", id)
+		}
+		plat, err := pl.Platform(ctx)
 		d.Close()
 		if err != nil {
 			return nil, err

@@ -2,14 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/lab/sshworker/sshdtest"
 	"github.com/perflab/perflab/sessions"
 )
@@ -279,5 +283,51 @@ func TestSuiteAAAndAgree(t *testing.T) {
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--agree", runs[0]); code != exitUsage || !strings.Contains(errs, "two session files") {
 		t.Errorf("--agree with one session: exit %d %s", code, errs)
+	}
+}
+
+// TestSuiteOnPhoneThroughADB runs the suite on a phone served by perflab
+// simdevice through a real adb server: the test binaries are built for
+// the platform the phone says it runs (the simulated phone: this host's),
+// pushed to a private folder under /data/local/tmp, run over adb shell,
+// and the folder is gone at the end; Work's deterministic units/op is a
+// regression there too.
+func TestSuiteOnPhoneThroughADB(t *testing.T) {
+	t.Parallel()
+	srv := adbtest.StartServer(t)
+	serial := startSimdevice(t, srv, "pixel")
+	repo := suiteRepo(t)
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+		"-bench", "Work", "--worker", "adb:"+serial, "--adb", srv.Addr, "--out", session)
+	if code != exitRegression || !strings.Contains(errs, "worker adb:"+serial+": linux_") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	r := decodeReport(t, out)
+	found := false
+	for _, m := range r.Metrics {
+		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") {
+			found = m.Verdict == "regression"
+		}
+	}
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := ""
+	for _, e := range s.Events {
+		if e.Type == lab.EventTrial && e.Trial.Status != "ok" {
+			t.Errorf("trial %d: %s %s", e.Trial.Index, e.Trial.Status, e.Trial.Reason)
+		}
+		if e.Type == lab.EventSettings && e.Settings.Detail["worker_dir"] != "" {
+			dir = e.Settings.Detail["worker_dir"]
+		}
+	}
+	if !found || dir == "" {
+		t.Fatalf("Work:units/op regression %v, worker folder %q\n%s", found, dir, out)
+	}
+	ls, err := srv.Client.Run(context.Background(), serial, "ls /data/local/tmp")
+	if err != nil || strings.Contains(ls, path.Base(dir)) {
+		t.Errorf("the worker's folder %s after the run: %s %v", dir, ls, err)
 	}
 }

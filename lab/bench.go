@@ -159,3 +159,27 @@ func GoBenchMetrics(out []byte) ([]Metric, error) {
 	}
 	return ms, nil
 }
+
+// CommandMetrics reads the stdout of a command build's trial on a device
+// that only runs it (an ssh worker, a phone): `go test -bench` lines for
+// Build.Output "gobench", metric lines (MetricPrefix) otherwise.
+func CommandMetrics(b Build, out []byte) ([]Metric, error) {
+	if b.Output == OutputGoBench {
+		return GoBenchMetrics(out)
+	}
+	var ms []Metric
+	for i, line := range strings.Split(string(out), "\n") {
+		if !IsMetricLine(line) {
+			continue
+		}
+		m, err := ParseMetricLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("stdout line %d: %v", i+1, err)
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("the command printed no metric lines (%s name=value ...) and no go test -bench results", MetricPrefix)
+	}
+	return ms, nil
+}

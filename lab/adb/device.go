@@ -54,6 +54,7 @@ type Device struct {
 	MetricsWait time.Duration
 
 	mu       sync.Mutex
+	cmdState // command builds (commands.go)
 	info     lab.DeviceInfo
 	rootVia  string // "adbd", "su" or ""
 	exp      *lab.Experiment
@@ -429,6 +430,9 @@ func (d *Device) builtinProfiles() governor.Resolver {
 // from the APK's manifest. Setup makes the same check; whether the package
 // is installed is only known there.
 func (d *Device) CheckBuilds(exp *lab.Experiment) error {
+	if CommandBuilds(exp) {
+		return nil // a command for the phone's shell (commands.go)
+	}
 	for _, k := range slices.Sorted(maps.Keys(exp.Builds)) {
 		if _, err := buildApp(k, exp.Builds[k]); err != nil {
 			return err
@@ -584,6 +588,9 @@ func (d *Device) checkControls(c lab.Controls) error {
 // the record/replay proxy and points the phone's http_proxy at it through
 // adb reverse (see proxy.go).
 func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, error) {
+	if CommandBuilds(exp) {
+		return d.cmdSetup(ctx, exp)
+	}
 	if err := d.CheckMetrics(exp); err != nil {
 		return nil, err
 	}
@@ -887,6 +894,12 @@ func ParseAmStart(out string) (total, wait float64, err error) {
 // request the recording cannot answer fails the trial (proxy.Controller);
 // turned off between rounds, the phone gets its own proxy setting back.
 func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialResult {
+	d.mu.Lock()
+	cmd := d.cmdMode
+	d.mu.Unlock()
+	if cmd {
+		return d.cmdTrial(ctx, req)
+	}
 	if err := d.checkControls(req.Controls); err != nil {
 		return d.fail(err, "reset")
 	}
@@ -1178,11 +1191,15 @@ func (d *Device) Reconnect(ctx context.Context) error {
 func (d *Device) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	cmdErr := d.cmdClose(ctx)
 	d.mu.Lock()
 	m, mounted, builds := d.metrics, d.mounted, d.builds
 	d.metrics = nil
 	d.mu.Unlock()
 	var errs []error
+	if cmdErr != nil {
+		errs = append(errs, fmt.Errorf("removing the worker's folder: %w", cmdErr))
+	}
 	if err := d.closeGovernor(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -45,6 +45,15 @@ func WithSimExtras(ctx context.Context, d *adb.Device) (lab.Device, error) {
 	if p.slowdown, err = d.Prop(ctx, sim.PropSlowdown); err != nil {
 		return nil, fmt.Errorf("device %s: %w", d.Serial(), err)
 	}
+	if p.extras[sim.ExtraHostBinaries] {
+		plat, err := d.Prop(ctx, sim.PropHostPlatform)
+		if err != nil {
+			return nil, fmt.Errorf("device %s: %w", d.Serial(), err)
+		}
+		if plat != "" {
+			d.SetPlatform(plat) // its shell runs the serving host's programs
+		}
+	}
 	if p.extras[sim.ExtraProfiles] {
 		if p.preset, err = d.Prop(ctx, sim.PropPreset); err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.Serial(), err)

@@ -39,7 +39,7 @@ func TestSimExtrasOverADB(t *testing.T) {
 		t.Fatalf("a phone advertising %s opens as %T, want the sim extras around it", sim.PropExtras, d)
 	}
 	info := p.Info()
-	if info.Props[sim.PropExtras] != "advance,apps,profiles,proxy" || info.Props[sim.PropPreset] != "pixel" || info.Props[sim.PropSlowdown] != "1" {
+	if info.Props[sim.PropExtras] != "advance,apps,host_binaries,profiles,proxy" || info.Props[sim.PropPreset] != "pixel" || info.Props[sim.PropSlowdown] != "1" {
 		t.Errorf("props %v", info.Props)
 	}
 	if _, ok := p.BuiltinProfile("recommended"); !ok {

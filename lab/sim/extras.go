@@ -11,6 +11,9 @@ const (
 	// PropSlowdown is the unit's slowdown against its model (Phone.SetSlowdown),
 	// the truth a device pool's per-device analysis can be checked against.
 	PropSlowdown = "perflab.sim.slowdown"
+	// PropHostPlatform is the GOOS_GOARCH of the host serving the phone,
+	// whose programs its shell runs (ExtraHostBinaries).
+	PropHostPlatform = "perflab.sim.host_platform"
 )
 
 // The extras a simulated phone advertises in PropExtras.
@@ -19,7 +22,11 @@ const (
 	ExtraProxy    = "proxy"    // `setprop perflab.proxy MODE` switches the proxy model
 	ExtraApps     = "apps"     // a build naming a sim app is installed as PackageName(app, effect), activity MainActivity
 	ExtraProfiles = "profiles" // the preset named by PropPreset has built-in governor profiles
+	// ExtraHostBinaries: the shell runs programs built for the host that
+	// serves the phone (linux, the host's architecture) in place of the
+	// phone's ABI, a perflab suite worker's test binaries among them.
+	ExtraHostBinaries = "host_binaries"
 )
 
 // Extras is the PropExtras value of every simulated phone.
-const Extras = ExtraAdvance + "," + ExtraProxy + "," + ExtraApps + "," + ExtraProfiles
+const Extras = ExtraAdvance + "," + ExtraProxy + "," + ExtraApps + "," + ExtraProfiles + "," + ExtraHostBinaries

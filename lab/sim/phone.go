@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,6 +179,7 @@ func (ph *Phone) initProps() {
 		PropExtras:                 Extras,
 		PropPreset:                 p.Name,
 		PropSlowdown:               "1",
+		PropHostPlatform:           runtime.GOOS + "_" + runtime.GOARCH,
 	} {
 		ph.props[k] = v
 	}

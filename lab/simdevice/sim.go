@@ -158,6 +158,10 @@ type adapter struct {
 	launches uint64              // launches profiled, for their streams
 }
 
+// RunsHostBinaries: the simulated phone runs programs built for this host
+// (shell.HostRunner), a Go test binary of perflab suite among them.
+func (a *adapter) RunsHostBinaries() bool { return true }
+
 func (a *adapter) ABIs() []string {
 	abi := a.Preset().ABI
 	if abi == "arm64-v8a" {

@@ -279,7 +279,7 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		}
 		return lab.TrialResult{Status: lab.StatusFailed, Reason: fmt.Sprintf("%v: %s", err, lastLine(stderr.String(), "no message"))}
 	}
-	ms, err := metricsOf(req.Build, stdout.Bytes())
+	ms, err := lab.CommandMetrics(req.Build, stdout.Bytes())
 	if err != nil {
 		if s := strings.TrimSpace(stderr.String()); s != "" {
 			err = fmt.Errorf("%v (stderr: %s)", err, lastLine(s, ""))
@@ -287,29 +287,6 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		return lab.TrialResult{Status: lab.StatusFailed, Reason: err.Error()}
 	}
 	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
-}
-
-// metricsOf reads a trial's stdout: `go test -bench` lines for a gobench
-// build, metric lines otherwise.
-func metricsOf(b lab.Build, out []byte) ([]lab.Metric, error) {
-	if b.Output == lab.OutputGoBench {
-		return lab.GoBenchMetrics(out)
-	}
-	var ms []lab.Metric
-	for i, line := range strings.Split(string(out), "\n") {
-		if !lab.IsMetricLine(line) {
-			continue
-		}
-		m, err := lab.ParseMetricLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("stdout line %d: %v", i+1, err)
-		}
-		ms = append(ms, m)
-	}
-	if len(ms) == 0 {
-		return nil, fmt.Errorf("the command printed no metric lines (%s name=value ...) and no go test -bench results", lab.MetricPrefix)
-	}
-	return ms, nil
 }
 
 // kill ends an interrupted trial's processes on the host (its session's

@@ -130,6 +130,11 @@ func (e *env) execFile(name string, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "/system/bin/sh: %s: not executable: magic %04X\n", name, magic)
 		return 126
 	}
+	if e.runsHost(abi) {
+		if code, ok := e.execHost(p, args, stdout, stderr); ok {
+			return code
+		}
+	}
 	supported := false
 	for _, a := range e.sh.Phone.ABIs() {
 		if a == abi {
