@@ -125,7 +125,7 @@ func (s *BenchSpec) script(refs []benchRef) string {
 				shquote.Quote("^Benchmark"+regexp.QuoteMeta(r.name)+"$"), shquote.Quote(s.Benchtime))
 		}
 		fail := shquote.Quote(fmt.Sprintf("perflab: benchmark %s.%s failed, exit status", p.Path, r.name))
-		lines = append(lines, fmt.Sprintf("(cd %s && %s) || echo %s $? >&2", dir, run, fail))
+		lines = append(lines, fmt.Sprintf("(cd %s && exec %s) || echo %s $? >&2", dir, run, fail))
 	}
 	if len(lines) == 0 {
 		return "true"

@@ -29,7 +29,7 @@ func ranBenchmarks(t *testing.T, cmd []string) []string {
 		}
 		t.Fatalf("command %q: want sh -c SCRIPT", cmd)
 	}
-	re := regexp.MustCompile(`cd (\S+) && \./\S+ -test\.run='\^\$' -test\.bench='\^Benchmark(\w+)\$'`)
+	re := regexp.MustCompile(`cd (\S+) && exec \./\S+ -test\.run='\^\$' -test\.bench='\^Benchmark(\w+)\$'`)
 	var out []string
 	for _, m := range re.FindAllStringSubmatch(cmd[2], -1) {
 		out = append(out, m[1]+"/"+m[2])
