@@ -46,7 +46,9 @@ list of benchmarks better than the chance of any). Every unit a benchmark
 prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
 and every b.ReportMetric unit (named BENCH:UNIT), higher better for rates.
 
-Workers on other machines: --worker ssh://ALIAS (repeatable) adds a host
+--parallel N runs N local workers, each pinned to its own CPUs (for
+CPU-bound benchmarks on a many-core host). Workers on other machines:
+--worker ssh://ALIAS (repeatable) adds a host
 reached exactly as "ssh ALIAS" reaches it (the system's OpenSSH client and
 ~/.ssh/config, or --ssh-config FILE; one multiplexed connection a host):
 the test binaries are cross-compiled for its uname -sm, copied to a
@@ -94,6 +96,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stop := fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
 	maxTrials := fs.Int("max-trials", 0, "with --stop auto: at most this many rounds (default: --trials)")
 	workers := fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
+	parallel := fs.Int("parallel", 0, "N local workers, each pinned to its own CPUs (the host's split into N sets, taskset): for CPU-bound benchmarks on a many-core host; a warning when N exceeds the CPUs")
 	aa := fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
 	agree := fs.Bool("agree", false, "perflab suite --agree SESSION1 SESSION2: on how many benchmarks two suite runs agree (ElastiBench's measure), nothing run")
 	var workerSpecs repeatedFlag
@@ -157,6 +160,19 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	workersSet := false
 	fs.Visit(func(f *flag.Flag) { workersSet = workersSet || f.Name == "workers" })
+	switch {
+	case *parallel < 0 || *parallel > 64:
+		fmt.Fprintf(stderr, "perflab suite: --parallel %d: want 1 to 64\n", *parallel)
+		return exitUsage
+	case *parallel > 0 && workersSet:
+		fmt.Fprintln(stderr, "perflab suite: --parallel N pins N local workers, --workers N leaves them free: give one")
+		return exitUsage
+	case *parallel > 0:
+		*workers, workersSet = *parallel, true
+		if *parallel > runtime.NumCPU() {
+			fmt.Fprintf(stderr, "perflab suite: warning: --parallel %d on a host of %d CPUs: workers share CPUs and CPU-bound benchmarks disturb each other (at most %d can be isolated)\n", *parallel, runtime.NumCPU(), runtime.NumCPU())
+		}
+	}
 	ids, err := suiteWorkers(*workers, workersSet, workerSpecs, *workersFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
@@ -167,7 +183,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer acc.close()
 	devOpt := acc.options()
-	devOpt.Seed, devOpt.SSHConfig = *seed, *sshConfig
+	devOpt.Seed, devOpt.SSHConfig, devOpt.PinWorkers = *seed, *sshConfig, *parallel
 	if ids, err = devices.Resolve(ctx, ids, devOpt); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -329,5 +330,45 @@ func TestSuiteOnPhoneThroughADB(t *testing.T) {
 	ls, err := srv.Client.Run(context.Background(), serial, "ls /data/local/tmp")
 	if err != nil || strings.Contains(ls, path.Base(dir)) {
 		t.Errorf("the worker's folder %s after the run: %s %v", dir, ls, err)
+	}
+}
+
+// TestSuiteParallelPinned: --parallel 2 runs two local workers, each
+// pinned to its own CPUs (taskset), which the session records.
+func TestSuiteParallelPinned(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset not installed")
+	}
+	repo := suiteRepo(t)
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet",
+		"-bench", "Work", "--parallel", "2", "--out", session)
+	if code != exitRegression {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := map[string]bool{}
+	for _, e := range s.Events {
+		if e.Type == lab.EventSettings {
+			for k, v := range e.Settings.Detail {
+				if strings.HasSuffix(k, "cpus") {
+					cpus[v] = true
+				}
+			}
+		}
+	}
+	want := 2
+	if runtime.NumCPU() < 2 {
+		want = 1
+	}
+	if len(cpus) != want {
+		t.Errorf("pinned CPU sets recorded: %v, want %d", cpus, want)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--parallel", "2", "--workers", "2"); code != exitUsage || !strings.Contains(errs, "give one") {
+		t.Errorf("--parallel with --workers: exit %d %s", code, errs)
 	}
 }

@@ -23,6 +23,9 @@ type Options struct {
 	// SSHConfig is the ssh configuration file ssh workers read (ssh -F;
 	// "": the user's ~/.ssh/config).
 	SSHConfig string
+	// PinWorkers, when > 0, pins the local workers local, local#2, ...
+	// each to its own CPUs, the host's split into PinWorkers sets.
+	PinWorkers int
 }
 
 // backend is one kind of device. To add one, write its open and list
@@ -53,6 +56,9 @@ func backends() []backend {
 func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
 	if n, ok := localWorker(name); ok && arg == "" {
+		if opt.PinWorkers > 0 {
+			return local.PinnedWorker(n, opt.PinWorkers), nil
+		}
 		return local.NewWorker(n), nil
 	}
 	var names []string

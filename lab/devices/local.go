@@ -14,6 +14,9 @@ func openLocal(ctx context.Context, arg string, opt Options) (lab.Device, error)
 	if arg != "" {
 		return nil, fmt.Errorf("device \"local:%s\": the local device takes no argument; use \"local\"", arg)
 	}
+	if opt.PinWorkers > 0 {
+		return local.PinnedWorker(1, opt.PinWorkers), nil
+	}
 	return local.New(), nil
 }
 

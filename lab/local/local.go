@@ -66,6 +66,10 @@ func processMetric(name string) bool {
 type Device struct {
 	*governor.Local
 	info lab.DeviceInfo
+	// cpus, for a pinned worker (PinnedWorker), is the CPU list every
+	// trial's command is pinned to (taskset -c), unless controls.pin_cpu
+	// names one.
+	cpus string
 
 	perfOnce   sync.Once
 	perf       perfStatus
@@ -110,6 +114,33 @@ func NewWorker(n int) *Device {
 	d := New()
 	d.info.ID = fmt.Sprintf("%s#%d", d.info.ID, n)
 	return d
+}
+
+// PinnedWorker is worker n (1-based) of k local workers, each pinned to
+// its own CPUs: the host's CPUs split into k equal, consecutive sets (one
+// worker per CPU at most; with more workers than CPUs they wrap around and
+// share, which Shared reports).
+func PinnedWorker(n, k int) *Device {
+	d := New()
+	if n > 1 {
+		d = NewWorker(n)
+	}
+	lo, hi := WorkerCPUs(n, k, runtime.NumCPU())
+	d.cpus = fmt.Sprintf("%d-%d", lo, hi)
+	d.info.Props = maps.Clone(d.info.Props)
+	if d.info.Props == nil {
+		d.info.Props = map[string]string{}
+	}
+	d.info.Props["cpus"] = d.cpus
+	return d
+}
+
+// WorkerCPUs is the CPU range [lo, hi] of worker n (1-based) of k on a
+// host of ncpu CPUs.
+func WorkerCPUs(n, k, ncpu int) (lo, hi int) {
+	per := max(ncpu/k, 1)
+	lo = ((n - 1) * per) % ncpu
+	return lo, min(lo+per-1, ncpu-1)
 }
 
 // NewProbed returns the local device with perf and GNU time checked, so
@@ -263,6 +294,9 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	}
 	if reaperNote != "" {
 		detail["leftovers"] = reaperNote
+	}
+	if d.cpus != "" {
+		detail["cpus"] = d.cpus // a pinned worker's
 	}
 	if metrics == nil {
 		detail["metrics"] = strings.Join(defaultMetrics, ",") + " + reported"

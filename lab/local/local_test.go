@@ -611,3 +611,15 @@ func TestCheckControlsMatchesSetup(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerCPUs(t *testing.T) {
+	for _, tc := range []struct{ n, k, ncpu, lo, hi int }{
+		{1, 1, 8, 0, 7}, {1, 4, 8, 0, 1}, {4, 4, 8, 6, 7}, {2, 3, 8, 2, 3},
+		{1, 2, 2, 0, 0}, {2, 2, 2, 1, 1}, {3, 4, 2, 0, 0}, {4, 4, 2, 1, 1},
+	} {
+		lo, hi := WorkerCPUs(tc.n, tc.k, tc.ncpu)
+		if lo != tc.lo || hi != tc.hi {
+			t.Errorf("WorkerCPUs(%d, %d, %d) = %d-%d, want %d-%d", tc.n, tc.k, tc.ncpu, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}

@@ -204,6 +204,8 @@ func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Exp
 	}
 	if cpu := req.Controls.PinnedCPU(); cpu >= 0 {
 		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
+	} else if d.cpus != "" {
+		argv = append([]string{"taskset", "-c", d.cpus}, argv...)
 	}
 
 	// Without trial_timeout the run's context alone ends the command: no
