@@ -1,0 +1,260 @@
+// Package cpstudy measures the change-point detector (analysis/changepoint)
+// on synthetic series whose true steps are known: Gaussian noise with
+// occasional slow outliers, single spikes, steps of 1–5σ and slow drifts.
+// The seeded test in analysis/changepoint runs a small study and
+// bench/changepoint_study the full one whose figures docs/history.md gives.
+package cpstudy
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/perflab/perflab/analysis/changepoint"
+)
+
+// Level and Sigma are the synthetic series' baseline and noise: a step of
+// kσ is k% of the level.
+const (
+	Level = 100.0
+	Sigma = 1.0
+)
+
+// Kind is a family of synthetic series.
+type Kind int
+
+// The families of the study.
+const (
+	Stationary Kind = iota // Gaussian noise only
+	Outliers               // noise plus slow outliers (+4σ to +8σ) on 2% of points
+	Spike                  // noise plus one spike of ±8σ to ±12σ
+	Steps                  // 1–3 steps of 1–5σ, with outliers and a spike
+	Drift                  // a slow linear drift of 1–3σ over the series, no step
+)
+
+func (k Kind) String() string {
+	return [...]string{"stationary", "outliers", "spike", "steps", "drift"}[k]
+}
+
+// Series is one synthetic series and its truth.
+type Series struct {
+	Kind   Kind
+	Values []float64
+	// Steps are the true steps' first indices and Sizes their size in σ
+	// (signed).
+	Steps []int
+	Sizes []float64
+	// SpikeAt is the spike's index, −1 without one.
+	SpikeAt int
+}
+
+// Generate makes a series of n points of the given kind.
+func Generate(r *rand.Rand, kind Kind, n int) Series {
+	s := Series{Kind: kind, Values: make([]float64, n), SpikeAt: -1}
+	for i := range s.Values {
+		s.Values[i] = Level + Sigma*r.NormFloat64()
+	}
+	outliers := func() {
+		for i := range s.Values {
+			if r.Float64() < 0.02 {
+				s.Values[i] += Sigma * (4 + 4*r.Float64())
+			}
+		}
+	}
+	spike := func() {
+		s.SpikeAt = r.IntN(n)
+		sign := 1.0
+		if r.IntN(2) == 0 {
+			sign = -1
+		}
+		s.Values[s.SpikeAt] += sign * Sigma * (8 + 4*r.Float64())
+	}
+	switch kind {
+	case Outliers:
+		outliers()
+	case Spike:
+		spike()
+	case Steps:
+		s.Steps = stepPlaces(r, n, 1+r.IntN(3))
+		for _, at := range s.Steps {
+			size := float64(1 + r.IntN(5))
+			if r.IntN(2) == 0 {
+				size = -size
+			}
+			s.Sizes = append(s.Sizes, size)
+			for i := at; i < n; i++ {
+				s.Values[i] += size * Sigma
+			}
+		}
+		outliers()
+		spike()
+	case Drift:
+		total := Sigma * (1 + 2*r.Float64())
+		for i := range s.Values {
+			s.Values[i] += total * float64(i) / float64(n-1)
+		}
+	}
+	return s
+}
+
+// stepPlaces draws k step indices at least 10 points from the ends and 20
+// apart, in order.
+func stepPlaces(r *rand.Rand, n, k int) []int {
+	for {
+		at := make([]int, k)
+		for i := range at {
+			at[i] = 10 + r.IntN(n-20)
+		}
+		slices.Sort(at)
+		ok := true
+		for i := 1; i < k; i++ {
+			if at[i]-at[i-1] < 20 {
+				ok = false
+			}
+		}
+		if ok {
+			return at
+		}
+	}
+}
+
+// Config is one study.
+type Config struct {
+	Seed     uint64
+	PerKind  int // series of each kind
+	N        int // points per series
+	Detector changepoint.Options
+}
+
+// Result holds the study's counts.
+type Result struct {
+	Config Config
+	// Series counts the series of each kind, Found the steps reported in
+	// them.
+	Series, Found map[Kind]int
+	// TruePos counts reported steps within ±1 of a true step (of any
+	// size); Reported the steps reported in step series.
+	TruePos, Reported int
+	// BigSteps counts the true steps of at least 2σ, BigFound those
+	// located within ±1.
+	BigSteps, BigFound int
+	// BySize counts true steps and those located, by size in σ (1–5).
+	BySize, BySizeFound [6]int
+	// SpikeSteps counts spikes reported as a step: a step within ±1 of a
+	// spike and more than 5 points from any true step (a spike right next
+	// to a true step can shift where that step is located, which counts
+	// against precision and recall instead).
+	SpikeSteps int
+}
+
+// Precision is the share of steps reported in step series that lie within
+// ±1 of a true step.
+func (r Result) Precision() float64 { return ratio(r.TruePos, r.Reported) }
+
+// Recall is the share of true steps of at least 2σ located within ±1.
+func (r Result) Recall() float64 { return ratio(r.BigFound, r.BigSteps) }
+
+// FalsePer100 is the steps reported per 100 series without a step (the
+// stationary, outlier and spike families).
+func (r Result) FalsePer100() float64 {
+	n := r.Series[Stationary] + r.Series[Outliers] + r.Series[Spike]
+	f := r.Found[Stationary] + r.Found[Outliers] + r.Found[Spike]
+	return 100 * ratio(f, n)
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+// Run runs the study: PerKind series of each kind, seeded by Seed.
+func Run(c Config) (Result, error) {
+	res := Result{Config: c, Series: map[Kind]int{}, Found: map[Kind]int{}}
+	for _, kind := range []Kind{Stationary, Outliers, Spike, Steps, Drift} {
+		r := rand.New(rand.NewPCG(c.Seed, uint64(kind)))
+		for range c.PerKind {
+			s := Generate(r, kind, c.N)
+			steps, err := changepoint.Detect(s.Values, c.Detector)
+			if err != nil {
+				return res, err
+			}
+			res.Series[kind]++
+			res.Found[kind] += len(steps)
+			res.score(s, steps)
+		}
+	}
+	return res, nil
+}
+
+// score matches the reported steps to the true ones, each at most once.
+func (res *Result) score(s Series, steps []changepoint.Step) {
+	used := make([]bool, len(s.Steps))
+	for _, st := range steps {
+		matched := false
+		for i, at := range s.Steps {
+			if !used[i] && abs(st.Index-at) <= 1 {
+				used[i], matched = true, true
+				break
+			}
+		}
+		if matched {
+			res.TruePos++
+		} else if s.SpikeAt >= 0 && abs(st.Index-s.SpikeAt) <= 1 && !near(s.Steps, st.Index, 5) {
+			res.SpikeSteps++
+		}
+	}
+	if s.Kind == Steps {
+		res.Reported += len(steps)
+	}
+	for i, size := range s.Sizes {
+		k := int(math.Abs(size))
+		res.BySize[k]++
+		if used[i] {
+			res.BySizeFound[k]++
+		}
+		if k >= 2 {
+			res.BigSteps++
+			if used[i] {
+				res.BigFound++
+			}
+		}
+	}
+}
+
+// near tells whether some index of at lies within d of i.
+func near(at []int, i, d int) bool {
+	for _, a := range at {
+		if abs(a-i) <= d {
+			return true
+		}
+	}
+	return false
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Write prints the result's figures.
+func (r Result) Write(w io.Writer) {
+	fmt.Fprintf(w, "min segment %d, alpha %g, %d series of %d points per family, seed %d\n",
+		r.Config.Detector.MinSegment, r.Config.Detector.Alpha, r.Config.PerKind, r.Config.N, r.Config.Seed)
+	fmt.Fprintf(w, "steps >= 2σ: precision %.3f (%d of %d reported), recall %.3f (%d of %d within ±1)\n",
+		r.Precision(), r.TruePos, r.Reported, r.Recall(), r.BigFound, r.BigSteps)
+	fmt.Fprint(w, "recall by size:")
+	for k := 1; k <= 5; k++ {
+		fmt.Fprintf(w, " %dσ %.2f", k, ratio(r.BySizeFound[k], r.BySize[k]))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "false steps per 100 series without a step: %.2f (stationary %d, outliers %d, spike %d)\n",
+		r.FalsePer100(), r.Found[Stationary], r.Found[Outliers], r.Found[Spike])
+	fmt.Fprintf(w, "spikes reported as a step: %d\n", r.SpikeSteps)
+	fmt.Fprintf(w, "drift 1–3σ over the series: %.2f steps per series\n", ratio(r.Found[Drift], r.Series[Drift]))
+}
