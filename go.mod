@@ -13,6 +13,7 @@ require (
 	github.com/electricbubble/gadb v0.1.0
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/guptarohit/asciigraph v0.10.0
+	github.com/ncruces/go-sqlite3 v0.37.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/gonum v0.17.0
@@ -38,6 +39,8 @@ require (
 	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
+	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
+	github.com/ncruces/julianday v1.0.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	golang.org/x/image v0.30.0 // indirect
