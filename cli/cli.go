@@ -39,6 +39,7 @@ func commands() []command {
 		{"validate", "A/A and known-effect validation of an experiment setup", cmdValidate},
 		{"order", "test whether trial order changes the conclusion (OrderSage)", cmdOrder},
 		{"bisect", "find the build that caused a regression in a range (builds list or git)", cmdBisect},
+		{"history", "the results history across experiments: import, export, change points", cmdHistory},
 	}
 }
 
