@@ -3,8 +3,9 @@
 // noise, slow outliers, single spikes, steps of 1–5σ and slow drifts. It
 // prints precision and recall for steps of at least 2σ (located within ±1
 // point), false steps per 100 series without a step, spikes taken as
-// steps and steps reported on drifts, for each alpha and minimum segment
-// length asked for. docs/history.md gives its figures.
+// steps and steps reported on drifts, and how often a single step in the
+// middle of a series is located within ±1, for each alpha and minimum
+// segment length asked for. docs/history.md gives its figures.
 //
 //	go run ./bench/changepoint_study -series 1000
 package main
@@ -50,7 +51,15 @@ func run(series, points int, seed uint64, alphas, minSegs string) error {
 				return err
 			}
 			res.Write(os.Stdout)
-			fmt.Println()
+			fmt.Print("one step at the middle, with outliers, located within ±1:")
+			for _, size := range []float64{2, 3} {
+				f, err := cpstudy.Middle(seed, points, series, size, res.Config.Detector)
+				if err != nil {
+					return err
+				}
+				fmt.Printf(" %gσ %.3f", size, f)
+			}
+			fmt.Print("\n\n")
 		}
 	}
 	return nil

@@ -258,3 +258,35 @@ func (r Result) Write(w io.Writer) {
 	fmt.Fprintf(w, "spikes reported as a step: %d\n", r.SpikeSteps)
 	fmt.Fprintf(w, "drift 1–3σ over the series: %.2f steps per series\n", ratio(r.Found[Drift], r.Series[Drift]))
 }
+
+// Middle measures location alone: reps series of n points with slow
+// outliers (as the Outliers family) and one step of size σ at n/2; it
+// returns the share located within ±1. It separates what the estimator
+// can do from what the Steps family's neighbouring steps, spikes and
+// ends take away.
+func Middle(seed uint64, n, reps int, size float64, opt changepoint.Options) (float64, error) {
+	r := rand.New(rand.NewPCG(seed, uint64(size*1000)))
+	found := 0
+	for range reps {
+		s := Generate(r, Outliers, n)
+		for i := n / 2; i < n; i++ {
+			s.Values[i] += size * Sigma
+		}
+		steps, err := changepoint.Detect(s.Values, opt)
+		if err != nil {
+			return 0, err
+		}
+		if near(stepIndices(steps), n/2, 1) {
+			found++
+		}
+	}
+	return ratio(found, reps), nil
+}
+
+func stepIndices(steps []changepoint.Step) []int {
+	at := make([]int, len(steps))
+	for i, s := range steps {
+		at[i] = s.Index
+	}
+	return at
+}
