@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/gensession"
+	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/sessions/history"
 )
 
@@ -270,5 +272,86 @@ func writer(t *testing.T, spec string) {
 			t.Fatal(err)
 		}
 		db.Close()
+	}
+}
+
+// TestHistoryImportBisectAndSuite: a bisect record brings its sessions,
+// each build named and ordered as in the range (a session file named
+// relative to the record is found beside it); a suite's session gives
+// its two revisions.
+func TestHistoryImportBisectAndSuite(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	dir := t.TempDir()
+	ends, step := filepath.Join(dir, "ends.jsonl"), filepath.Join(dir, "step.jsonl")
+	if err := gensession.Write(ends, 20, 0.05, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := gensession.Write(step, 20, 0.05, 3); err != nil {
+		t.Fatal(err)
+	}
+	rec := bisect.Record{Format: bisect.Format, Version: 1,
+		Candidates: []bisect.Candidate{{Name: "v1", Rev: "aaa"}, {Name: "v2", Rev: "bbb"}, {Name: "v3", Rev: "ccc"}},
+		Comparisons: []bisect.Comparison{
+			{A: 0, B: 2, Purpose: bisect.PurposeEnds, Sessions: []string{ends}},
+			{A: 0, B: 1, Purpose: bisect.PurposeStep, Sessions: []string{"step.jsonl"}},
+		}}
+	b, _ := json.Marshal(rec)
+	recPath := filepath.Join(dir, "bisect.json")
+	if err := os.WriteFile(recPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	im, err := db.ImportFile(ctx, recPath)
+	if err != nil || im.Runs != 2 || im.Rows != 12 {
+		t.Fatalf("bisect import %+v, %v; want 2 runs of 6 rows", im, err)
+	}
+
+	suite := filepath.Join(dir, "suite.jsonl")
+	if err := gensession.Write(suite, 20, 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(suite)
+	head, rest, _ := bytes.Cut(data, []byte("\n"))
+	var h map[string]any
+	if err := json.Unmarshal(head, &h); err != nil {
+		t.Fatal(err)
+	}
+	h["plan"].(map[string]any)["suite"] = map[string]any{"module": "example.com/m", "base": "v1.0.0", "base_rev": "b0", "head": "v1.1.0", "head_rev": "h1"}
+	head, _ = json.Marshal(h)
+	if err := os.WriteFile(suite, append(append(head, '\n'), rest...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ImportFile(ctx, suite); err != nil {
+		t.Fatal(err)
+	}
+
+	rows, err := db.Results(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bis, sui []string
+	for _, r := range rows {
+		if r.Metric != "wall_ms" {
+			continue
+		}
+		id := r.Build + "@" + r.Rev
+		switch r.Kind {
+		case "bisect":
+			bis = append(bis, id)
+		case "suite":
+			sui = append(sui, id)
+		}
+	}
+	// v1 is the control of both comparisons: two rows, one place in the series.
+	if got := strings.Join(bis, " "); got != "v1@aaa v1@aaa v2@bbb v3@ccc" {
+		t.Errorf("bisect rows %s, want v1@aaa twice, then v2@bbb, v3@ccc", got)
+	}
+	if got := strings.Join(sui, " "); got != "./a@b0 ./b@h1" {
+		t.Errorf("suite rows %s, want ./a@b0 ./b@h1", got)
+	}
+	for _, s := range history.AllSeries(rows) {
+		if s.Metric == "wall_ms" && s.Device == "local" && len(s.Points) != 5 {
+			t.Errorf("wall_ms series of %d points, want 5 (v1, v2, v3, and the suite's two)", len(s.Points))
+		}
 	}
 }

@@ -87,9 +87,10 @@ func bisectRuns(path string) ([]run, error) {
 		if c.A < 0 || c.B < 0 || c.A >= len(rec.Candidates) || c.B >= len(rec.Candidates) {
 			return nil, fmt.Errorf("%s: comparison of builds %d and %d, the range has %d", path, c.A, c.B, len(rec.Candidates))
 		}
+		ca, cb := rec.Candidates[c.A], rec.Candidates[c.B]
 		revs := map[string]Rev{
-			lab.ArmControl:   {Rev: rec.Candidates[c.A].Rev, Seq: c.A},
-			lab.ArmTreatment: {Rev: rec.Candidates[c.B].Rev, Seq: c.B},
+			lab.ArmControl:   {Rev: ca.Rev, Seq: c.A, Name: ca.Name},
+			lab.ArmTreatment: {Rev: cb.Rev, Seq: c.B, Name: cb.Name},
 		}
 		for _, sp := range c.Sessions {
 			if _, err := os.Stat(sp); err != nil && !filepath.IsAbs(sp) {

@@ -44,6 +44,7 @@ type Rev struct {
 	Rev  string
 	Time string // RFC 3339, or ""
 	Seq  int    // order of the build in its range
+	Name string // the build's name in its range, "" to keep the plan's
 }
 
 // DeviceName is a session's device for the history: the device model (a
@@ -94,9 +95,15 @@ func SessionRows(s *sessions.Session, kind string, revs map[string]Rev) ([]Resul
 	a := engine.Analyse(plan, sessions.ArmInputs(rc.Events, len(arms)), opt)
 	device := DeviceName(s.Header)
 	created := s.Header.Created.UTC().Format(time.RFC3339Nano)
-	control := BuildName(plan, arms[0])
+	name := func(arm string) string {
+		if rv := revs[arm]; rv.Name != "" {
+			return rv.Name
+		}
+		return BuildName(plan, arm)
+	}
+	control := name(arms[0])
 	row := func(arm string, i int) Result {
-		r := Result{Run: "session:" + s.Header.ID, Kind: kind, Device: device, Build: BuildName(plan, arm),
+		r := Result{Run: "session:" + s.Header.ID, Kind: kind, Device: device, Build: name(arm),
 			Session: s.Path, Seq: i, OrdTime: created}
 		if rv, ok := revs[arm]; ok {
 			r.Rev, r.RevTime, r.Seq = rv.Rev, rv.Time, rv.Seq
