@@ -355,3 +355,75 @@ func TestHistoryImportBisectAndSuite(t *testing.T) {
 		}
 	}
 }
+
+// killedEnv makes the test binary the writer TestHistoryKilledWriter
+// kills in the middle of a transaction.
+const killedEnv = "PERFLAB_HISTORY_KILLED"
+
+// TestHistoryKilledWriter: a process killed (SIGKILL) inside a write
+// transaction leaves the history whole: what it had written is not there,
+// the file passes SQLite's integrity check and takes the next import.
+func TestHistoryKilledWriter(t *testing.T) {
+	if path := os.Getenv(killedEnv); path != "" {
+		db, err := sql.Open(history.DriverName, "file:"+path+"?_pragma=busy_timeout(30000)&_txlock=immediate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO runs (key, kind, source, created, imported) VALUES ('half', 'csv', 'x', '', '')"); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("in the transaction")
+		select {} // until killed
+	}
+	ctx := context.Background()
+	db, path := openTemp(t)
+	db.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHistoryKilledWriter$")
+	cmd.Env = append(os.Environ(), killedEnv+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	if !strings.Contains(string(buf[:n]), "in the transaction") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("writer said %q", buf[:n])
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	db, err = history.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raw, err := sql.Open(history.DriverName, "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var check string
+	var half int
+	if err := raw.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check %q, %v", check, err)
+	}
+	if err := raw.QueryRow("SELECT count(*) FROM runs WHERE key = 'half'").Scan(&half); err != nil || half != 0 {
+		t.Errorf("%d rows of the killed transaction, %v", half, err)
+	}
+	csvPath := filepath.Join(t.TempDir(), "h.csv")
+	if err := os.WriteFile(csvPath, []byte("commit,x\nc1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if im, err := db.ImportCSV(ctx, csvPath, ""); err != nil || im.Rows != 1 {
+		t.Errorf("import after the kill: %+v, %v", im, err)
+	}
+}
