@@ -70,9 +70,10 @@ func (s *sshFlag) Set(v string) error {
 //	defer acc.close()
 //	opt := acc.options() // devices.Options with ADBServers and Tunnels
 type deviceAccess struct {
-	adb     adbFlag
-	ssh     sshFlag
-	tunnels *devices.Tunnels // opened by open, closed by close
+	adb       adbFlag
+	ssh       sshFlag
+	sshConfig string           // --ssh-config: ssh -F for --ssh hosts and ssh workers
+	tunnels   *devices.Tunnels // opened by open, closed by close
 }
 
 // register adds --adb and --ssh to fs. With no --adb the adb backend uses
@@ -82,7 +83,8 @@ type deviceAccess struct {
 // come back over it.
 func (d *deviceAccess) register(fs *flag.FlagSet) {
 	fs.Var(&d.adb, "adb", "adb server `HOST:PORT` (repeatable; default $ADB_SERVER_SOCKET, $ANDROID_ADB_SERVER_PORT or 127.0.0.1:5037)")
-	fs.Var(&d.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` over SSH, and forward their phones' adb reverse (app metrics, proxy) back to this host (repeatable; keys from ssh-agent or ~/.ssh, host key checked against ~/.ssh/known_hosts)")
+	fs.Var(&d.ssh, "ssh", "reach the --adb servers on `[USER@]HOST[:PORT]` (or an alias of ~/.ssh/config) over SSH, and forward their phones' adb reverse (app metrics, proxy) back to this host (repeatable; the host reached as `ssh HOST` reaches it: HostName, Port, User, IdentityFile, UserKnownHostsFile and ProxyJump from the ssh configuration, keys also from ssh-agent)")
+	fs.StringVar(&d.sshConfig, "ssh-config", "", "ssh configuration `FILE` to read instead of ~/.ssh/config (as ssh -F)")
 }
 
 // open logs in to every --ssh host (nothing without --ssh); close closes
@@ -93,7 +95,11 @@ func (d *deviceAccess) open(ctx context.Context) error {
 	}
 	cfgs := make([]sshtunnel.Config, len(d.ssh))
 	for i, t := range d.ssh {
-		cfgs[i] = sshtunnel.DefaultConfig(t)
+		c, err := sshtunnel.Resolve(ctx, t, d.sshConfig)
+		if err != nil {
+			return err
+		}
+		cfgs[i] = c
 	}
 	tun, err := devices.OpenTunnels(ctx, cfgs, d.adb)
 	if err != nil {
@@ -117,7 +123,7 @@ func (d *deviceAccess) openOr(ctx context.Context, prefix string, stderr io.Writ
 // options are the device options that reach the --adb servers, through
 // the tunnels open opened.
 func (d *deviceAccess) options() devices.Options {
-	return devices.Options{ADBServers: d.adb, Tunnels: d.tunnels}
+	return devices.Options{ADBServers: d.adb, Tunnels: d.tunnels, SSHConfig: d.sshConfig}
 }
 
 // close closes the tunnels open opened (none without --ssh).

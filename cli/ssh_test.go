@@ -16,17 +16,18 @@ import (
 
 // TestRunOverSSH runs the sim example (app metrics over adb reverse, the
 // record/replay proxy) on a simdevice whose adb server perflab reaches
-// with --ssh: keys and known_hosts from $HOME/.ssh, as ssh would.
+// with --ssh: keys and known_hosts from the ssh configuration
+// (--ssh-config, as ssh -F reads it).
 func TestRunOverSSH(t *testing.T) {
 	srv := adbtest.StartServer(t)
 	addr := startSimdevice(t, srv, "pixel")
 	ssh := sshtest.Start(t)
-	t.Setenv("HOME", ssh.Home)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	target := ssh.User + "@" + ssh.Addr
+	conf := ssh.SSHConfig(t)
 
 	var out, errb bytes.Buffer
-	if code := dispatch(context.Background(), []string{"devices", "--json", "--adb", srv.Addr, "--ssh", target}, &out, &errb); code != 0 {
+	if code := dispatch(context.Background(), []string{"devices", "--json", "--adb", srv.Addr, "--ssh", target, "--ssh-config", conf}, &out, &errb); code != 0 {
 		t.Fatalf("devices: %d %s", code, errb.String())
 	}
 	var list []lab.DeviceInfo
@@ -50,7 +51,7 @@ func TestRunOverSSH(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	code := dispatch(context.Background(), []string{"run", "examples/sim-controls-on.json", "--device", "adb:" + addr + "@" + srv.Addr,
-		"--adb", srv.Addr, "--ssh", target, "--headless", "--quiet", "--out", sess}, &out, &errb)
+		"--adb", srv.Addr, "--ssh", target, "--ssh-config", conf, "--headless", "--quiet", "--out", sess}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("run over ssh: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
@@ -71,8 +72,8 @@ func TestRunOverSSH(t *testing.T) {
 
 func TestSSHFlagErrors(t *testing.T) {
 	ssh := sshtest.Start(t)
-	t.Setenv("HOME", ssh.Home)
 	t.Setenv("SSH_AUTH_SOCK", "")
+	conf := ssh.SSHConfig(t)
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -80,8 +81,9 @@ func TestSSHFlagErrors(t *testing.T) {
 	}{
 		{[]string{"devices", "--ssh", "me@"}, exitUsage, `ssh target "me@"`},
 		{[]string{"devices", "--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, exitError, "--ssh me@lab7: no adb server on lab7 (add --adb lab7:5037"},
-		{[]string{"devices", "--adb", "127.0.0.1:5999", "--ssh", "root@" + ssh.Addr}, exitError, "unable to authenticate"},
-		{[]string{"check", "adb:X", "--adb", "127.0.0.1:5999", "--ssh", "nobody@127.0.0.1:1"}, 1, "ssh nobody@127.0.0.1:1: dial tcp 127.0.0.1:1"},
+		{[]string{"devices", "--adb", "127.0.0.1:5999", "--ssh", "root@" + ssh.Addr, "--ssh-config", conf}, exitError, "unable to authenticate"},
+		{[]string{"check", "adb:X", "--adb", "127.0.0.1:5999", "--ssh", "nobody@127.0.0.1:1", "--ssh-config", conf}, 1, "ssh nobody@127.0.0.1:1: dial tcp 127.0.0.1:1"},
+		{[]string{"devices", "--adb", "127.0.0.1:5999", "--ssh", "root@" + ssh.Addr, "--ssh-config", "/nonexistent/config"}, exitError, "/nonexistent/config"},
 		{[]string{"--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, 1, "--ssh me@lab7: no adb server on lab7"},
 		{[]string{"validate", "--experiment", "examples/sim-controls-on.json", "--adb", "127.0.0.1:5999", "--ssh", "me@lab7"}, exitError, "--ssh me@lab7: no adb server on lab7"},
 	} {

@@ -104,7 +104,6 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	workersFile := fs.String("workers-file", "", "a `FILE` listing workers, one a line (# comments)")
 	var acc deviceAccess
 	acc.register(fs)
-	sshConfig := fs.String("ssh-config", "", "ssh configuration `FILE` for ssh workers (ssh -F; default: ~/.ssh/config)")
 	warmup := fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	seed := fs.Int64("seed", 1, "seed of the rounds' order")
 	var threshold float64
@@ -183,7 +182,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer acc.close()
 	devOpt := acc.options()
-	devOpt.Seed, devOpt.SSHConfig, devOpt.PinWorkers = *seed, *sshConfig, *parallel
+	devOpt.Seed, devOpt.PinWorkers = *seed, *parallel
 	if ids, err = devices.Resolve(ctx, ids, devOpt); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError

@@ -7,6 +7,7 @@
 package sshtunnel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,12 @@ type Config struct {
 	AgentSocket string
 	// Timeout bounds connecting and the handshake (default 15 s).
 	Timeout time.Duration
+	// Alias is the host as the user named it when the ssh configuration
+	// made it another (an alias of ~/.ssh/config), for messages.
+	Alias string
+	// Jump, when set, is the host the connection goes through
+	// (ProxyJump): Target is dialled from there.
+	Jump *Config
 }
 
 // DefaultConfig is what ssh itself would use for t: the user's name,
@@ -119,6 +126,7 @@ func DefaultConfig(t Target) Config {
 type Tunnel struct {
 	target Target
 	c      *ssh.Client
+	jump   *Tunnel // the ProxyJump host's connection, closed with this one
 
 	mu       sync.Mutex
 	forwards map[string]net.Listener // remote addr → local listener
@@ -127,11 +135,15 @@ type Tunnel struct {
 
 // Dial connects and logs in.
 func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
+	name := cfg.Target.String()
+	if cfg.Alias != "" && cfg.Alias != name {
+		name = cfg.Alias + " (" + name + ")"
+	}
 	if cfg.User == "" {
-		return nil, fmt.Errorf("ssh %s: no user name (write USER@HOST)", cfg.Target)
+		return nil, fmt.Errorf("ssh %s: no user name (write USER@HOST)", name)
 	}
 	if len(cfg.KnownHosts) == 0 {
-		return nil, fmt.Errorf("ssh %s: no known_hosts file to check the host key against", cfg.Target)
+		return nil, fmt.Errorf("ssh %s: no known_hosts file to check the host key against", name)
 	}
 	var files []string
 	for _, f := range cfg.KnownHosts {
@@ -140,11 +152,11 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("ssh %s: none of %s exists, so the host key cannot be checked: run `ssh %s` once to check and record it", cfg.Target, strings.Join(cfg.KnownHosts, ", "), cfg.Target)
+		return nil, fmt.Errorf("ssh %s: none of %s exists, so the host key cannot be checked: run `ssh %s` once to check and record it", name, strings.Join(cfg.KnownHosts, ", "), name)
 	}
 	check, err := knownhosts.New(files...)
 	if err != nil {
-		return nil, fmt.Errorf("ssh %s: known_hosts: %w", cfg.Target, err)
+		return nil, fmt.Errorf("ssh %s: known_hosts: %w", name, err)
 	}
 	var signers []ssh.Signer
 	var notes []string
@@ -186,7 +198,7 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 		signers = append(signers, s)
 	}
 	if len(signers) == 0 {
-		msg := fmt.Sprintf("ssh %s: no key to log in with (ssh-agent at $SSH_AUTH_SOCK, or %s)", cfg.Target, strings.Join(cfg.Identities, ", "))
+		msg := fmt.Sprintf("ssh %s: no key to log in with (ssh-agent at $SSH_AUTH_SOCK, or %s)", name, strings.Join(cfg.Identities, ", "))
 		if len(notes) > 0 {
 			msg += ": " + strings.Join(notes, "; ")
 		}
@@ -202,10 +214,27 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 		HostKeyCallback: check,
 		Timeout:         timeout,
 	}
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", cfg.Addr())
-	if err != nil {
-		return nil, fmt.Errorf("ssh %s: %w", cfg.Target, err)
+	var jump *Tunnel
+	var nc net.Conn
+	if cfg.Jump != nil {
+		if jump, err = Dial(ctx, *cfg.Jump); err != nil {
+			return nil, fmt.Errorf("ssh %s: through ProxyJump: %w", name, err)
+		}
+		if nc, err = jump.c.DialContext(ctx, "tcp", cfg.Addr()); err != nil {
+			jump.Close()
+			return nil, fmt.Errorf("ssh %s: through %s: %w", name, jump, err)
+		}
+	} else {
+		d := net.Dialer{Timeout: timeout}
+		if nc, err = d.DialContext(ctx, "tcp", cfg.Addr()); err != nil {
+			return nil, fmt.Errorf("ssh %s: %w", name, err)
+		}
+	}
+	fail := func(e error) (*Tunnel, error) {
+		if jump != nil {
+			jump.Close()
+		}
+		return nil, e
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	nc.SetDeadline(time.Now().Add(timeout))
@@ -216,21 +245,21 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 		var ke *knownhosts.KeyError
 		if errors.As(err, &ke) {
 			if len(ke.Want) == 0 {
-				return nil, fmt.Errorf("ssh %s: the host key is not in %s: run `ssh %s` once to check and record it", cfg.Target, strings.Join(files, ", "), cfg.Target)
+				return fail(fmt.Errorf("ssh %s: the host key is not in %s: run `ssh %s` once to check and record it", name, strings.Join(files, ", "), cmp.Or(cfg.Alias, cfg.Target.String())))
 			}
-			return nil, fmt.Errorf("ssh %s: the host key does NOT match %s:%d (a changed host, or someone in between): %w", cfg.Target, ke.Want[0].Filename, ke.Want[0].Line, err)
+			return fail(fmt.Errorf("ssh %s: the host key does NOT match %s:%d (a changed host, or someone in between): %w", name, ke.Want[0].Filename, ke.Want[0].Line, err))
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("ssh %s: %w", cfg.Target, ctx.Err())
+			return fail(fmt.Errorf("ssh %s: %w", name, ctx.Err()))
 		}
-		return nil, fmt.Errorf("ssh %s: %w", cfg.Target, err)
+		return fail(fmt.Errorf("ssh %s: %w", name, err))
 	}
 	if !stopped {
 		conn.Close()
-		return nil, fmt.Errorf("ssh %s: %w", cfg.Target, ctx.Err())
+		return fail(fmt.Errorf("ssh %s: %w", name, ctx.Err()))
 	}
 	nc.SetDeadline(time.Time{})
-	return &Tunnel{target: cfg.Target, c: ssh.NewClient(conn, chans, reqs), forwards: map[string]net.Listener{}}, nil
+	return &Tunnel{target: cfg.Target, c: ssh.NewClient(conn, chans, reqs), jump: jump, forwards: map[string]net.Listener{}}, nil
 }
 
 // String names the tunnel: "ssh USER@HOST[:PORT]".
@@ -288,7 +317,11 @@ func (t *Tunnel) Close() error {
 	}
 	t.forwards = nil
 	t.mu.Unlock()
-	return t.c.Close()
+	err := t.c.Close()
+	if t.jump != nil {
+		t.jump.Close()
+	}
+	return err
 }
 
 // Relay accepts on ln until it is closed and joins each connection to one

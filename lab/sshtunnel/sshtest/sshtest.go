@@ -9,6 +9,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -111,6 +112,21 @@ func (s *Server) Config() sshtunnel.Config {
 	dir := filepath.Join(s.Home, ".ssh")
 	return sshtunnel.Config{Target: s.Target(), KnownHosts: []string{filepath.Join(dir, "known_hosts")},
 		Identities: []string{filepath.Join(dir, "id_ed25519")}}
+}
+
+// SSHConfig writes an ssh configuration file (for --ssh-config, ssh -F)
+// that logs in to any host with the key in Home and checks host keys
+// against Home's known_hosts, as the OpenSSH client reads it (which
+// ignores $HOME), and returns its path.
+func (s *Server) SSHConfig(t testing.TB) string {
+	dir := filepath.Join(s.Home, ".ssh")
+	path := filepath.Join(dir, "config")
+	cfg := fmt.Sprintf("Host *\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n",
+		filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "known_hosts"))
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // Dials counts the local forwards (direct-tcpip) opened so far.
