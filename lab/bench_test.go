@@ -187,3 +187,24 @@ func TestSuiteDropsDecided(t *testing.T) {
 		})
 	}
 }
+
+// TestTrialBuildWarmup: a suite's warm-up runs every benchmark once
+// (1x), its counted trials at the spec's benchtime, only what is wanted.
+func TestTrialBuildWarmup(t *testing.T) {
+	s := benchSpecForTest()
+	b := Build{Command: s.ListingCommand(), Bench: s}
+	warm := trialBuild(b, 1, 0, true, map[string]bool{"Hash": true})
+	counted := trialBuild(b, 1, 1, false, map[string]bool{"Hash": true})
+	if n := strings.Count(warm.Command[2], "-test.benchtime=1x"); n != 5 {
+		t.Errorf("warm-up: %d benchmarks at 1x, want all 5:\n%s", n, warm.Command[2])
+	}
+	if strings.Contains(counted.Command[2], "1x") || strings.Count(counted.Command[2], "-test.benchtime=10x") != 1 {
+		t.Errorf("counted trial: want Hash alone at 10x:\n%s", counted.Command[2])
+	}
+	if s.Benchtime != "10x" {
+		t.Errorf("the spec changed: %+v", s)
+	}
+	if plain := trialBuild(Build{Command: []string{"true"}}, 1, 0, true, nil); plain.Command[0] != "true" {
+		t.Errorf("a build without Bench: %v", plain.Command)
+	}
+}

@@ -99,15 +99,23 @@ type TrialStartReporter interface {
 type RoundSource func(ctx context.Context) (round int, ok bool)
 
 // trialBuild is the build a trial runs: a suite's (Build.Bench) runs the
-// benchmarks still wanted (all in a warm-up) in the round's order.
+// benchmarks still wanted in the round's order; a warm-up runs every
+// benchmark for one iteration (-test.benchtime=1x), which pages in the
+// binaries and their data at the cost of their start-up alone (each
+// worker of a pool warms up, and a full warm-up round on each would eat
+// the time the workers save).
 func trialBuild(b Build, seed int64, round int, warm bool, wanted map[string]bool) Build {
 	if b.Bench == nil {
 		return b
 	}
+	spec := b.Bench
 	if warm {
 		wanted = nil
+		w := *spec
+		w.Benchtime = "1x"
+		spec = &w
 	}
-	b.Command = b.Bench.TrialCommand(seed, round, wanted)
+	b.Command = spec.TrialCommand(seed, round, wanted)
 	return b
 }
 
