@@ -22,6 +22,7 @@ const historyUsage = `Usage: perflab history import [--history FILE] SESSION...
        perflab history import [--history FILE] --csv FILE [--device NAME]
        perflab history export [--history FILE] [--csv | --json]
        perflab history changepoints [--history FILE] [--json] [--min-segment N] [--alpha A]
+       perflab history view [--history FILE] [--min-segment N] [--alpha A]
 
 The results history: what every experiment measured, kept across
 experiments in one SQLite file, so that a metric can be followed over
@@ -51,6 +52,11 @@ noisy point is never a step. Per step: series, index (the first build of
 the new level), commit (or build) and time, before and after (the means
 of the segments on either side), delta_pct and p.
 
+view is the workbench's history screen: the series listed (up/down), the
+selected one charted over its builds with its change points (^) and
+alerts (! confirmed, ? not) marked under it; tab picks an alert, enter
+replays its session, and the screen comes back when the replay ends.
+
 The history file is $XDG_DATA_HOME/perflab/history.db (beside the sessions
 folder) unless --history names another. Several perflab processes can use
 it at once; each import is one transaction, so a killed perflab leaves it
@@ -64,6 +70,7 @@ Examples:
   perflab history changepoints
   perflab history changepoints --json --alpha 0.001
   perflab history export --json
+  perflab history view --history team.db
 
 Manual: docs/history.md
 
@@ -90,8 +97,10 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return historyExport(ctx, args[1:], stdout, stderr)
 	case "changepoints":
 		return historyChangepoints(ctx, args[1:], stdout, stderr)
+	case "view":
+		return historyView(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export or changepoints (perflab history --help)\n", args[0])
+	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export, changepoints or view (perflab history --help)\n", args[0])
 	return exitUsage
 }
 

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/sessions/history"
+	"github.com/perflab/perflab/tui"
+)
+
+// historyView is perflab history view: the workbench's history screen
+// over every series of the history, each with its change points (the
+// detector of history changepoints, with its flags); enter on an alert
+// replays its session, and the screen comes back when the replay ends.
+func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	pos, o, code, ok := parseHistory("view", args, []string{"history", "min-segment", "alpha"}, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintln(stderr, "perflab history view: takes no files (--history FILE names the history)")
+		return exitUsage
+	}
+	series, err := historySeries(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history view:", err)
+		return exitError
+	}
+	noColor := os.Getenv("NO_COLOR") != ""
+	sel := 0
+	for {
+		v := tui.NewHistoryView(tui.NewStyles(true, noColor), series, sel)
+		opts := []tea.ProgramOption{tea.WithContext(ctx)}
+		if noColor {
+			opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+		}
+		if _, err := tea.NewProgram(v, opts...).Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+			fmt.Fprintln(stderr, "perflab history view:", err)
+			return exitError
+		}
+		if v.Open == "" || ctx.Err() != nil {
+			return exitOK
+		}
+		sel = v.Selected()
+		if code := dispatch(ctx, []string{"replay", v.Open}, stdout, stderr); code != exitOK {
+			fmt.Fprintf(stderr, "perflab history view: replay %s: exit %d\n", v.Open, code)
+		}
+	}
+}
+
+// historySeries reads every series of the history with its change
+// points, as the history screen shows them.
+func historySeries(ctx context.Context, o *historyOpts) ([]tui.HistorySeries, error) {
+	opt := changepoint.Options{MinSegment: o.minSegment, Alpha: o.alpha}
+	if _, err := changepoint.Detect(nil, opt); err != nil {
+		return nil, err
+	}
+	db, err := openHistory(ctx, o, false)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Results(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []tui.HistorySeries
+	for _, s := range history.AllSeries(rows) {
+		hs := tui.HistorySeries{Device: s.Device, Metric: s.Metric, Unit: s.Unit, Values: s.Values()}
+		for _, p := range s.Points {
+			name := p.Build
+			if p.Rev != "" {
+				name = p.Rev[:min(len(p.Rev), 7)]
+			}
+			hs.Builds = append(hs.Builds, name)
+			hs.Sessions = append(hs.Sessions, p.Session)
+		}
+		if len(s.Points) >= 2*o.minSegment {
+			steps, err := changepoint.Detect(hs.Values, opt)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", s.Device, s.Metric, err)
+			}
+			for _, st := range steps {
+				hs.Steps = append(hs.Steps, tui.HistoryStep{Index: st.Index, DeltaPct: st.DeltaPct.Or(0), P: st.P})
+			}
+		}
+		out = append(out, hs)
+	}
+	return out, nil
+}
