@@ -158,45 +158,8 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh %s: known_hosts: %w", name, err)
 	}
-	var signers []ssh.Signer
-	var notes []string
-	var agentConn net.Conn
-	if cfg.AgentSocket != "" {
-		if c, err := net.Dial("unix", cfg.AgentSocket); err == nil {
-			agentConn = c
-			if ss, err := agent.NewClient(c).Signers(); err == nil {
-				signers = append(signers, ss...)
-			} else {
-				notes = append(notes, "ssh-agent: "+err.Error())
-			}
-		} else {
-			notes = append(notes, "ssh-agent: "+err.Error())
-		}
-	}
-	if agentConn != nil {
-		defer agentConn.Close()
-	}
-	for _, f := range cfg.Identities {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			notes = append(notes, err.Error())
-			continue
-		}
-		s, err := ssh.ParsePrivateKey(b)
-		var pp *ssh.PassphraseMissingError
-		if errors.As(err, &pp) {
-			notes = append(notes, f+" is passphrase-protected: add it to ssh-agent (ssh-add)")
-			continue
-		}
-		if err != nil {
-			notes = append(notes, f+": "+err.Error())
-			continue
-		}
-		signers = append(signers, s)
-	}
+	signers, notes, closeAgent := loadSigners(cfg)
+	defer closeAgent()
 	if len(signers) == 0 {
 		msg := fmt.Sprintf("ssh %s: no key to log in with (ssh-agent at $SSH_AUTH_SOCK, or %s)", name, strings.Join(cfg.Identities, ", "))
 		if len(notes) > 0 {
@@ -260,6 +223,47 @@ func Dial(ctx context.Context, cfg Config) (*Tunnel, error) {
 	}
 	nc.SetDeadline(time.Time{})
 	return &Tunnel{target: cfg.Target, c: ssh.NewClient(conn, chans, reqs), jump: jump, forwards: map[string]net.Listener{}}, nil
+}
+
+// loadSigners gathers the keys to log in with: ssh-agent's, then the
+// unencrypted identity files; notes say what could not be used, and
+// closeAgent ends the agent's connection once logged in.
+func loadSigners(cfg Config) (signers []ssh.Signer, notes []string, closeAgent func()) {
+	closeAgent = func() {}
+	if cfg.AgentSocket != "" {
+		if c, err := net.Dial("unix", cfg.AgentSocket); err == nil {
+			closeAgent = func() { c.Close() }
+			if ss, err := agent.NewClient(c).Signers(); err == nil {
+				signers = append(signers, ss...)
+			} else {
+				notes = append(notes, "ssh-agent: "+err.Error())
+			}
+		} else {
+			notes = append(notes, "ssh-agent: "+err.Error())
+		}
+	}
+	for _, f := range cfg.Identities {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			notes = append(notes, err.Error())
+			continue
+		}
+		s, err := ssh.ParsePrivateKey(b)
+		var pp *ssh.PassphraseMissingError
+		if errors.As(err, &pp) {
+			notes = append(notes, f+" is passphrase-protected: add it to ssh-agent (ssh-add)")
+			continue
+		}
+		if err != nil {
+			notes = append(notes, f+": "+err.Error())
+			continue
+		}
+		signers = append(signers, s)
+	}
+	return signers, notes, closeAgent
 }
 
 // String names the tunnel: "ssh USER@HOST[:PORT]".

@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/local"
+)
+
+type suiteConfig struct {
+	base, head, bench, benchtime string
+	pkgs                         []string
+	cachegrind                   bool
+	aa                           bool // the head against itself
+	// platforms are the GOOS_GOARCH to build for, this host's first
+	// (remote workers may add others).
+	platforms []string
+}
+
+// suiteSide is one revision's checkout and test binaries.
+type suiteSide struct {
+	label string // "base abc1234", "work tree"
+	rev   string // the commit ("" for the work tree)
+	dir   string // the module's folder in the checkout
+	bins  []suiteBin
+}
+
+// suiteBin is one package's test binary and its benchmarks.
+type suiteBin struct {
+	pkg, dir  string // import path, source folder
+	rel, name string // folder in the bundle, binary's file name
+	benches   []string
+}
+
+// suitePrep is a prepared suite: both sides built, the builds to run.
+type suitePrep struct {
+	info      lab.SuiteInfo
+	build     [2]lab.Build
+	tmp       string
+	bundle    string // tmp/bundle: PLATFORM/{a,b}/pkgN/ (lab.Build.Files)
+	toplevel  string
+	worktrees []string
+}
+
+func (s *suitePrep) cleanup() {
+	for _, w := range s.worktrees {
+		exec.Command("git", "-C", s.toplevel, "worktree", "remove", "--force", w).Run()
+	}
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// prepareSuite finds the module and the revisions, builds both sides'
+// test binaries and lists their common benchmarks.
+func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suitePrep, error) {
+	gomod, err := output(ctx, ".", "go", "env", "GOMOD")
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return nil, fmt.Errorf("not in a Go module (no go.mod here or above): run perflab suite in the module's checkout")
+	}
+	modDir := filepath.Dir(gomod)
+	top, err := output(ctx, modDir, "git", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in a git checkout: perflab suite compares revisions", modDir)
+	}
+	rel, err := filepath.Rel(top, modDir)
+	if err != nil {
+		return nil, err
+	}
+	module, _ := output(ctx, modDir, "go", "list", "-m")
+	s := &suitePrep{toplevel: top, info: lab.SuiteInfo{Module: module, Packages: c.pkgs, Bench: c.bench, Benchtime: c.benchtime}}
+	if s.tmp, err = os.MkdirTemp("", "perflab-suite-"); err != nil {
+		return s, err
+	}
+	s.bundle = filepath.Join(s.tmp, "bundle")
+	if len(c.platforms) == 0 {
+		c.platforms = []string{hostPlatform()}
+	}
+	baseRev, baseName := c.base, c.base
+	switch {
+	case c.aa:
+		baseRev, baseName = c.head, c.head
+	case baseRev == "":
+		baseRev, baseName = defaultBase(ctx, top)
+	}
+	sides := [2]*suiteSide{}
+	for i, spec := range []struct{ name, rev string }{{baseName, baseRev}, {c.head, c.head}} {
+		side := &suiteSide{label: "work tree", dir: modDir}
+		if spec.rev != "" {
+			commit, err := output(ctx, top, "git", "rev-parse", "--verify", "--quiet", spec.rev+"^{commit}")
+			if err != nil || commit == "" {
+				return s, fmt.Errorf("revision %q does not exist in %s", spec.rev, top)
+			}
+			wt := filepath.Join(s.tmp, []string{"base", "head"}[i])
+			if out, err := exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput(); err != nil {
+				return s, fmt.Errorf("git worktree add %s: %v: %s", spec.rev, err, strings.TrimSpace(string(out)))
+			}
+			s.worktrees = append(s.worktrees, wt)
+			side.rev, side.dir = commit, filepath.Join(wt, rel)
+			side.label = fmt.Sprintf("%s %.7s", spec.name, commit)
+		}
+		if c.aa {
+			side.label += []string{" (A)", " (B)"}[i]
+		}
+		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		if err := buildSide(ctx, side, i, c, s.bundle); err != nil {
+			return s, fmt.Errorf("%s: %w", side.label, err)
+		}
+		sides[i] = side
+	}
+	s.info.Base, s.info.BaseRev = baseName, sides[0].rev
+	s.info.Head, s.info.HeadRev = c.head, sides[1].rev
+	if c.head == "" {
+		s.info.Head = "work tree"
+		if c.aa {
+			s.info.Base = "work tree"
+		}
+	}
+	if err := s.commonBuilds(sides, c, stderr); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// defaultBase is the merge-base of HEAD with origin's default branch when
+// it is not HEAD itself, else HEAD~1.
+func defaultBase(ctx context.Context, top string) (rev, name string) {
+	if mb, err := output(ctx, top, "git", "merge-base", "HEAD", "origin/HEAD"); err == nil && mb != "" {
+		if h, _ := output(ctx, top, "git", "rev-parse", "HEAD"); h != mb {
+			return mb, "merge-base"
+		}
+	}
+	return "HEAD~1", "HEAD~1"
+}
+
+// buildSide compiles the test binary of every package of the side that
+// has tests, for each platform (the first this host's), into
+// bundle/PLATFORM/{a,b}/pkgN/ with the package's testdata beside it (a
+// link here, copied to remote workers), and lists the host binary's
+// benchmarks matching c.bench.
+func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bundle string) error {
+	list, err := output(ctx, side.dir, "go", append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}"}, c.pkgs...)...)
+	if err != nil {
+		return fmt.Errorf("go list %s: %v", strings.Join(c.pkgs, " "), err)
+	}
+	for i, line := range strings.Split(list, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || f[2] == "0" {
+			continue
+		}
+		rel := filepath.Join([]string{"a", "b"}[arm], fmt.Sprintf("pkg%d", i))
+		name := fmt.Sprintf("pkg%d.test", i)
+		built := false
+		for j, plat := range c.platforms {
+			dir := filepath.Join(bundle, plat, rel)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, name), f[0])
+			cmd.Dir = side.dir
+			if j > 0 || plat != hostPlatform() {
+				goos, goarch, _ := strings.Cut(plat, "_")
+				cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				what := "does not build"
+				if j > 0 {
+					what = "does not build for " + plat
+				}
+				return fmt.Errorf("go test -c %s %s: %s", f[0], what, lastLines(strings.TrimSpace(string(out)), 5))
+			}
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				break // a package without tests to run
+			}
+			built = true
+			if td := filepath.Join(f[1], "testdata"); isDir(td) {
+				if err := os.Symlink(td, filepath.Join(dir, "testdata")); err != nil {
+					return err
+				}
+			}
+		}
+		if !built {
+			continue
+		}
+		benches, err := output(ctx, f[1], filepath.Join(bundle, c.platforms[0], rel, name), "-test.list", c.bench)
+		if err != nil {
+			return fmt.Errorf("%s -test.list: %v", f[0], err)
+		}
+		var bs []string
+		for _, b := range strings.Fields(benches) {
+			if strings.HasPrefix(b, "Benchmark") {
+				bs = append(bs, b)
+			}
+		}
+		side.bins = append(side.bins, suiteBin{pkg: f[0], dir: f[1], rel: rel, name: name, benches: bs})
+	}
+	return nil
+}
+
+// hostPlatform is this host's GOOS_GOARCH, as bundle folders are named.
+func hostPlatform() string { return runtime.GOOS + "_" + runtime.GOARCH }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// commonBuilds makes each side's build: the benchmarks both sides have
+// (those of one side only are listed on stderr) as a lab.BenchSpec.
+func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.Writer) error {
+	byPkg := func(side *suiteSide) map[string]suiteBin {
+		m := map[string]suiteBin{}
+		for _, b := range side.bins {
+			m[b.pkg] = b
+		}
+		return m
+	}
+	a, b := byPkg(sides[0]), byPkg(sides[1])
+	var pkgs []string
+	for p := range a {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	var specs [2]lab.BenchSpec
+	for i := range specs {
+		specs[i].Benchtime = c.benchtime
+		if c.cachegrind {
+			// One process per benchmark under valgrind, each its own
+			// instructions and estimated cycles (suite-cachegrind).
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			specs[i].Wrapper = []string{self, suiteCachegrindCmd}
+		}
+	}
+	n := 0
+	for _, p := range pkgs {
+		ba, ok := b[p]
+		if !ok {
+			fmt.Fprintf(stderr, "not compared: package %s has no tests in %s\n", p, sides[1].label)
+			continue
+		}
+		var common []string
+		for _, x := range a[p].benches {
+			if slices.Contains(ba.benches, x) {
+				common = append(common, strings.TrimPrefix(x, "Benchmark"))
+			} else {
+				fmt.Fprintf(stderr, "not compared: %s.%s is only in %s\n", p, x, sides[0].label)
+			}
+		}
+		for _, x := range ba.benches {
+			if !slices.Contains(a[p].benches, x) {
+				fmt.Fprintf(stderr, "not compared: %s.%s is only in %s\n", p, x, sides[1].label)
+			}
+		}
+		if len(common) == 0 {
+			continue
+		}
+		n += len(common)
+		for i, bin := range []suiteBin{a[p], ba} {
+			specs[i].Packages = append(specs[i].Packages, lab.BenchPackage{Path: p, Dir: bin.rel, Binary: bin.name, Benchmarks: common})
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
+	}
+	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
+	for i, side := range sides {
+		spec := specs[i]
+		s.build[i] = lab.Build{Name: side.label, Command: spec.ListingCommand(), Dir: filepath.Join(s.bundle, c.platforms[0]),
+			Files: s.bundle, Output: lab.OutputGoBench, Bench: &spec}
+	}
+	return nil
+}
+
+// output runs a command in dir and returns its trimmed stdout.
+func output(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			err = fmt.Errorf("%v: %s", err, lastLines(s, 3))
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// suiteCachegrindCmd is the hidden command a cachegrind suite's trials
+// run: each benchmark of a test binary in its own process under valgrind,
+// printed as go test -bench lines of its instructions and estimated
+// cycles for the run of --benchtime iterations.
+const suiteCachegrindCmd = "__suite-cachegrind"
+
+// cmdSuiteCachegrind is suiteCachegrindCmd: perflab __suite-cachegrind
+// --pkg PKG --benchtime Nx BINARY NAME... (NAME without "Benchmark").
+func cmdSuiteCachegrind(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(suiteCachegrindCmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pkg := fs.String("pkg", "", "the package, for the pkg: line")
+	benchtime := fs.String("benchtime", "100x", "iterations")
+	if err := fs.Parse(args); err != nil || fs.NArg() < 2 {
+		fmt.Fprintln(stderr, "usage: perflab "+suiteCachegrindCmd+" --pkg PKG --benchtime Nx BINARY NAME...")
+		return exitUsage
+	}
+	bin := fs.Arg(0)
+	// One processor: the Go scheduler's idle spinning otherwise makes the
+	// instruction count vary by tens of percent between runs (measured
+	// here: 11.6–14.6M against 8.56–8.66M with GOMAXPROCS=1).
+	os.Setenv("GOMAXPROCS", "1")
+	fmt.Fprintf(stdout, "pkg: %s\n", *pkg)
+	for _, name := range fs.Args()[1:] {
+		ir, cost, _, err := local.Cachegrind(ctx, ".", []string{bin, "-test.run=^$", "-test.bench=^Benchmark" + regexp.QuoteMeta(name) + "$",
+			"-test.benchtime=" + *benchtime, "-test.count=1"})
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab suite:", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "Benchmark%s 1 %.0f instructions %.0f est-cycles\n", name, ir, cost)
+	}
+	return exitOK
+}

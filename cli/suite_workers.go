@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/sshworker"
+)
+
+// suiteWorkers is the pool: --workers N local workers (local, local#2,
+// ...) unless only --worker/--workers-file name workers, then those.
+func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--workers-file: %v", err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if line = strings.TrimSpace(line); line == "" {
+				continue
+			}
+			if strings.ContainsAny(line, " \t") {
+				return nil, fmt.Errorf("%s:%d: %q: one worker a line", file, i+1, line)
+			}
+			specs = append(specs, line)
+		}
+		if len(specs) == 0 {
+			return nil, fmt.Errorf("%s lists no worker", file)
+		}
+	}
+	var ids []string
+	if nSet || len(specs) == 0 {
+		ids = append(ids, "local")
+		for i := 2; i <= n; i++ {
+			ids = append(ids, fmt.Sprintf("local#%d", i))
+		}
+	}
+	for _, w := range specs {
+		switch {
+		case strings.HasPrefix(w, "ssh://"):
+			if _, err := sshworker.Parse(w); err != nil {
+				return nil, err
+			}
+		case w == "local" || strings.HasPrefix(w, "local#") || strings.HasPrefix(w, "adb:"):
+		default:
+			return nil, fmt.Errorf("--worker %q: want ssh://HOST, adb:SERIAL, adb:model=MODEL, local or local#N", w)
+		}
+		if slices.Contains(ids, w) {
+			return nil, fmt.Errorf("--worker %s is given twice", w)
+		}
+		ids = append(ids, w)
+	}
+	return ids, nil
+}
+
+// workerPlatforms connects to every remote worker (so that a host that
+// refuses the key, or a phone that is gone, is said before anything is
+// built) and returns the platforms to build for, this host's first: an
+// ssh host's from its uname -sm, a phone's from its ABI (a simulated
+// phone runs the serving host's programs).
+func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cachegrind bool, stderr io.Writer) ([]string, error) {
+	plats := []string{hostPlatform()}
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "ssh://") && !strings.HasPrefix(id, "adb:") {
+			continue
+		}
+		if cachegrind {
+			return nil, fmt.Errorf("--measure cachegrind runs on this host's workers only (it needs perflab and valgrind beside the benchmarks): %s is remote", id)
+		}
+		d, err := devices.Open(ctx, id, opt)
+		if err != nil {
+			return nil, err
+		}
+		pl, ok := d.(interface {
+			Platform(context.Context) (string, error)
+		})
+		if !ok {
+			d.Close()
+			return nil, fmt.Errorf("worker %s cannot run test binaries", id)
+		}
+		plat, err := pl.Platform(ctx)
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "worker %s: %s\n", id, plat)
+		if !slices.Contains(plats, plat) {
+			plats = append(plats, plat)
+		}
+	}
+	return plats, nil
+}
