@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/adbtest"
@@ -370,5 +371,65 @@ func TestSuiteParallelPinned(t *testing.T) {
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--parallel", "2", "--workers", "2"); code != exitUsage || !strings.Contains(errs, "give one") {
 		t.Errorf("--parallel with --workers: exit %d %s", code, errs)
+	}
+}
+
+// TestSuiteSSHWorkerLostThenInterrupted: a host that goes away mid-run
+// leaves the pool and the other goes on with the rounds; Ctrl-C then
+// stops the run, and the remaining host is left with nothing of it.
+func TestSuiteSSHWorkerLostThenInterrupted(t *testing.T) {
+	t.Parallel()
+	l := sshdtest.Start(t, []string{"w1", "w2"}, "")
+	repo := suiteRepo(t)
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	cmd := exec.Command(bin, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "1000", "--benchtime", "100x", "-bench", "Work",
+		"--worker", "ssh://w1", "--worker", "ssh://w2", "--ssh-config", l.Config, "--quiet", "--out", session)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	trialsOn := func(dev string) int {
+		b, _ := os.ReadFile(session)
+		return strings.Count(string(b), `"device":"`+dev+`"`)
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(120 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%s: not after 120 s\n%s", what, stderr.String())
+			}
+		}
+	}
+	waitUntil("trials on both hosts", func() bool { return trialsOn("ssh://w1") >= 3 && trialsOn("ssh://w2") >= 3 })
+	l.Stop("w2")
+	before := trialsOn("ssh://w1")
+	waitUntil("w1 going on alone", func() bool { return trialsOn("ssh://w1") >= before+6 })
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second): // only catches a hang
+		cmd.Process.Kill()
+		t.Fatalf("still running 120 s after Ctrl-C\n%s", stderr.String())
+	}
+	b, _ := os.ReadFile(session)
+	if !strings.Contains(string(b), "ssh://w2") || !strings.Contains(string(b), "leaves the pool") && !strings.Contains(string(b), "left the pool") {
+		t.Errorf("the session does not say ssh://w2 left the pool\n%s", stderr.String())
+	}
+	if !strings.Contains(string(b), `"reason":"cancelled"`) {
+		t.Errorf("the session does not end cancelled\n%s", stderr.String())
+	}
+	if left, _ := os.ReadDir(l.TmpDir("w1")); len(left) > 0 {
+		t.Errorf("w1: left behind after Ctrl-C: %v", left)
 	}
 }
