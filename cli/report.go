@@ -11,9 +11,9 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump] [--plot FILE]

@@ -16,8 +16,8 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const runUsage = `Usage: perflab run EXPERIMENT.json [--headless] [flags]

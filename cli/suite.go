@@ -19,10 +19,10 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
 	"github.com/perflab/perflab/lab/sshworker"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // controlDef describes one noise control: what it is called in the

@@ -18,7 +18,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // screen is the step of the workbench on show.

@@ -27,7 +27,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // Candidate is one build of the range.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // ValidateConfig configures a validation study.
