@@ -95,3 +95,8 @@ func (f sourceFile) imports() []string {
 func (f sourceFile) generated() bool {
 	return ast.IsGenerated(f.file)
 }
+
+// parseSource parses one file's source text.
+func parseSource(fset *token.FileSet, src string) (*ast.File, error) {
+	return parser.ParseFile(fset, "src.go", src, parser.ParseComments)
+}
