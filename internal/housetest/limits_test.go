@@ -45,7 +45,6 @@ var knownOver = map[string]bool{
 	"sessions/bisect/bisect.go":                     true,
 	"sessions/engine/engine.go":                     true,
 	"sessions/fastdecode.go:decodeTrialLayout":      true,
-	"sessions/ordereffect.go:OrderEffects":          true,
 	"tui/controls.go":                               true,
 	"tui/model.go":                                  true,
 }
