@@ -35,8 +35,6 @@ var knownOver = map[string]bool{
 	"lab/local/trial.go:(*Device).runTrial":         true,
 	"lab/pool.go":                                   true,
 	"lab/proxy/proxy.go":                            true,
-	"lab/runner.go":                                 true,
-	"lab/runner.go:(*Runner).loop":                  true,
 	"lab/sim/phone.go":                              true,
 	"lab/sim/sysfs.go:(*Phone).initSys":             true,
 	"lab/simdevice/shell/cmds.go":                   true,
