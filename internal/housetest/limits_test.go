@@ -32,8 +32,6 @@ var knownOver = map[string]bool{
 	"lab/governor/governor.go:Apply":                true,
 	"lab/pool.go":                                   true,
 	"lab/proxy/proxy.go":                            true,
-	"lab/sim/phone.go":                              true,
-	"lab/sim/sysfs.go:(*Phone).initSys":             true,
 	"lab/simdevice/shell/cmds.go":                   true,
 	"lab/simdevice/shell/parse.go:lex":              true,
 	"lab/simdevice/shell/parse.go:parseList":        true,
