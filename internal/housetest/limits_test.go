@@ -25,7 +25,6 @@ var knownOver = map[string]bool{
 	"cli/report.go:cmdReport":                       true,
 	"cli/run.go:(*headlessRun).run":                 true,
 	"lab/adb/apk/apk.go:Parse":                      true,
-	"lab/adb/device.go":                             true,
 	"lab/adb/profile.go:ParseReportSample":          true,
 	"lab/experiment_load.go:(*Experiment).Validate": true,
 	"lab/experiment_load.go:checkShape":             true,
