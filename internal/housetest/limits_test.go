@@ -29,7 +29,6 @@ var knownOver = map[string]bool{
 	"lab/experiment_load.go:(*Experiment).Validate": true,
 	"lab/experiment_load.go:checkShape":             true,
 	"lab/governor/governor.go:Apply":                true,
-	"lab/proxy/proxy.go":                            true,
 	"lab/simdevice/shell/cmds.go":                   true,
 	"lab/simdevice/shell/parse.go:lex":              true,
 	"lab/simdevice/shell/parse.go:parseList":        true,
