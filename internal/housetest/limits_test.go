@@ -32,8 +32,6 @@ var knownOver = map[string]bool{
 	"lab/simdevice/shell/cmds.go":                   true,
 	"lab/simdevice/shell/parse.go:lex":              true,
 	"lab/simdevice/shell/parse.go:parseList":        true,
-	"sessions/bisect/bisect.go":                     true,
-	"sessions/engine/engine.go":                     true,
 	"sessions/fastdecode.go:decodeTrialLayout":      true,
 	"tui/controls.go":                               true,
 	"tui/model.go":                                  true,
