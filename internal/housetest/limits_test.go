@@ -33,8 +33,6 @@ var knownOver = map[string]bool{
 	"lab/simdevice/shell/parse.go:lex":              true,
 	"lab/simdevice/shell/parse.go:parseList":        true,
 	"sessions/fastdecode.go:decodeTrialLayout":      true,
-	"tui/controls.go":                               true,
-	"tui/model.go":                                  true,
 }
 
 // complexity returns the cyclomatic complexity of fn as gocyclo counts
