@@ -75,15 +75,7 @@ func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
 	tr := in.newTrial()
 	e.Type = lab.EventTrial
 	ok := p.lit(`{"type":"trial","t":`) && p.floatAt(&e.T) &&
-		p.lit(`,"trial":{"index":`) && p.intAt(&tr.Index) &&
-		p.lit(`,"round":`) && p.intAt(&tr.Round) &&
-		p.lit(`,"arm":`) && p.strAt(&tr.Arm) &&
-		p.lit(`,"build":`) && p.strAt(&tr.Build) &&
-		(!p.lit(`,"warmup":`) || p.boolAt(&tr.Warmup)) &&
-		(!p.lit(`,"device":`) || p.strAt(&tr.Device)) &&
-		p.lit(`,"order":`) && p.strAt(&tr.Order) &&
-		p.lit(`,"status":`) && p.strAt(&tr.Status) &&
-		(!p.lit(`,"reason":`) || p.strAt(&tr.Reason)) &&
+		p.lit(`,"trial":{"index":`) && p.trialHeadLayout(tr) &&
 		p.lit(`,"duration_s":`) && p.floatAt(&tr.Duration) &&
 		p.lit(`,"metrics":[`) && p.metricsLayout(tr) &&
 		(!p.lit(`,"host":{"other_cpus":`) || p.hostLayout(tr)) &&
@@ -98,6 +90,20 @@ func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
 	}
 	e.Trial = tr
 	return true
+}
+
+// trialHeadLayout decodes the fields of decodeTrialLayout's trial from
+// its index to its status and reason, from after the index's key.
+func (p *fastParser) trialHeadLayout(tr *lab.Trial) bool {
+	return p.intAt(&tr.Index) &&
+		p.lit(`,"round":`) && p.intAt(&tr.Round) &&
+		p.lit(`,"arm":`) && p.strAt(&tr.Arm) &&
+		p.lit(`,"build":`) && p.strAt(&tr.Build) &&
+		(!p.lit(`,"warmup":`) || p.boolAt(&tr.Warmup)) &&
+		(!p.lit(`,"device":`) || p.strAt(&tr.Device)) &&
+		p.lit(`,"order":`) && p.strAt(&tr.Order) &&
+		p.lit(`,"status":`) && p.strAt(&tr.Status) &&
+		(!p.lit(`,"reason":`) || p.strAt(&tr.Reason))
 }
 
 // metricsLayout decodes the metrics of decodeTrialLayout's line, from

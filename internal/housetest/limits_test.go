@@ -32,7 +32,6 @@ var knownOver = map[string]bool{
 	"lab/simdevice/shell/cmds.go":                   true,
 	"lab/simdevice/shell/parse.go:lex":              true,
 	"lab/simdevice/shell/parse.go:parseList":        true,
-	"sessions/fastdecode.go:decodeTrialLayout":      true,
 }
 
 // complexity returns the cyclomatic complexity of fn as gocyclo counts
