@@ -24,7 +24,6 @@ var knownOver = map[string]bool{
 	"cli/run.go:(*headlessRun).run":          true,
 	"lab/adb/apk/apk.go:Parse":               true,
 	"lab/adb/profile.go:ParseReportSample":   true,
-	"lab/governor/governor.go:Apply":         true,
 	"lab/simdevice/shell/cmds.go":            true,
 	"lab/simdevice/shell/parse.go:lex":       true,
 	"lab/simdevice/shell/parse.go:parseList": true,
