@@ -22,7 +22,6 @@ const (
 var knownOver = map[string]bool{
 	"cli/report.go:cmdReport":                true,
 	"cli/run.go:(*headlessRun).run":          true,
-	"lab/adb/profile.go:ParseReportSample":   true,
 	"lab/simdevice/shell/cmds.go":            true,
 	"lab/simdevice/shell/parse.go:lex":       true,
 	"lab/simdevice/shell/parse.go:parseList": true,
