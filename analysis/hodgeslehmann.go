@@ -108,165 +108,200 @@ const hlDirect = 2
 // non-increasing: a staircase such as the triangle of Walsh sums, see
 // walshMedian), and k ranks among those.
 func selectDiff(a, b []float64, first []int, k int, rng *rand.Rand, samples int) (prev, kth float64) {
-	m, n := len(a), len(b)
-	// Row i holds b[j] − a[i], increasing in j; the candidates for the
-	// answer in row i are columns lo[i] ≤ j < hi[i]. Everything left of lo
-	// is known to rank below k, everything from hi on above k. Counts
-	// below include the columns before first[i], which hold no entries:
-	// kAll is k shifted by their number.
-	lo := make([]int, m)
-	hi := make([]int, m)
-	for i := range hi {
-		hi[i] = n
-	}
-	kAll := k
-	if first != nil {
-		copy(lo, first)
-		for _, f := range first {
-			kAll += f
-		}
-	}
-	firstOf := func(i int) int {
-		if first == nil {
-			return 0
-		}
-		return first[i]
-	}
-	cnt := make([]int, m)
-	// count sets cnt[i] to the number of differences in row i below pivot
-	// (or, with orEqual, up to it) and returns their total. pivot is a
-	// candidate, so everything left of lo is below it and everything from
-	// hi on above it: each count lies in [lo[i], hi[i]]. As i grows a[i]
-	// grows, so the count can only move right.
-	count := func(pivot float64, orEqual bool) int {
-		// jw is a lower bound of the full row's count (columns from 0),
-		// which grows with i; it is known once a row's count passes first.
-		total, jw := 0, 0
-		for i := range m {
-			j := max(jw, lo[i])
-			ai := a[i]
-			if orEqual {
-				for j < hi[i] && b[j]-ai <= pivot {
-					j++
-				}
-			} else {
-				for j < hi[i] && b[j]-ai < pivot {
-					j++
-				}
-			}
-			cnt[i] = j
-			total += j
-			if j > firstOf(i) {
-				jw = j
-			}
-		}
-		return total
-	}
-	below := func() { // the k-th is below the last pivot counted
-		for i := range m {
-			hi[i] = min(hi[i], cnt[i])
-		}
-	}
-	above := func() { // the k-th is above the last pivot counted
-		for i := range m {
-			lo[i] = max(lo[i], cnt[i])
-		}
-	}
-	// narrowLow and narrowHigh move the bounds past a pivot that is
-	// expected to lie below (above) the k-th, counting the other side of a
-	// tie only when the expectation fails; they report whether the pivot
-	// is the k-th.
-	narrowLow := func(pivot float64) bool {
-		if kAll >= count(pivot, true) {
-			above()
-			return false
-		}
-		if kAll < count(pivot, false) {
-			below()
-			return false
-		}
-		return true
-	}
-	narrowHigh := func(pivot float64) bool {
-		if kAll < count(pivot, false) {
-			below()
-			return false
-		}
-		if kAll >= count(pivot, true) {
-			above()
-			return false
-		}
-		return true
-	}
+	s := newDiffSelector(a, b, first, k)
 	picks := make([]int, samples)
 	sample := make([]float64, samples)
 	for {
-		cand, below := 0, 0
-		for i := range m {
-			cand += hi[i] - lo[i]
-			below += lo[i]
+		cand, below := s.candidates()
+		if cand <= hlDirect*(len(a)+len(b)) {
+			return s.direct(cand, below)
 		}
-		if cand <= hlDirect*(m+n) {
-			// Few candidates left: select among them directly.
-			vals := make([]float64, 0, cand)
-			for i := range m {
-				for j := lo[i]; j < hi[i]; j++ {
-					vals = append(vals, b[j]-a[i])
-				}
-			}
-			kk := kAll - below
-			kth = selectK(vals, kk)
-			// The (k−1)-th is the largest candidate before the k-th or,
-			// when the k-th is the smallest candidate, the largest
-			// difference left of the candidates.
-			prev = math.Inf(-1)
-			for _, v := range vals[:kk] {
-				prev = max(prev, v)
-			}
-			if kk == 0 {
-				for i := range m {
-					if lo[i] > firstOf(i) {
-						prev = max(prev, b[lo[i]-1]-a[i])
-					}
-				}
-			}
-			if k == 0 {
-				prev = kth
-			}
-			return prev, kth
-		}
-		// Sample candidates by jittered systematic sampling (one uniform
-		// pick in each of samples equal strata, so the picks come sorted);
-		// the picks are mapped to (row, column) in one walk over the rows.
-		for s := range picks {
-			from, to := s*cand/samples, (s+1)*cand/samples
-			picks[s] = from + rng.IntN(max(1, to-from))
-		}
-		row, before := 0, 0
-		for s, r := range picks {
-			for r >= before+hi[row]-lo[row] {
-				before += hi[row] - lo[row]
-				row++
-			}
-			sample[s] = b[lo[row]+r-before] - a[row]
-		}
-		sortFloats(sample)
+		s.sample(rng, cand, picks, sample)
 		// The k-th is at fraction f of the candidates; its position among
 		// the samples is at most as spread as a binomial (less with
 		// stratified picks), so ±3.5 binomial standard deviations (plus one)
 		// around f·s bracket it.
-		f := float64(kAll-below) / float64(cand)
+		f := float64(s.kAll-below) / float64(cand)
 		d := 3.5*math.Sqrt(float64(samples)*f*(1-f)) + 1
 		l, h := int(f*float64(samples)-d), int(math.Ceil(f*float64(samples)+d))
 		if l < 0 && h >= samples {
 			// Too few samples to bracket: one random candidate as pivot.
 			l = rng.IntN(samples)
 		}
-		if l >= 0 && narrowLow(sample[l]) {
+		if l >= 0 && s.narrowLow(sample[l]) {
 			return prevDiff(a, b, first, sample[l], k), sample[l]
 		}
-		if h < samples && narrowHigh(sample[h]) {
+		if h < samples && s.narrowHigh(sample[h]) {
 			return prevDiff(a, b, first, sample[h], k), sample[h]
 		}
 	}
+}
+
+// diffSelector is selectDiff's state. Row i holds b[j] − a[i], increasing
+// in j; the candidates for the answer in row i are columns lo[i] ≤ j <
+// hi[i]. Everything left of lo is known to rank below k, everything from
+// hi on above k. Counts below include the columns before first[i], which
+// hold no entries: kAll is k shifted by their number.
+type diffSelector struct {
+	a, b   []float64
+	first  []int
+	k      int
+	kAll   int
+	lo, hi []int
+	cnt    []int // each row's count at the last pivot counted
+}
+
+func newDiffSelector(a, b []float64, first []int, k int) *diffSelector {
+	m, n := len(a), len(b)
+	s := &diffSelector{a: a, b: b, first: first, k: k, kAll: k, lo: make([]int, m), hi: make([]int, m), cnt: make([]int, m)}
+	for i := range s.hi {
+		s.hi[i] = n
+	}
+	if first != nil {
+		copy(s.lo, first)
+		for _, f := range first {
+			s.kAll += f
+		}
+	}
+	return s
+}
+
+// firstOf is the first column of row i that holds an entry.
+func (s *diffSelector) firstOf(i int) int {
+	if s.first == nil {
+		return 0
+	}
+	return s.first[i]
+}
+
+// candidates returns the number of candidates left and the number of
+// entries known to rank below them.
+func (s *diffSelector) candidates() (cand, below int) {
+	for i := range s.lo {
+		cand += s.hi[i] - s.lo[i]
+		below += s.lo[i]
+	}
+	return cand, below
+}
+
+// direct selects among few candidates directly. The (k−1)-th is the
+// largest candidate before the k-th or, when the k-th is the smallest
+// candidate, the largest difference left of the candidates.
+func (s *diffSelector) direct(cand, below int) (prev, kth float64) {
+	a, b := s.a, s.b
+	vals := make([]float64, 0, cand)
+	for i := range s.lo {
+		for j := s.lo[i]; j < s.hi[i]; j++ {
+			vals = append(vals, b[j]-a[i])
+		}
+	}
+	kk := s.kAll - below
+	kth = selectK(vals, kk)
+	prev = math.Inf(-1)
+	for _, v := range vals[:kk] {
+		prev = max(prev, v)
+	}
+	if kk == 0 {
+		for i := range s.lo {
+			if s.lo[i] > s.firstOf(i) {
+				prev = max(prev, b[s.lo[i]-1]-a[i])
+			}
+		}
+	}
+	if s.k == 0 {
+		prev = kth
+	}
+	return prev, kth
+}
+
+// sample fills sample with candidates, sorted, by jittered systematic
+// sampling (one uniform pick in each of len(picks) equal strata, so the
+// picks come sorted); the picks are mapped to (row, column) in one walk
+// over the rows.
+func (s *diffSelector) sample(rng *rand.Rand, cand int, picks []int, sample []float64) {
+	samples := len(picks)
+	for k := range picks {
+		from, to := k*cand/samples, (k+1)*cand/samples
+		picks[k] = from + rng.IntN(max(1, to-from))
+	}
+	row, before := 0, 0
+	for k, r := range picks {
+		for r >= before+s.hi[row]-s.lo[row] {
+			before += s.hi[row] - s.lo[row]
+			row++
+		}
+		sample[k] = s.b[s.lo[row]+r-before] - s.a[row]
+	}
+	sortFloats(sample)
+}
+
+// count sets cnt[i] to the number of differences in row i below pivot
+// (or, with orEqual, up to it) and returns their total. pivot is a
+// candidate, so everything left of lo is below it and everything from hi
+// on above it: each count lies in [lo[i], hi[i]]. As i grows a[i] grows,
+// so the count can only move right.
+func (s *diffSelector) count(pivot float64, orEqual bool) int {
+	// jw is a lower bound of the full row's count (columns from 0), which
+	// grows with i; it is known once a row's count passes first.
+	total, jw := 0, 0
+	b, lo, hi := s.b, s.lo, s.hi
+	for i, ai := range s.a {
+		j := max(jw, lo[i])
+		if orEqual {
+			for j < hi[i] && b[j]-ai <= pivot {
+				j++
+			}
+		} else {
+			for j < hi[i] && b[j]-ai < pivot {
+				j++
+			}
+		}
+		s.cnt[i] = j
+		total += j
+		if j > s.firstOf(i) {
+			jw = j
+		}
+	}
+	return total
+}
+
+// below records that the k-th is below the last pivot counted; above,
+// that it is above.
+func (s *diffSelector) below() {
+	for i := range s.hi {
+		s.hi[i] = min(s.hi[i], s.cnt[i])
+	}
+}
+
+func (s *diffSelector) above() {
+	for i := range s.lo {
+		s.lo[i] = max(s.lo[i], s.cnt[i])
+	}
+}
+
+// narrowLow and narrowHigh move the bounds past a pivot that is expected
+// to lie below (above) the k-th, counting the other side of a tie only
+// when the expectation fails; they report whether the pivot is the k-th.
+func (s *diffSelector) narrowLow(pivot float64) bool {
+	if s.kAll >= s.count(pivot, true) {
+		s.above()
+		return false
+	}
+	if s.kAll < s.count(pivot, false) {
+		s.below()
+		return false
+	}
+	return true
+}
+
+func (s *diffSelector) narrowHigh(pivot float64) bool {
+	if s.kAll < s.count(pivot, false) {
+		s.below()
+		return false
+	}
+	if s.kAll >= s.count(pivot, true) {
+		s.above()
+		return false
+	}
+	return true
 }

@@ -18,98 +18,118 @@ func Table(r Report) string {
 	var sb strings.Builder
 	sb.WriteString(tableHeading(r))
 	sb.WriteString("\n\n")
-
-	multi, paired := false, false
+	cols := tableColumnsFor(r)
+	rows := [][]string{cols.head}
 	for _, m := range r.Metrics {
-		if len(m.Others) > 0 {
-			multi = true
-		}
-		if m.Paired != nil {
-			paired = true
-		}
+		rows = append(rows, cols.row(r, m))
 	}
-	// The interval's level: the report's, or each row's own when the
-	// family's correction raised some (familyLevels).
+	for _, g := range r.Geomeans {
+		sc := cellScaleFor(g.Unit, float64(g.Medians[0]))
+		row := make([]string, len(cols.head))
+		row[0], row[1], row[2], row[3], row[4] = "geomean", g.Unit, sc.format(g.Medians[0]), sc.format(g.Medians[1]), fmtPct(g.Delta[0])
+		rows = append(rows, row)
+	}
+	WriteAligned(&sb, rows, cols.right)
+	sb.WriteString(poolTable(r))
+	writeNotesAndWarnings(&sb, r)
+	return sb.String()
+}
+
+// tableColumns are Table's columns for a report: a pairs column when a
+// metric is paired, a "p all" column when a metric has more than two
+// inputs, and the interval's level in its heading or, when the family's
+// correction raised some rows' (familyLevels), in each row.
+type tableColumns struct {
+	head          []string
+	right         []bool // right-aligned
+	multi, paired bool
+	mixed         bool // the rows' interval levels differ
+}
+
+func tableColumnsFor(r Report) tableColumns {
+	var c tableColumns
 	levels := map[string]bool{}
 	for _, m := range r.Metrics {
+		c.multi = c.multi || len(m.Others) > 0
+		c.paired = c.paired || m.Paired != nil
 		if m.Decision.CILowPct.Defined() {
 			levels[fmtLevel(rowLevel(m, r.Confidence))] = true
 		}
 	}
 	ciHead := fmt.Sprintf("%s CI", fmtLevel(r.Confidence))
-	mixed := len(levels) > 1
+	c.mixed = len(levels) > 1
 	if len(levels) == 1 {
 		for l := range levels {
 			ciHead = l + " CI"
 		}
-	} else if mixed {
+	} else if c.mixed {
 		ciHead = "CI (level)"
 	}
-	head := []string{"metric", "unit", "A median", "B median", "Δ", ciHead, "p", "p adj", "n A/B", "verdict"}
-	right := []bool{false, false, true, true, true, false, true, true, true, false}
-	if paired {
-		head = append(head[:9], "pairs", "verdict")
-		right = append(right[:9], true, false)
+	c.head = []string{"metric", "unit", "A median", "B median", "Δ", ciHead, "p", "p adj", "n A/B", "verdict"}
+	c.right = []bool{false, false, true, true, true, false, true, true, true, false}
+	if c.paired {
+		c.head = append(c.head[:9], "pairs", "verdict")
+		c.right = append(c.right[:9], true, false)
 	}
-	if multi {
-		head = append(head, "p all")
-		right = append(right, true)
+	if c.multi {
+		c.head = append(c.head, "p all")
+		c.right = append(c.right, true)
 	}
-	rows := [][]string{head}
-	for _, m := range r.Metrics {
-		p := primaryP(m, r.PrimaryTest)
-		if !m.PAdjusted.Defined() {
-			p = undefined() // no member of the family (family.go): no test
-		}
-		d := m.Decision
-		delta := fmtPct(d.DeltaPct)
-		if m.Verdict == VerdictNoChange {
-			delta = "~"
-		}
-		ci := "n/a"
-		if d.CILowPct.Defined() && d.CIHighPct.Defined() {
-			ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
-			if mixed {
-				ci += " " + fmtLevel(rowLevel(m, r.Confidence))
-			}
-		} else if m.Paired == nil && m.untested == "" && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
-			ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
-		}
-		unit := m.Unit
-		if unit == "" {
-			unit = "-"
-		}
-		sc := cellScaleFor(m.Unit, float64(m.A.Median))
-		row := []string{m.Name, unit, sc.format(m.A.Median), sc.format(m.B.Median), delta, ci,
-			fmtP(p, r.Alpha), fmtP(m.PAdjusted, r.Alpha), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
-		if paired {
-			pairs := "-"
-			if m.Paired != nil {
-				pairs = fmt.Sprint(m.Paired.N)
-			}
-			row = append(row, pairs)
-		}
-		row = append(row, m.Verdict)
-		if multi {
-			// For a metric given for A and B only, the test of all its
-			// inputs is KruskalWallis.
-			kw := m.KruskalWallis
-			if m.KruskalWallisAll != nil {
-				kw = *m.KruskalWallisAll
-			}
-			row = append(row, fmtP(kw.P, r.Alpha))
-		}
-		rows = append(rows, row)
-	}
-	for _, g := range r.Geomeans {
-		sc := cellScaleFor(g.Unit, float64(g.Medians[0]))
-		row := make([]string, len(head))
-		row[0], row[1], row[2], row[3], row[4] = "geomean", g.Unit, sc.format(g.Medians[0]), sc.format(g.Medians[1]), fmtPct(g.Delta[0])
-		rows = append(rows, row)
-	}
-	WriteAligned(&sb, rows, right)
-	sb.WriteString(poolTable(r))
+	return c
+}
 
+// row is metric m's row: no p-value when m is no member of the family
+// (family.go), "~" for the change when the verdict is no change, the
+// decision's interval or else the bootstrap's.
+func (c tableColumns) row(r Report, m MetricResult) []string {
+	p := primaryP(m, r.PrimaryTest)
+	if !m.PAdjusted.Defined() {
+		p = undefined()
+	}
+	d := m.Decision
+	delta := fmtPct(d.DeltaPct)
+	if m.Verdict == VerdictNoChange {
+		delta = "~"
+	}
+	ci := "n/a"
+	if d.CILowPct.Defined() && d.CIHighPct.Defined() {
+		ci = fmt.Sprintf("[%s, %s]", fmtPct(d.CILowPct), fmtPct(d.CIHighPct))
+		if c.mixed {
+			ci += " " + fmtLevel(rowLevel(m, r.Confidence))
+		}
+	} else if m.Paired == nil && m.untested == "" && m.Bootstrap.Low.Defined() && m.Bootstrap.High.Defined() {
+		ci = fmt.Sprintf("[%s, %s]", fmtSigned(m.Bootstrap.Low), fmtSigned(m.Bootstrap.High))
+	}
+	unit := m.Unit
+	if unit == "" {
+		unit = "-"
+	}
+	sc := cellScaleFor(m.Unit, float64(m.A.Median))
+	row := []string{m.Name, unit, sc.format(m.A.Median), sc.format(m.B.Median), delta, ci,
+		fmtP(p, r.Alpha), fmtP(m.PAdjusted, r.Alpha), fmt.Sprintf("%d/%d", m.A.N, m.B.N)}
+	if c.paired {
+		pairs := "-"
+		if m.Paired != nil {
+			pairs = fmt.Sprint(m.Paired.N)
+		}
+		row = append(row, pairs)
+	}
+	row = append(row, m.Verdict)
+	if c.multi {
+		// For a metric given for A and B only, the test of all its
+		// inputs is KruskalWallis.
+		kw := m.KruskalWallis
+		if m.KruskalWallisAll != nil {
+			kw = *m.KruskalWallisAll
+		}
+		row = append(row, fmtP(kw.P, r.Alpha))
+	}
+	return row
+}
+
+// writeNotesAndWarnings writes what would decide each inconclusive
+// metric, then the metrics' and the report's warnings.
+func writeNotesAndWarnings(sb *strings.Builder, r Report) {
 	var notes, warn []string
 	for _, m := range r.Metrics {
 		id := m.Name
@@ -136,7 +156,6 @@ func Table(r Report) string {
 		sb.WriteString(strings.Join(warn, "\n"))
 		sb.WriteString("\n")
 	}
-	return sb.String()
 }
 
 // DecisionNote explains a verdict that is not a plain regression or

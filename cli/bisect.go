@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,14 +13,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/tui"
 )
 
@@ -374,13 +371,10 @@ func runBisectTUI(ctx context.Context, l engine.Lab, cfg bisect.Config, stdout, 
 		})
 		done <- result{rec, err}
 	}()
-	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, st.opts...)
-	noColor := os.Getenv("NO_COLOR") != ""
-	if noColor {
-		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
-	}
-	v := tui.NewBisectView(tui.NewStyles(true, noColor), cfg.Candidates, events, cancel)
-	if _, err := tea.NewProgram(v, opts...).Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+	screen := st.screen
+	screen.NoColor = os.Getenv("NO_COLOR") != ""
+	v := tui.NewBisectView(tui.NewStyles(true, screen.NoColor), cfg.Candidates, events, cancel)
+	if err := tui.Run(ctx, v, screen); err != nil {
 		fmt.Fprintln(stderr, "perflab bisect:", err)
 	}
 	cancel() // quitting the screen ends the bisect; what is done is kept

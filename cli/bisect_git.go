@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
+	"github.com/perflab/perflab/sessions/bisect"
 )
 
 // gitFlags are perflab bisect's git-range flags.

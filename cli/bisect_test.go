@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/gittest"
-	"github.com/perflab/perflab/lab/bisect"
+	"github.com/perflab/perflab/sessions/bisect"
 )
 
 // writeRange writes a sim range file of n builds with a step of pct% at

@@ -2,13 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 
 	"github.com/perflab/perflab/analysis/changepoint"
 	"github.com/perflab/perflab/sessions/history"
@@ -33,15 +29,18 @@ func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "perflab history view:", err)
 		return exitError
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
+	st, err := openScreen(stdout, stderr, false)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history view:", err)
+		return exitError
+	}
+	defer st.close()
+	screen := st.screen
+	screen.NoColor = os.Getenv("NO_COLOR") != ""
 	sel := 0
 	for {
-		v := tui.NewHistoryView(tui.NewStyles(true, noColor), series, sel)
-		opts := []tea.ProgramOption{tea.WithContext(ctx)}
-		if noColor {
-			opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
-		}
-		if _, err := tea.NewProgram(v, opts...).Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+		v := tui.NewHistoryView(tui.NewStyles(true, screen.NoColor), series, sel)
+		if err := tui.Run(ctx, v, screen); err != nil {
 			fmt.Fprintln(stderr, "perflab history view:", err)
 			return exitError
 		}

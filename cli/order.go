@@ -13,8 +13,8 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 const orderUsage = `Usage: perflab order DEVICE --experiment EXP.json [--runs N] [--json]

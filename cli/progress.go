@@ -11,7 +11,7 @@ import (
 
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // progressPrinter shows progress and an ETA on stderr: one line redrawn in

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const replayUsage = `Usage: perflab replay SESSION.jsonl [--headless] [--speed X] [--regime N|all]

@@ -11,9 +11,9 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump] [--plot FILE]
@@ -49,17 +49,19 @@ Flags:
 // cmdReport re-analyses a saved session.
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "JSON report (compare --json schema plus \"session\")")
-	asCSV := fs.Bool("csv", false, "CSV, one row per trial and metric")
-	asBench := fs.Bool("benchstat", false, "Go benchmark format for benchstat -col arm")
-	dump := fs.Bool("dump", false, "the whole session as one JSON document")
-	alpha := fs.Float64("alpha", 0, "significance level (default: the plan's)")
-	confidence := fs.Float64("confidence", 0, "confidence level (default: the plan's)")
-	correction := fs.String("correction", "", "holm, bonferroni or none (default holm)")
-	test := fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)")
-	threshold := fs.String("threshold", "", "practical threshold, e.g. 2% (default: the plan's)")
-	regime := fs.String("regime", "", "with toggles of controls or order: N analyses regime N, all pools them (default: the latest with enough trials)")
-	plotFile := fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)")
+	f := reportFlags{
+		asJSON:     fs.Bool("json", false, "JSON report (compare --json schema plus \"session\")"),
+		asCSV:      fs.Bool("csv", false, "CSV, one row per trial and metric"),
+		asBench:    fs.Bool("benchstat", false, "Go benchmark format for benchstat -col arm"),
+		dump:       fs.Bool("dump", false, "the whole session as one JSON document"),
+		alpha:      fs.Float64("alpha", 0, "significance level (default: the plan's)"),
+		confidence: fs.Float64("confidence", 0, "confidence level (default: the plan's)"),
+		correction: fs.String("correction", "", "holm, bonferroni or none (default holm)"),
+		test:       fs.String("test", "", "primary test: mann-whitney or welch (default mann-whitney)"),
+		threshold:  fs.String("threshold", "", "practical threshold, e.g. 2% (default: the plan's)"),
+		regime:     fs.String("regime", "", "with toggles of controls or order: N analyses regime N, all pools them (default: the latest with enough trials)"),
+		plotFile:   fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)"),
+	}
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -69,28 +71,14 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if bisect.IsRecord(pos[0]) { // a bisect file: print it as perflab bisect --show does
-		return showBisect(pos[0], *asJSON, stdout, stderr)
+		return showBisect(pos[0], *f.asJSON, stdout, stderr)
 	}
-	n := 0
-	for _, b := range []bool{*asJSON, *asCSV, *asBench, *dump} {
-		if b {
-			n++
-		}
-	}
+	n := f.formats()
 	if n > 1 {
 		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump")
 		return exitUsage
 	}
-	// A report allocates about twice the session file's size, nearly all
-	// of it live until the end: a collection would free little and cost a
-	// pass over all of it. The collector runs only should the heap reach
-	// four times the file's size plus 256 MiB (or a lower GOMEMLIMIT).
-	limit := int64(256 << 20)
-	if st, err := os.Stat(pos[0]); err == nil {
-		limit += 4 * st.Size()
-	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(limit, debug.SetMemoryLimit(-1))))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer holdGC(pos[0])()
 	s, err := sessions.Load(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
@@ -99,49 +87,19 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, p := range s.Problems {
 		fmt.Fprintf(stderr, "%s:%d: %s\n", pos[0], p.Line, p.Err)
 	}
-	switch {
-	case *asCSV:
-		err = sessions.WriteCSV(stdout, s)
-	case *asBench:
-		err = sessions.WriteBenchstat(stdout, s)
-	case *dump:
-		err = sessions.WriteJSON(stdout, s)
-	}
-	if n > 0 && !*asJSON {
-		if err != nil {
+	if n > 0 && !*f.asJSON {
+		if err := f.export(stdout, s); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
 		}
 		return exitOK
 	}
-	opt := engine.Options(&s.Header.Plan)
-	if *alpha != 0 {
-		opt.Alpha = *alpha
-	}
-	if *confidence != 0 {
-		opt.Confidence = *confidence
-	}
-	if *correction != "" {
-		opt.Correction = *correction
-	}
-	if *test != "" {
-		opt.Test = *test
-	}
-	if *threshold != "" {
-		if err := (percentFlag{&opt.ThresholdPct}).Set(*threshold); err != nil {
-			fmt.Fprintln(stderr, "perflab report: --threshold:", err)
-			return exitUsage
-		}
-	}
-	if err := opt.Validate(); err != nil {
+	opt, err := f.options(&s.Header.Plan)
+	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
 	}
-	// Only the table is printed: the unpaired estimates no table shows
-	// for a paired metric are skipped (as run --headless does), which
-	// leaves the table and the verdicts as they are.
-	opt.SkipUnpairedEstimates = !*asJSON && *plotFile == ""
-	events, regimeLines, err := regimeEvents(s.Events, *regime, opt)
+	events, regimeLines, err := regimeEvents(s.Events, *f.regime, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
@@ -149,41 +107,127 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	plan := &s.Header.Plan
 	rep := engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt)
 	rep.Warn(regimeLines.warnings...)
-	if *plotFile != "" {
-		if err := plotSession(*plotFile, s, rep.Reports()); err != nil {
+	if *f.plotFile != "" {
+		if err := plotSession(*f.plotFile, s, rep.Reports()); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
 		}
-		fmt.Fprintln(stderr, "perflab report: plot written to", *plotFile)
+		fmt.Fprintln(stderr, "perflab report: plot written to", *f.plotFile)
 	}
-	if *asJSON {
+	if *f.asJSON {
 		if err := writeSessionReport(stdout, s, rep); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
 		}
 	} else {
-		sum := s.Summary()
-		fmt.Fprintf(stdout, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
-		switch {
-		case sum.End == nil:
-			fmt.Fprintln(stdout, "run did not finish (no end event): showing the trials recorded")
-		case sum.End.Reason != "completed":
-			fmt.Fprintf(stdout, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
-		}
-		if sum.End != nil && sum.End.Stop != "" {
-			fmt.Fprintf(stdout, "stopped: %s\n", sum.End.Stop)
-		}
-		for _, l := range append(regimeLines.list, regimeLines.order...) {
-			fmt.Fprintln(stdout, l)
-		}
-		fmt.Fprintln(stdout)
-		if rep.HasComparison() {
-			fmt.Fprint(stdout, rep.Table())
-		} else {
-			fmt.Fprintln(stdout, nothingToCompare(sum.Counts))
-		}
+		writeSessionTable(stdout, s, rep, regimeLines)
 	}
 	return regressionFound(stderr, "perflab report", verdictCode(rep))
+}
+
+// reportFlags are report's flags.
+type reportFlags struct {
+	asJSON, asCSV, asBench, dump                  *bool
+	alpha, confidence                             *float64
+	correction, test, threshold, regime, plotFile *string
+}
+
+// formats counts the output formats asked for.
+func (f reportFlags) formats() int {
+	n := 0
+	for _, b := range []bool{*f.asJSON, *f.asCSV, *f.asBench, *f.dump} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// export writes the session as --csv, --benchstat or --dump asks.
+func (f reportFlags) export(w io.Writer, s *sessions.Session) error {
+	switch {
+	case *f.asCSV:
+		return sessions.WriteCSV(w, s)
+	case *f.asBench:
+		return sessions.WriteBenchstat(w, s)
+	case *f.dump:
+		return sessions.WriteJSON(w, s)
+	}
+	return nil
+}
+
+// options are the plan's analysis options with the flags' changes. Only
+// the table is printed unless --json or --plot: the unpaired estimates no
+// table shows for a paired metric are then skipped (as run --headless
+// does), which leaves the table and the verdicts as they are.
+func (f reportFlags) options(plan *lab.Experiment) (analysis.Options, error) {
+	opt := engine.Options(plan)
+	if *f.alpha != 0 {
+		opt.Alpha = *f.alpha
+	}
+	if *f.confidence != 0 {
+		opt.Confidence = *f.confidence
+	}
+	if *f.correction != "" {
+		opt.Correction = *f.correction
+	}
+	if *f.test != "" {
+		opt.Test = *f.test
+	}
+	if *f.threshold != "" {
+		if err := (percentFlag{&opt.ThresholdPct}).Set(*f.threshold); err != nil {
+			return opt, fmt.Errorf("--threshold: %w", err)
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		return opt, err
+	}
+	opt.SkipUnpairedEstimates = !*f.asJSON && *f.plotFile == ""
+	return opt, nil
+}
+
+// holdGC holds the garbage collector back while a session is reported and
+// returns what restores it. A report allocates about twice the session
+// file's size, nearly all of it live until the end: a collection would
+// free little and cost a pass over all of it. The collector runs only
+// should the heap reach four times the file's size plus 256 MiB (or a
+// lower GOMEMLIMIT).
+func holdGC(path string) (restore func()) {
+	limit := int64(256 << 20)
+	if st, err := os.Stat(path); err == nil {
+		limit += 4 * st.Size()
+	}
+	oldLimit := debug.SetMemoryLimit(min(limit, debug.SetMemoryLimit(-1)))
+	oldPercent := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
+
+// writeSessionTable writes report's text: the session's line, how the run
+// ended, the regimes and the order effect, then the table.
+func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, regimeLines regimeReport) {
+	sum := s.Summary()
+	fmt.Fprintf(w, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
+	switch {
+	case sum.End == nil:
+		fmt.Fprintln(w, "run did not finish (no end event): showing the trials recorded")
+	case sum.End.Reason != "completed":
+		fmt.Fprintf(w, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
+	}
+	if sum.End != nil && sum.End.Stop != "" {
+		fmt.Fprintf(w, "stopped: %s\n", sum.End.Stop)
+	}
+	for _, l := range append(regimeLines.list, regimeLines.order...) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
+	if rep.HasComparison() {
+		fmt.Fprint(w, rep.Table())
+	} else {
+		fmt.Fprintln(w, nothingToCompare(sum.Counts))
+	}
 }
 
 // regimeReport is what report and replay say about regimes: the list

@@ -16,8 +16,8 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/check"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const runUsage = `Usage: perflab run EXPERIMENT.json [--headless] [flags]
@@ -193,12 +193,55 @@ type headlessRun struct {
 	exports        runExports
 }
 
+// run starts the session, shows it as it goes, then reports it: the
+// table (or JSON), the exports, where the session was saved; it returns
+// the exit status.
 func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int {
 	s, err := engine.Start(ctx, l, p)
 	if err != nil {
 		fmt.Fprintln(h.stderr, "perflab run:", err)
 		return exitError
 	}
+	h.announce(s)
+	events, fold, final := h.follow(s)
+	res := s.Wait()
+
+	if final == nil { // no end event: the run failed before it
+		final = h.analyse(s, fold)
+	}
+	// An error that ended the run is said first: the table (if any) only
+	// shows how far it got.
+	endErr := engine.EndErr(res.End)
+	if endErr != nil && !errors.Is(endErr, context.Canceled) {
+		fmt.Fprintln(h.stderr, "perflab run:", endErr)
+	}
+	code, rep := h.printReport(s, <-final, events)
+	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
+	if err := h.exports.write(sess, rep); err != nil {
+		fmt.Fprintln(h.stderr, "perflab run:", err)
+		code = exitError
+	}
+	if res.Err != nil {
+		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials: %s; the rest could not be recorded\n",
+			s.Path, res.Written.Total, formatCounts(res.Written))
+		return exitError
+	}
+	if res.End != nil && res.End.Stop != "" {
+		fmt.Fprintf(h.stderr, "stopped: %s\n", res.End.Stop)
+	}
+	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
+	switch {
+	case endErr == nil:
+		return regressionFound(h.stderr, "perflab run", code)
+	case errors.Is(endErr, context.Canceled):
+		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
+	}
+	return exitError
+}
+
+// announce says where the session goes and what runs: the device (or
+// the pool's), the trials, the order and the seed, and the devices' notes.
+func (h *headlessRun) announce(s *engine.Session) {
 	exp := &s.Header.Plan
 	info := s.Device
 	fmt.Fprintf(h.stderr, "session: %s\n", s.Path)
@@ -225,7 +268,15 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 			fmt.Fprintf(h.stderr, "note: %s: %s\n", d.ID, n)
 		}
 	}
+}
 
+// follow shows the session's events as they come: progress, the proxy's
+// settings, the stability check's verdict once it is over. It returns the
+// events, their fold, and the final analysis, started as soon as the end
+// event is in (while the engine syncs and closes the file and the device);
+// nil when no end event came.
+func (h *headlessRun) follow(s *engine.Session) ([]lab.Event, *engine.Fold, <-chan analysed) {
+	exp := &s.Header.Plan
 	fold := engine.NewFold(exp)
 	var events []lab.Event
 	prog := newProgressPrinter(h.stderr, fold, h.quiet)
@@ -267,39 +318,7 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 		}
 	}
 	prog.done()
-	res := s.Wait()
-
-	if final == nil { // no end event: the run failed before it
-		final = h.analyse(s, fold)
-	}
-	// An error that ended the run is said first: the table (if any) only
-	// shows how far it got.
-	endErr := engine.EndErr(res.End)
-	if endErr != nil && !errors.Is(endErr, context.Canceled) {
-		fmt.Fprintln(h.stderr, "perflab run:", endErr)
-	}
-	code, rep := h.printReport(s, <-final, events)
-	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
-	if err := h.exports.write(sess, rep); err != nil {
-		fmt.Fprintln(h.stderr, "perflab run:", err)
-		code = exitError
-	}
-	if res.Err != nil {
-		fmt.Fprintf(h.stderr, "session incomplete: %s holds %d trials: %s; the rest could not be recorded\n",
-			s.Path, res.Written.Total, formatCounts(res.Written))
-		return exitError
-	}
-	if res.End != nil && res.End.Stop != "" {
-		fmt.Fprintf(h.stderr, "stopped: %s\n", res.End.Stop)
-	}
-	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
-	switch {
-	case endErr == nil:
-		return regressionFound(h.stderr, "perflab run", code)
-	case errors.Is(endErr, context.Canceled):
-		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
-	}
-	return exitError
+	return events, fold, final
 }
 
 // analysed is the final analysis of a run and the inputs it was made of.

@@ -12,8 +12,8 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // runOverrides are the run flags that override an experiment's values.

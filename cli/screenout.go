@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	tea "charm.land/bubbletea/v2"
+	"github.com/perflab/perflab/tui"
 )
 
 // Where a full-screen view (the workbench, the bisect screen) draws
@@ -44,12 +44,12 @@ func pickScreenPlace(stdinTTY, stdoutTTY, stderrTTY, asked, ttyOpens bool) scree
 	return placeNone
 }
 
-// screenTerm is the terminal a screen was given: its program options
-// (input and output) and what to close after.
+// screenTerm is the terminal a screen was given: where it draws (input
+// and output, NoColor left to the caller) and what to close after.
 type screenTerm struct {
-	place screenPlace
-	opts  []tea.ProgramOption
-	close func()
+	place  screenPlace
+	screen tui.Screen
+	close  func()
 }
 
 // elsewhere reports whether the screen draws off stdout, which then
@@ -82,10 +82,10 @@ func openScreen(stdout, stderr io.Writer, asked bool) (screenTerm, error) {
 	case placeNone:
 		return st, errNoTerminal
 	case placeTTY:
-		st.opts = []tea.ProgramOption{tea.WithInput(tty), tea.WithOutput(tty)}
+		st.screen = tui.Screen{In: tty, Out: tty}
 		st.close = func() { tty.Close() }
 	case placeStderr:
-		st.opts = []tea.ProgramOption{tea.WithOutput(stderr)}
+		st.screen = tui.Screen{Out: stderr}
 	}
 	if tty != nil && place != placeTTY {
 		tty.Close()

@@ -12,8 +12,8 @@ import (
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // studyFlags are the flags validate and order share.

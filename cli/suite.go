@@ -15,7 +15,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // suiteAgree is perflab suite --agree SESSION1 SESSION2: each session's

@@ -11,15 +11,13 @@ import (
 	"strings"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sim"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
+	"github.com/perflab/perflab/sessions/study"
 	"github.com/perflab/perflab/tui"
 )
 
@@ -344,18 +342,15 @@ func runProgram(ctx context.Context, m *tui.Model, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	defer st.close()
-	opts := append([]tea.ProgramOption{tea.WithContext(ctx)}, st.opts...)
-	if os.Getenv("NO_COLOR") != "" {
-		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
-	}
-	p := tea.NewProgram(m, opts...)
-	_, err = p.Run()
+	screen := st.screen
+	screen.NoColor = os.Getenv("NO_COLOR") != ""
+	err = tui.Run(ctx, m, screen)
 	// A run still going (the program was interrupted) ends with its end
 	// event written before perflab exits.
 	if werr := m.WaitSaved(10 * time.Second); werr != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", werr)
 	}
-	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+	if err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 		return 1
 	}

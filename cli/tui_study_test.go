@@ -6,7 +6,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 	"github.com/perflab/perflab/tui"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions/plot"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 const validateUsage = `Usage: perflab validate DEVICE --experiment EXP.json [--aa K] [--effect X%] [--json]

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -163,6 +162,17 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 // Validate checks the fields every backend relies on. Backend-specific
 // checks (a local build needs a command) happen in the device's Setup.
 func (e *Experiment) Validate() error {
+	for _, check := range []func() error{e.validateDevices, e.validateBuilds, e.validateRounds,
+		e.validateStatistics, e.validateStop, e.validateMetrics} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return e.Controls.Validate()
+}
+
+// validateDevices checks "device", or "devices": a pool of distinct ones.
+func (e *Experiment) validateDevices() error {
 	if len(e.Devices) > 0 {
 		if e.Device != "" {
 			return errors.New(`devices: give "device" or "devices", not both`)
@@ -180,6 +190,12 @@ func (e *Experiment) Validate() error {
 	} else if strings.TrimSpace(e.Device) == "" {
 		return errors.New(`device: empty (want "local", "sim:<preset>" or "adb:<serial>")`)
 	}
+	return nil
+}
+
+// validateBuilds checks the builds, their arms and the effects injected
+// into them.
+func (e *Experiment) validateBuilds() error {
 	if len(e.Builds) == 0 {
 		return errors.New(`builds: missing (want "control" and "treatment", or a list of builds, the base first)`)
 	}
@@ -207,6 +223,12 @@ func (e *Experiment) Validate() error {
 			}
 		}
 	}
+	return nil
+}
+
+// validateRounds checks the trials, the warm-ups, the threshold and the
+// order.
+func (e *Experiment) validateRounds() error {
 	if e.Trials < 1 {
 		return fmt.Errorf("trials: %d, want at least 1 (counted trials per arm)", e.Trials)
 	}
@@ -228,6 +250,11 @@ func (e *Experiment) Validate() error {
 	if len(e.Devices) > 1 && e.Order == OrderFixed {
 		return errors.New(`order: "fixed" cannot run on a pool of devices: each device runs whole rounds of one A and one B (want "alternate" or "random")`)
 	}
+	return nil
+}
+
+// validateStatistics checks alpha, the confidence and the trial timeout.
+func (e *Experiment) validateStatistics() error {
 	if !(e.Alpha > 0 && e.Alpha < 1) {
 		return fmt.Errorf("alpha: %v, want a number between 0 and 1 (e.g. 0.05)", e.Alpha)
 	}
@@ -240,6 +267,11 @@ func (e *Experiment) Validate() error {
 	if err := CheckRange("trial_timeout", e.TrialTimeout, 0, MaxTrialTimeoutS); err != nil {
 		return fmt.Errorf("%w seconds (0 means none)", err)
 	}
+	return nil
+}
+
+// validateStop checks the stopping rule and its cap.
+func (e *Experiment) validateStop() error {
 	switch e.Stop {
 	case "", StopFixed:
 	case StopAuto:
@@ -263,6 +295,12 @@ func (e *Experiment) Validate() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// validateMetrics checks the metric names, the profiler and the primary
+// metric.
+func (e *Experiment) validateMetrics() error {
 	seen := map[string]bool{}
 	for i, m := range e.Metrics {
 		if strings.TrimSpace(m) == "" || strings.ContainsAny(m, " \t=") {
@@ -284,7 +322,7 @@ func (e *Experiment) Validate() error {
 	if e.Primary != "" && (strings.TrimSpace(e.Primary) == "" || strings.ContainsAny(e.Primary, " \t=")) {
 		return fmt.Errorf("primary: %q is not a metric name", e.Primary)
 	}
-	return e.Controls.Validate()
+	return nil
 }
 
 // validateArms checks that the builds are keyed by the arms: "control"
@@ -348,246 +386,4 @@ func (c *Controls) PinnedCPU() int {
 		return -1
 	}
 	return *c.PinCPU
-}
-
-// jsonSyntaxError turns a decoding error into one with a line and column.
-func jsonSyntaxError(data []byte, err error) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	var off int64 = -1
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
-		if strings.Contains(err.Error(), "EOF") {
-			return errors.New("not a complete JSON object (file empty or cut short)")
-		}
-		return err
-	}
-	line, col := 1, 1
-	for i := int64(0); i < off && i < int64(len(data)); i++ {
-		if data[i] == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Errorf("line %d, column %d: %v", line, col, err)
-}
-
-// checkShape walks decoded JSON against the Go type t (following json tags)
-// and reports the first unknown field or wrong type with its path.
-func checkShape(path string, v any, t reflect.Type) error {
-	name := path
-	if name == "" {
-		name = "experiment"
-	}
-	if v == nil {
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-			return nil
-		}
-		if t == reflect.TypeOf(json.RawMessage{}) {
-			return nil
-		}
-		return fmt.Errorf("%s: null, want %s", name, describeType(t))
-	}
-	if t == reflect.TypeOf(json.RawMessage{}) {
-		return nil // validated by whoever interprets it
-	}
-	if t.Kind() == reflect.Pointer {
-		return checkShape(path, v, t.Elem())
-	}
-	wrong := func() error {
-		return fmt.Errorf("%s: %s, want %s", name, describeValue(v), describeType(t))
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return wrong()
-		}
-		fields := jsonFields(t)
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			f, ok := fields[k]
-			if !ok {
-				msg := fmt.Sprintf("%s: unknown field", join(path, k))
-				if s := suggest(k, fields); s != "" {
-					msg += fmt.Sprintf(" (did you mean %q?)", s)
-				}
-				return errors.New(msg)
-			}
-			if err := checkShape(join(path, k), obj[k], f.Type); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return wrong()
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := checkShape(join(path, k), obj[k], t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		arr, ok := v.([]any)
-		if !ok {
-			return wrong()
-		}
-		for i, x := range arr {
-			if err := checkShape(fmt.Sprintf("%s[%d]", path, i), x, t.Elem()); err != nil {
-				return err
-			}
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return wrong()
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			return wrong()
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return wrong()
-		}
-		if _, err := n.Int64(); err != nil {
-			f, ferr := strconv.ParseFloat(n.String(), 64)
-			if (ferr == nil || errors.Is(ferr, strconv.ErrRange)) && f == math.Trunc(f) {
-				// A whole number too big for the field: name its bound.
-				if f > 0 {
-					return fmt.Errorf("%s: %s is %w (max %s)", name, n, ErrTooLarge, maxOf(path, t))
-				}
-				return fmt.Errorf("%s: %s is %w", name, n, ErrTooSmall)
-			}
-			return fmt.Errorf("%s: %s is not a whole number", name, n)
-		}
-	case reflect.Float32, reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return wrong()
-		}
-		if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
-			return fmt.Errorf("%s: %s is %w (it does not fit a 64-bit float)", name, n, ErrTooLarge)
-		}
-	}
-	return nil
-}
-
-// maxOf names the upper bound of an integer field, for values too large
-// to decode at all.
-func maxOf(path string, t reflect.Type) string {
-	switch path {
-	case "trials":
-		return strconv.Itoa(MaxTrials)
-	case "warmup":
-		return strconv.Itoa(MaxWarmup)
-	case "controls.pin_cpu":
-		return strconv.Itoa(MaxCPU)
-	}
-	if t.Kind() == reflect.Int64 || t.Kind() == reflect.Int {
-		return strconv.FormatInt(math.MaxInt64, 10)
-	}
-	return "the field's range"
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-// jsonFields maps a struct's JSON names to its fields.
-func jsonFields(t reflect.Type) map[string]reflect.StructField {
-	m := map[string]reflect.StructField{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f
-	}
-	return m
-}
-
-// suggest returns the known field closest to k, if any is close.
-func suggest(k string, fields map[string]reflect.StructField) string {
-	best, bestD := "", 3
-	for name := range fields {
-		if d := editDistance(strings.ToLower(k), name); d < bestD || (d == bestD && name < best && best != "") {
-			best, bestD = name, d
-		}
-	}
-	return best
-}
-
-func describeType(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "a "), "an ") + "s"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	default:
-		return "a whole number"
-	}
-}
-
-func describeValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		if len(x) > 30 {
-			x = x[:30] + "…"
-		}
-		return fmt.Sprintf("string %q", x)
-	case json.Number:
-		return "number " + x.String()
-	case bool:
-		return fmt.Sprintf("%v", x)
-	default:
-		return jsonKind(v)
-	}
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -40,7 +40,7 @@ func ArmInputs(events []lab.Event, arms int) []analysis.MetricInput {
 
 // Accumulator collects metric samples event by event, for live views that
 // should not rescan a whole session after every trial. It is the one fold
-// of events into analysis inputs: lab/engine's Fold, which every view uses,
+// of events into analysis inputs: sessions/engine's Fold, which every view uses,
 // is built on it.
 type Accumulator struct {
 	// Arms is the number of builds of the session (0: 2, control and

@@ -45,12 +45,20 @@ func (o OrderEffect) Significant(alpha float64) bool {
 // exactly one control and one treatment trial, by which arm ran first.
 // Metrics appear in the order first seen.
 func OrderEffects(events []lab.Event) []OrderEffect {
-	// The counted trials by round: rounds are numbered densely, so a slice
-	// over their span holds them (a map when they are sparse). A round
-	// keeps how many counted trials it has and the events of its control
-	// trial and of its other one.
-	type round struct{ n, a, b int }
-	lo, hi, counted := math.MaxInt, math.MinInt, 0
+	names, span := countedMetrics(events)
+	rounds := countedRounds(events, span)
+	r := ratiosByFirst(events, rounds, names)
+	return r.test(names)
+}
+
+// roundSpan is the span of round numbers of the counted trials, and how
+// many there are.
+type roundSpan struct{ lo, hi, counted int }
+
+// countedMetrics returns the metric names of the counted trials in the
+// order first seen, and the span of their rounds.
+func countedMetrics(events []lab.Event) ([]string, roundSpan) {
+	span := roundSpan{lo: math.MaxInt, hi: math.MinInt}
 	var names []string
 	var seen map[string]bool // once names grows past a few
 	for i := range events {
@@ -58,7 +66,7 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 			continue
 		}
 		t := events[i].Trial
-		lo, hi, counted = min(lo, t.Round), max(hi, t.Round), counted+1
+		span.lo, span.hi, span.counted = min(span.lo, t.Round), max(span.hi, t.Round), span.counted+1
 		for j := range t.Metrics {
 			name := t.Metrics[j].Name
 			if j < len(names) && names[j] == name {
@@ -81,19 +89,34 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 			names = append(names, name)
 		}
 	}
-	var rounds []round
-	var slot func(r int) *round
-	if counted > 0 && uint(hi-lo) < uint(2*counted+1024) {
-		rounds = make([]round, hi-lo+1)
-		slot = func(r int) *round { return &rounds[r-lo] }
+	return names, span
+}
+
+// orderRound is one round's counted trials: how many, and the events
+// (index + 1; 0: none) of its control trial and of its other one.
+type orderRound struct{ n, a, b int }
+
+// complete reports whether the round has exactly one control and one
+// treatment trial.
+func (r orderRound) complete() bool { return r.n == 2 && r.a > 0 && r.b > 0 }
+
+// countedRounds groups the counted trials by round. Rounds are numbered
+// densely, so a slice over their span holds them (a map when they are
+// sparse).
+func countedRounds(events []lab.Event, span roundSpan) []orderRound {
+	var rounds []orderRound
+	var slot func(r int) *orderRound
+	if span.counted > 0 && uint(span.hi-span.lo) < uint(2*span.counted+1024) {
+		rounds = make([]orderRound, span.hi-span.lo+1)
+		slot = func(r int) *orderRound { return &rounds[r-span.lo] }
 	} else {
 		at := map[int]int{}
-		slot = func(r int) *round {
+		slot = func(r int) *orderRound {
 			k, ok := at[r]
 			if !ok {
 				k = len(rounds)
 				at[r] = k
-				rounds = append(rounds, round{})
+				rounds = append(rounds, orderRound{})
 			}
 			return &rounds[k]
 		}
@@ -106,39 +129,54 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 		r := slot(events[i].Trial.Round)
 		r.n++
 		if arm == 0 {
-			r.a = i + 1 // 0: none
+			r.a = i + 1
 		} else {
 			r.b = i + 1
 		}
 	}
-	// value returns the value of metric k (names[k]) in ms, the first one
-	// of that name; aligned says ms's first k metrics are names[:k], so
-	// none of them has that name.
-	value := func(ms []lab.Metric, k int, aligned *bool) (float64, bool) {
-		if *aligned && k < len(ms) && ms[k].Name == names[k] {
-			return ms[k].Value, true
-		}
-		*aligned = false
-		for _, m := range ms {
-			if m.Name == names[k] {
-				return m.Value, true
-			}
-		}
-		return 0, false
+	return rounds
+}
+
+// metricValue returns the value of metric k (names[k]) in ms, the first
+// one of that name; aligned says ms's first k metrics are names[:k], so
+// none of them has that name.
+func metricValue(ms []lab.Metric, names []string, k int, aligned *bool) (float64, bool) {
+	if *aligned && k < len(ms) && ms[k].Name == names[k] {
+		return ms[k].Value, true
 	}
-	// The ratios b/a of each metric: A-first rounds fill its buffer from
-	// the front, B-first rounds from the back (the tests do not depend on
-	// the values' order).
+	*aligned = false
+	for _, m := range ms {
+		if m.Name == names[k] {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+// roundRatios holds the ratios b/a of each metric's complete rounds: the
+// ratios of metric k are buf[k*complete:(k+1)*complete], A-first rounds
+// filling it from the front (nA[k] of them), B-first rounds from the back
+// (nB[k]); the tests do not depend on the values' order.
+type roundRatios struct {
+	buf      []float64
+	complete int
+	nA, nB   []int
+}
+
+// ratiosByFirst gathers the ratios b/a of every metric in the complete
+// rounds, by which arm ran first; values that are not positive and finite
+// are left out.
+func ratiosByFirst(events []lab.Event, rounds []orderRound, names []string) roundRatios {
 	complete := 0
 	for _, r := range rounds {
-		if r.n == 2 && r.a > 0 && r.b > 0 {
+		if r.complete() {
 			complete++
 		}
 	}
-	buf := make([]float64, complete*len(names))
-	nA, nB := make([]int, len(names)), make([]int, len(names))
+	rr := roundRatios{buf: make([]float64, complete*len(names)), complete: complete,
+		nA: make([]int, len(names)), nB: make([]int, len(names))}
 	for _, r := range rounds {
-		if r.n != 2 || r.a == 0 || r.b == 0 {
+		if !r.complete() {
 			continue
 		}
 		ta, tb := events[r.a-1].Trial, events[r.b-1].Trial
@@ -147,28 +185,35 @@ func OrderEffects(events []lab.Event) []OrderEffect {
 		}
 		alignedA, alignedB := true, true
 		for k := range names {
-			a, okA := value(ta.Metrics, k, &alignedA)
-			b, okB := value(tb.Metrics, k, &alignedB)
+			a, okA := metricValue(ta.Metrics, names, k, &alignedA)
+			b, okB := metricValue(tb.Metrics, names, k, &alignedB)
 			if !okA || !okB || !(a > 0 && b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
 				continue
 			}
-			vs := buf[k*complete : (k+1)*complete]
-			if ta.Index < tb.Index { // the logarithms are taken side by side below
-				vs[nA[k]] = b / a
-				nA[k]++
+			vs := rr.buf[k*complete : (k+1)*complete]
+			if ta.Index < tb.Index { // the logarithms are taken side by side in test
+				vs[rr.nA[k]] = b / a
+				rr.nA[k]++
 			} else {
-				nB[k]++
-				vs[complete-nB[k]] = b / a
+				rr.nB[k]++
+				vs[complete-rr.nB[k]] = b / a
 			}
 		}
 	}
+	return rr
+}
+
+// test compares, for each metric, the log ratios of A-first rounds with
+// those of B-first rounds (Mann–Whitney and the Hodges–Lehmann shift),
+// Holm-adjusted across metrics.
+func (rr roundRatios) test(names []string) []OrderEffect {
 	out := make([]OrderEffect, len(names))
 	var wg sync.WaitGroup
 	for k, name := range names {
 		o := &out[k]
 		*o = OrderEffect{Metric: name, P: analysis.Float(math.NaN()), SecondPct: analysis.Float(math.NaN())}
-		vs := buf[k*complete : (k+1)*complete]
-		aFirst, bFirst := vs[:nA[k]], vs[complete-nB[k]:]
+		vs := rr.buf[k*rr.complete : (k+1)*rr.complete]
+		aFirst, bFirst := vs[:rr.nA[k]], vs[rr.complete-rr.nB[k]:]
 		o.AFirst, o.BFirst = len(aFirst), len(bFirst)
 		if len(aFirst) < 2 || len(bFirst) < 2 {
 			continue

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/engine"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // Runner is the live side of a run the workbench drives (engine.Runner).
@@ -19,20 +19,20 @@ type BuildChoice struct {
 }
 
 // Backend is everything the workbench needs from the lab. cli/tui.go wires
-// the real packages (lab/devices, lab/engine); tests may substitute parts.
+// the real packages (lab/devices, sessions/engine); tests may substitute parts.
 // A nil function means the feature is unavailable and the UI says so.
 type Backend struct {
 	// ListDevices lists every device of every backend.
 	ListDevices func(ctx context.Context) ([]lab.DeviceInfo, error)
 	// Lab opens devices (also for the stability check), runners and
-	// session files; runs go through the session engine (lab/engine).
+	// session files; runs go through the session engine (sessions/engine).
 	Lab engine.Lab
 	// Tool is recorded in session headers ("perflab 0.1.0").
 	Tool string
 	// Builds lists the ready-made builds for a device (sim apps with known
 	// effects, for instance).
 	Builds func(dev lab.DeviceInfo) []BuildChoice
-	// StartStudy runs a validation or order study (lab/study) in the
+	// StartStudy runs a validation or order study (sessions/study) in the
 	// background. The channel carries progress after every run; the last
 	// update holds the result or the error, then the channel closes.
 	StartStudy func(ctx context.Context, p StudyPlan) <-chan study.Update

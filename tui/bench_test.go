@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // tenThousand returns a live model holding a 10,000-trial session (5,000

@@ -11,7 +11,7 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
+	"github.com/perflab/perflab/sessions/bisect"
 )
 
 // BisectView is the bisect screen: the builds on an axis (ruled good,

@@ -13,8 +13,8 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // TestBisectView feeds the bisect screen a scripted bisect of 8 builds

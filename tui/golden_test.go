@@ -11,7 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // updating reports whether -update was given. The flag itself is defined

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // TestPanelHostBusy: the workbench's warnings (live and replay) say the

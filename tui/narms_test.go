@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // TestPanelOrderP: the p-value panel's "order p" is the analysed regime's

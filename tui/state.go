@@ -9,7 +9,7 @@ import (
 
 	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // runState accumulates a session's events: what the analysis is computed

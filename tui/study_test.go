@@ -12,7 +12,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // fakeStudy is a Backend.StartStudy that records what it was asked and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // plotLines draws series with asciigraph in a w × h area (h lines of

@@ -19,9 +19,9 @@ import (
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // realBackend wires the workbench to the real lab, as cli/tui.go does.
@@ -261,7 +261,7 @@ func testValidateConfig(p StudyPlan) study.ValidateConfig {
 
 // TestTeatestValidateOnSimulatedPhone picks the validate mode in the
 // stepper, runs a small real validation on the simulated phone and checks
-// that the dashboard reaches the result lab/study computes for that plan.
+// that the dashboard reaches the result sessions/study computes for that plan.
 func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 	m := New(Options{Backend: realBackend(), SessionDir: t.TempDir(), Device: "sim:pixel", Now: fixedNow})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40),
@@ -321,7 +321,7 @@ func TestTeatestValidateOnSimulatedPhone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.AA.FalsePositives != want.AA.FalsePositives || got.Effect.Detected != want.Effect.Detected {
-		t.Errorf("dashboard: %d false positives, %d detected; lab/study: %d and %d",
+		t.Errorf("dashboard: %d false positives, %d detected; sessions/study: %d and %d",
 			got.AA.FalsePositives, got.Effect.Detected, want.AA.FalsePositives, want.Effect.Detected)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 func TestDevicePickerSortsPreselectsAndRefusesOffline(t *testing.T) {

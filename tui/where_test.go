@@ -8,9 +8,9 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // profiledReplay replays a real profiled sim session (16 rounds; B's

@@ -16,7 +16,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/perflab/perflab/lab/bisect"
+	"github.com/perflab/perflab/sessions/bisect"
 )
 
 func main() {

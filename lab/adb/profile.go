@@ -249,131 +249,166 @@ func lastLine(s string) string {
 // in a known block, or a number that is not one, is an error naming the
 // line; unknown symbols and lost samples are notes.
 func ParseReportSample(r io.Reader) (*lab.Profile, error) {
-	p := &lab.Profile{Source: "simpleperf", PeriodNs: int64(time.Second) / SimpleperfHz}
+	rs := &reportSample{p: &lab.Profile{Source: "simpleperf", PeriodNs: int64(time.Second) / SimpleperfHz}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	var (
-		cur              *lab.ProfileSample
-		curLine          int
-		block            string
-		unknown          int
-		lost, lostOf     int64
-		event, curEvent  string
-		line             int
-		nonClockWarnings bool
-	)
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		if len(cur.Stack) == 0 {
-			return fmt.Errorf("simpleperf report-sample line %d: a sample without a symbol", curLine)
-		}
-		if !isClockEvent(curEvent) {
-			cur.Weight = 0 // counts of another event: a sample is a period
-			nonClockWarnings = true
-		}
-		p.Samples = append(p.Samples, *cur)
-		cur = nil
-		return nil
-	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("simpleperf report-sample line %d: %s", line, fmt.Sprintf(format, a...))
-	}
-	num := func(key, v string) (int64, error) {
-		x, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || x < 0 {
-			return 0, bad("%s %q is not a count", key, v)
-		}
-		return x, nil
-	}
 	for sc.Scan() {
-		line++
-		raw := sc.Text()
-		s := strings.TrimSpace(raw)
-		if s == "" {
-			continue
-		}
-		key, val, ok := strings.Cut(s, ":")
-		if !ok || strings.ContainsAny(key, " \t") {
-			return nil, bad("want KEY: VALUE, got %q", s)
-		}
-		val = strings.TrimSpace(val)
-		if raw[0] != ' ' && raw[0] != '\t' {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			switch key {
-			case "sample":
-				cur, curLine, curEvent = &lab.ProfileSample{TimeNs: -1}, line, event
-			case "meta_info", "lost_situation":
-			default:
-				return nil, bad("unknown block %q (want meta_info, sample or lost_situation)", key)
-			}
-			block = key
-			continue
-		}
-		switch block {
-		case "meta_info":
-			if key == "event_type" {
-				event = val
-			}
-		case "lost_situation":
-			var err error
-			switch key {
-			case "lost_count":
-				lost, err = num(key, val)
-			case "sample_count":
-				lostOf, err = num(key, val)
-			}
-			if err != nil {
-				return nil, err
-			}
-		case "sample":
-			switch key {
-			case "event_type":
-				curEvent = val
-			case "time":
-				t, err := num(key, val)
-				if err != nil {
-					return nil, err
-				}
-				cur.TimeNs = t
-			case "event_count":
-				w, err := num(key, val)
-				if err != nil {
-					return nil, err
-				}
-				cur.Weight = w
-			case "symbol":
-				if val == "" {
-					return nil, bad("an empty symbol")
-				}
-				if val == "unknown" || strings.Contains(val, "[+") {
-					unknown++
-				}
-				cur.Stack = append(cur.Stack, val)
-			}
-		default:
-			return nil, bad("%q outside a block", s)
+		rs.line++
+		if err := rs.readLine(sc.Text()); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if err := flush(); err != nil {
+	if err := rs.flush(); err != nil {
 		return nil, err
 	}
+	return rs.profile()
+}
+
+// reportSample is ParseReportSample's state: the profile read so far, the
+// block the lines are in, the sample being read, and what the notes count.
+type reportSample struct {
+	p                *lab.Profile
+	line             int
+	block            string
+	cur              *lab.ProfileSample
+	curLine          int
+	event, curEvent  string // the session's event type, and the sample's
+	unknown          int    // frames without a symbol
+	lost, lostOf     int64
+	nonClockWarnings bool
+}
+
+// bad is an error naming the line being read.
+func (rs *reportSample) bad(format string, a ...any) error {
+	return fmt.Errorf("simpleperf report-sample line %d: %s", rs.line, fmt.Sprintf(format, a...))
+}
+
+// num reads a count.
+func (rs *reportSample) num(key, v string) (int64, error) {
+	x, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || x < 0 {
+		return 0, rs.bad("%s %q is not a count", key, v)
+	}
+	return x, nil
+}
+
+// flush adds the sample being read to the profile: one of another event
+// than a clock weighs one period.
+func (rs *reportSample) flush() error {
+	cur := rs.cur
+	if cur == nil {
+		return nil
+	}
+	if len(cur.Stack) == 0 {
+		return fmt.Errorf("simpleperf report-sample line %d: a sample without a symbol", rs.curLine)
+	}
+	if !isClockEvent(rs.curEvent) {
+		cur.Weight = 0 // counts of another event: a sample is a period
+		rs.nonClockWarnings = true
+	}
+	rs.p.Samples = append(rs.p.Samples, *cur)
+	rs.cur = nil
+	return nil
+}
+
+// readLine reads one line: KEY: VALUE, a block's start when it is not
+// indented, else a field of the block.
+func (rs *reportSample) readLine(raw string) error {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return nil
+	}
+	key, val, ok := strings.Cut(s, ":")
+	if !ok || strings.ContainsAny(key, " \t") {
+		return rs.bad("want KEY: VALUE, got %q", s)
+	}
+	val = strings.TrimSpace(val)
+	if raw[0] != ' ' && raw[0] != '\t' {
+		return rs.startBlock(key)
+	}
+	switch rs.block {
+	case "meta_info":
+		if key == "event_type" {
+			rs.event = val
+		}
+	case "lost_situation":
+		return rs.lostField(key, val)
+	case "sample":
+		return rs.sampleField(key, val)
+	default:
+		return rs.bad("%q outside a block", s)
+	}
+	return nil
+}
+
+// startBlock ends the sample being read and starts block key.
+func (rs *reportSample) startBlock(key string) error {
+	if err := rs.flush(); err != nil {
+		return err
+	}
+	switch key {
+	case "sample":
+		rs.cur, rs.curLine, rs.curEvent = &lab.ProfileSample{TimeNs: -1}, rs.line, rs.event
+	case "meta_info", "lost_situation":
+	default:
+		return rs.bad("unknown block %q (want meta_info, sample or lost_situation)", key)
+	}
+	rs.block = key
+	return nil
+}
+
+// lostField reads a field of the lost_situation block.
+func (rs *reportSample) lostField(key, val string) error {
+	var err error
+	switch key {
+	case "lost_count":
+		rs.lost, err = rs.num(key, val)
+	case "sample_count":
+		rs.lostOf, err = rs.num(key, val)
+	}
+	return err
+}
+
+// sampleField reads a field of a sample: its event, time, weight, and the
+// symbols of its stack, leaf first.
+func (rs *reportSample) sampleField(key, val string) error {
+	var err error
+	switch key {
+	case "event_type":
+		rs.curEvent = val
+	case "time":
+		rs.cur.TimeNs, err = rs.num(key, val)
+	case "event_count":
+		rs.cur.Weight, err = rs.num(key, val)
+	case "symbol":
+		if val == "" {
+			return rs.bad("an empty symbol")
+		}
+		if val == "unknown" || strings.Contains(val, "[+") {
+			rs.unknown++
+		}
+		rs.cur.Stack = append(rs.cur.Stack, val)
+	}
+	return err
+}
+
+// profile is the profile read, with its notes; an error when it has no
+// sample.
+func (rs *reportSample) profile() (*lab.Profile, error) {
+	p := rs.p
 	if len(p.Samples) == 0 {
 		return nil, errors.New("simpleperf recorded no samples of the app (did it start while recording? is it debuggable or profileable?)")
 	}
-	if unknown > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol, kept as simpleperf names them", unknown))
+	if rs.unknown > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol, kept as simpleperf names them", rs.unknown))
 	}
-	if lost > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("simpleperf lost %d samples (kept %d)", lost, lostOf))
+	if rs.lost > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("simpleperf lost %d samples (kept %d)", rs.lost, rs.lostOf))
 	}
-	if nonClockWarnings {
+	if rs.nonClockWarnings {
 		p.Notes = append(p.Notes, "samples of an event other than cpu-clock or task-clock: each weighs one sampling period")
 	}
 	return p, nil

@@ -287,114 +287,162 @@ func Apply(ctx context.Context, f Files, svc Services, l Layout, p lab.GovernorP
 	if err := Validate(l, p); err != nil {
 		return nil, err
 	}
-	type write struct{ path, value string }
-	var writes []write
-	w := func(p, v string) error {
-		if err := f.WriteFile(ctx, p, v); err != nil {
-			return err
-		}
-		writes = append(writes, write{p, v})
-		return nil
-	}
+	w := &profileWriter{ctx: ctx, f: f}
 	var mism []string
 	// mpdecision hot-plugs cores behind our back: stop it first.
 	if p.MPDecision != nil && svc != nil {
-		if err := svc.SetService(ctx, MPDecision, *p.MPDecision); err != nil {
-			return nil, err
-		}
-		run, err := svc.ServiceRunning(ctx, MPDecision)
+		m, err := applyMPDecision(ctx, svc, *p.MPDecision)
 		if err != nil {
 			return nil, err
 		}
-		if run != *p.MPDecision {
-			mism = append(mism, fmt.Sprintf("service %s: wanted running=%t, is running=%t", MPDecision, *p.MPDecision, run))
-		}
+		mism = append(mism, m...)
 	}
 	if p.ThermalCore != nil {
-		if err := w(ThermalCorePath, boolStr(*p.ThermalCore)); err != nil {
+		if err := w.write(ThermalCorePath, boolStr(*p.ThermalCore)); err != nil {
 			return nil, err
 		}
 	}
 	if p.InputBoost != nil {
-		if err := w(InputBoostPath, strconv.Itoa(*p.InputBoost)); err != nil {
+		if err := w.write(InputBoostPath, strconv.Itoa(*p.InputBoost)); err != nil {
 			return nil, err
 		}
 	}
 	for _, cs := range p.Clusters {
-		wrote := false
-		for _, cpu := range cs.CPUs {
-			// Bring the core online so its cpufreq files accept writes. A
-			// hot-plug daemon may keep it offline; the cluster's shared
-			// policy is then set through its online CPUs.
-			if cpu != 0 {
-				if s, err := f.ReadFile(ctx, cpuDir(cpu)+"/online"); err == nil && strings.TrimSpace(s) == "0" {
-					_ = f.WriteFile(ctx, cpuDir(cpu)+"/online", "1")
-				}
-			}
-			if _, err := f.ReadFile(ctx, cpufreqFile(cpu, "scaling_governor")); errors.Is(err, fs.ErrNotExist) {
-				if cpu == cs.CPUs[len(cs.CPUs)-1] && !wrote {
-					return nil, fmt.Errorf("no CPU of %v is online to take the setting: %w", cs.CPUs, err)
-				}
-				continue
-			}
-			wrote = true
-			if cs.Governor != "" {
-				if err := w(cpufreqFile(cpu, "scaling_governor"), cs.Governor); err != nil {
-					return nil, err
-				}
-			}
-			// Order min and max so the policy never has min > max.
-			curMax, _ := readInt(ctx, f, cpufreqFile(cpu, "scaling_max_freq"))
-			order := []struct {
-				name string
-				v    int
-			}{{"scaling_min_freq", cs.MinKHz}, {"scaling_max_freq", cs.MaxKHz}}
-			if cs.MinKHz > curMax {
-				order[0], order[1] = order[1], order[0]
-			}
-			for _, o := range order {
-				if o.v > 0 {
-					if err := w(cpufreqFile(cpu, o.name), strconv.Itoa(o.v)); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if cs.Governor == "userspace" && cs.MaxKHz > 0 {
-				if err := w(cpufreqFile(cpu, "scaling_setspeed"), strconv.Itoa(cs.MaxKHz)); err != nil {
-					return nil, err
-				}
-			}
+		if err := w.cluster(cs); err != nil {
+			return nil, err
 		}
 	}
 	if p.GPU != nil {
-		g := p.GPU
-		if g.Governor != "" {
-			if err := w(l.GPU+"/devfreq/governor", g.Governor); err != nil {
-				return nil, err
+		if err := w.gpu(l.GPU, *p.GPU); err != nil {
+			return nil, err
+		}
+	}
+	return append(mism, w.readBack()...), nil
+}
+
+// applyMPDecision starts or stops mpdecision and says whether it is not
+// in the state wanted.
+func applyMPDecision(ctx context.Context, svc Services, want bool) ([]string, error) {
+	if err := svc.SetService(ctx, MPDecision, want); err != nil {
+		return nil, err
+	}
+	run, err := svc.ServiceRunning(ctx, MPDecision)
+	if err != nil {
+		return nil, err
+	}
+	if run != want {
+		return []string{fmt.Sprintf("service %s: wanted running=%t, is running=%t", MPDecision, want, run)}, nil
+	}
+	return nil, nil
+}
+
+// profileWriter writes a profile's files and remembers what it wrote, to
+// read it back.
+type profileWriter struct {
+	ctx    context.Context
+	f      Files
+	writes []profileWrite
+}
+
+// profileWrite is one value written to one kernel file.
+type profileWrite struct{ path, value string }
+
+func (w *profileWriter) write(p, v string) error {
+	if err := w.f.WriteFile(w.ctx, p, v); err != nil {
+		return err
+	}
+	w.writes = append(w.writes, profileWrite{p, v})
+	return nil
+}
+
+// cluster sets a cluster's policy through each of its CPUs that is (or can
+// be brought) online; an error when none can take it.
+func (w *profileWriter) cluster(cs lab.ClusterSetting) error {
+	wrote := false
+	for _, cpu := range cs.CPUs {
+		// Bring the core online so its cpufreq files accept writes. A
+		// hot-plug daemon may keep it offline; the cluster's shared
+		// policy is then set through its online CPUs.
+		if cpu != 0 {
+			if s, err := w.f.ReadFile(w.ctx, cpuDir(cpu)+"/online"); err == nil && strings.TrimSpace(s) == "0" {
+				_ = w.f.WriteFile(w.ctx, cpuDir(cpu)+"/online", "1")
 			}
 		}
-		if g.MaxHz > 0 {
-			if err := w(l.GPU+"/max_gpuclk", strconv.FormatInt(g.MaxHz, 10)); err != nil {
-				return nil, err
+		if _, err := w.f.ReadFile(w.ctx, cpufreqFile(cpu, "scaling_governor")); errors.Is(err, fs.ErrNotExist) {
+			if cpu == cs.CPUs[len(cs.CPUs)-1] && !wrote {
+				return fmt.Errorf("no CPU of %v is online to take the setting: %w", cs.CPUs, err)
 			}
+			continue
 		}
-		if g.MinHz > 0 {
-			if err := w(l.GPU+"/devfreq/min_freq", strconv.FormatInt(g.MinHz, 10)); err != nil {
-				return nil, err
+		wrote = true
+		if err := w.cpu(cpu, cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpu writes the cluster's governor, frequency bounds (ordered so the
+// policy never has min > max) and userspace speed through cpu's files.
+func (w *profileWriter) cpu(cpu int, cs lab.ClusterSetting) error {
+	if cs.Governor != "" {
+		if err := w.write(cpufreqFile(cpu, "scaling_governor"), cs.Governor); err != nil {
+			return err
+		}
+	}
+	curMax, _ := readInt(w.ctx, w.f, cpufreqFile(cpu, "scaling_max_freq"))
+	order := []struct {
+		name string
+		v    int
+	}{{"scaling_min_freq", cs.MinKHz}, {"scaling_max_freq", cs.MaxKHz}}
+	if cs.MinKHz > curMax {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, o := range order {
+		if o.v > 0 {
+			if err := w.write(cpufreqFile(cpu, o.name), strconv.Itoa(o.v)); err != nil {
+				return err
 			}
 		}
 	}
-	// Read back the last value written to each file.
+	if cs.Governor == "userspace" && cs.MaxKHz > 0 {
+		return w.write(cpufreqFile(cpu, "scaling_setspeed"), strconv.Itoa(cs.MaxKHz))
+	}
+	return nil
+}
+
+// gpu writes the GPU's governor and clock bounds under dir.
+func (w *profileWriter) gpu(dir string, g lab.GPUSetting) error {
+	if g.Governor != "" {
+		if err := w.write(dir+"/devfreq/governor", g.Governor); err != nil {
+			return err
+		}
+	}
+	if g.MaxHz > 0 {
+		if err := w.write(dir+"/max_gpuclk", strconv.FormatInt(g.MaxHz, 10)); err != nil {
+			return err
+		}
+	}
+	if g.MinHz > 0 {
+		return w.write(dir+"/devfreq/min_freq", strconv.FormatInt(g.MinHz, 10))
+	}
+	return nil
+}
+
+// readBack reads back the last value written to each file, in the order
+// first written, and returns a line for each that differs.
+func (w *profileWriter) readBack() []string {
 	last := map[string]string{}
 	var paths []string
-	for _, x := range writes {
+	for _, x := range w.writes {
 		if _, ok := last[x.path]; !ok {
 			paths = append(paths, x.path)
 		}
 		last[x.path] = x.value
 	}
+	var mism []string
 	for _, p := range paths {
-		got, err := f.ReadFile(ctx, p)
+		got, err := w.f.ReadFile(w.ctx, p)
 		if err != nil {
 			mism = append(mism, fmt.Sprintf("%s: wrote %s, read back failed: %v", p, last[p], err))
 			continue
@@ -403,7 +451,7 @@ func Apply(ctx context.Context, f Files, svc Services, l Layout, p lab.GovernorP
 			mism = append(mism, fmt.Sprintf("%s: wrote %s, read back %s", p, last[p], strings.TrimSpace(got)))
 		}
 	}
-	return mism, nil
+	return mism
 }
 
 // Validate checks that p only names controls and CPUs the layout has, and

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/local"
+	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/sessions/profdiff"
 )
 

@@ -3,11 +3,10 @@ package local
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,116 +29,145 @@ func (d *Device) runTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	// other's measurements, and leftovers are ended per run.
 	d.trialMu.Lock()
 	defer d.trialMu.Unlock()
+	t, err := d.trialSpecFor(req)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if t.capt, err = d.takeCapture(t.stdin); err != nil {
+		return fail("output capture: " + err.Error())
+	}
+	defer d.releaseCapture(t)
+	if res, ok := d.reset(ctx, t); !ok {
+		return res
+	}
+	res := d.measure(ctx, t)
+	d.cleanup(ctx, t, &res)
+	return res
+}
+
+// trialSpecFor checks the trial's controls and metrics against the
+// device set up for the run, and gives the trial its environment: the
+// build's, with the trial's arm, index, warmup and metrics token.
+func (d *Device) trialSpecFor(req lab.TrialRequest) (trialSpec, error) {
 	d.mu.Lock()
-	exp, metrics, tmp, srv, env, rp, stdin := d.exp, d.metrics, d.tmp, d.srv, d.env[req.BuildKey], d.reaper, d.stdin
+	t := trialSpec{req: req, exp: d.exp, metrics: d.metrics, tmp: d.tmp, srv: d.srv, rp: d.reaper, stdin: d.stdin}
+	env := d.env[req.BuildKey]
 	d.mu.Unlock()
-	if exp == nil || srv == nil || rp == nil {
-		return fail("device not set up (Setup was not called or failed)")
+	if t.exp == nil || t.srv == nil || t.rp == nil {
+		return t, errors.New("device not set up (Setup was not called or failed)")
 	}
 	c := req.Controls
 	if err := d.checkControls(c); err != nil {
-		return fail(err.Error())
+		return t, err
 	}
 	if len(req.Metrics) > 0 || c.Cachegrind {
 		m, err := d.checkMetrics(req.Metrics, c)
 		if err != nil {
-			return fail(err.Error())
+			return t, err
 		}
-		metrics = m
+		t.metrics = m
 	}
 	if env == nil { // a build Setup did not see
 		var err error
-		if env, err = spawnEnv(buildEnv(req.Build, srv.addr(), rp.env())); err != nil {
-			return fail("exec: " + err.Error())
+		if env, err = spawnEnv(buildEnv(req.Build, t.srv.addr(), t.rp.env())); err != nil {
+			return t, fmt.Errorf("exec: %w", err)
 		}
 	}
-	token := randomHex(16)
-	trialEnv := append(env[:len(env):len(env)],
+	t.token = randomHex(16)
+	t.env = append(env[:len(env):len(env)],
 		"PERFLAB_ARM="+req.Arm,
 		"PERFLAB_TRIAL="+strconv.Itoa(req.Index),
 		"PERFLAB_WARMUP="+strconv.FormatBool(req.Warmup),
-		lab.MetricsTokenEnv+"="+token,
+		lab.MetricsTokenEnv+"="+t.token,
 	)
 	// The process groups of this trial's commands, whose zombies are
 	// reaped with its leftovers.
-	groups := map[int]bool{}
-	capt, err := d.takeCapture(stdin)
-	if err != nil {
-		return fail("output capture: " + err.Error())
-	}
-	defer func() {
-		// The capture files may serve the next trial only if nothing
-		// written to them, and no process of this trial is left that could.
-		if rp.endLeftovers(groups) && !capt.written {
-			d.mu.Lock()
-			if d.spare == nil {
-				d.spare, capt = capt, nil
-			}
-			d.mu.Unlock()
-		}
-		if capt != nil {
-			capt.close()
-		}
-	}()
-	limit := trialLimit(exp.TrialTimeout)
+	t.groups = map[int]bool{}
+	t.limit = trialLimit(t.exp.TrialTimeout)
+	return t, nil
+}
 
-	// Reset procedure.
+// releaseCapture ends the trial's leftovers and keeps its capture files
+// for the next trial only if nothing was written to them and no process
+// of this trial is left that could; else it closes them.
+func (d *Device) releaseCapture(t trialSpec) {
+	if t.rp.endLeftovers(t.groups) && !t.capt.written {
+		d.mu.Lock()
+		kept := d.spare == nil
+		if kept {
+			d.spare = t.capt
+		}
+		d.mu.Unlock()
+		if kept {
+			return
+		}
+	}
+	t.capt.close()
+}
+
+// reset is the reset procedure: state_dir restored from its snapshot,
+// then the prepare commands, together within trial_timeout. It returns
+// the trial's result and false when the procedure failed.
+func (d *Device) reset(ctx context.Context, t trialSpec) (lab.TrialResult, bool) {
+	c := t.req.Controls
 	if c.StateDir != "" || len(c.Prepare) > 0 {
-		req.TrialUnderWay() // it may take a while: let the views see the last trial now
+		t.req.TrialUnderWay() // it may take a while: let the views see the last trial now
 	}
 	if c.StateDir != "" {
 		snap, err := d.snapshot(c.StateDir)
 		if err != nil {
-			return fail(err.Error())
+			return fail(err.Error()), false
 		}
 		if err := restoreDir(snap, c.StateDir); err != nil {
-			return fail(fmt.Sprintf("restoring state_dir %s: %v", c.StateDir, err))
+			return fail(fmt.Sprintf("restoring state_dir %s: %v", c.StateDir, err)), false
 		}
 	}
-	if len(c.Prepare) > 0 {
-		// The prepare commands together get trial_timeout.
-		pctx, cancel := withLimit(ctx, limit)
-		for i, p := range c.Prepare {
-			if err := d.runHook(pctx, rp, p, req.Build.Dir, trialEnv, stdin, groups); err != nil {
-				cancel()
-				if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-					return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("prepare[%d] %q: exceeded trial_timeout of %gs", i, p, exp.TrialTimeout), Metrics: []lab.Metric{}}
-				}
-				return fail(fmt.Sprintf("prepare[%d] %q: %v", i, p, err))
+	if len(c.Prepare) == 0 {
+		return lab.TrialResult{}, true
+	}
+	pctx, cancel := withLimit(ctx, t.limit)
+	defer cancel()
+	for i, p := range c.Prepare {
+		if err := d.runHook(pctx, t.rp, p, t.req.Build.Dir, t.env, t.stdin, t.groups); err != nil {
+			if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+				return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("prepare[%d] %q: exceeded trial_timeout of %gs", i, p, t.exp.TrialTimeout), Metrics: []lab.Metric{}}, false
 			}
+			return fail(fmt.Sprintf("prepare[%d] %q: %v", i, p, err)), false
 		}
-		cancel()
 	}
+	return lab.TrialResult{}, true
+}
 
-	res := d.measure(ctx, req, exp, metrics, tmp, srv, rp, capt, trialEnv, token, limit, groups)
-
-	// Cleanup runs even when the run is being cancelled: it may have to
-	// stop what prepare started. It gets its own time limit instead:
-	// trial_timeout, or cleanupTimeout without one.
-	if len(c.Cleanup) > 0 {
-		climit := limit
-		if climit == 0 {
-			climit = cleanupTimeout
+// cleanup runs the cleanup commands, even when the run is being
+// cancelled: they may have to stop what prepare started. They get their
+// own time limit instead: trial_timeout, or cleanupTimeout without one.
+// The first one to fail fails a trial that had succeeded.
+func (d *Device) cleanup(ctx context.Context, t trialSpec, res *lab.TrialResult) {
+	c := t.req.Controls
+	if len(c.Cleanup) == 0 {
+		return
+	}
+	climit := t.limit
+	if climit == 0 {
+		climit = cleanupTimeout
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), climit)
+	defer cancel()
+	for i, p := range c.Cleanup {
+		err := d.runHook(cctx, t.rp, p, t.req.Build.Dir, t.env, t.stdin, t.groups)
+		if err == nil || res.Status != lab.StatusOK {
+			continue
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), climit)
-		defer cancel()
-		for i, p := range c.Cleanup {
-			err := d.runHook(cctx, rp, p, req.Build.Dir, trialEnv, stdin, groups)
-			if err == nil || res.Status != lab.StatusOK {
-				continue
-			}
-			res.Status = lab.StatusFailed
-			res.Reason = fmt.Sprintf("cleanup[%d] %q: %v", i, p, err)
-			if cctx.Err() == context.DeadlineExceeded {
-				res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded its limit of %v", i, p, climit)
-				if limit > 0 {
-					res.Status = lab.StatusTimeout
-					res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded trial_timeout of %gs", i, p, exp.TrialTimeout)
-				}
+		res.Status = lab.StatusFailed
+		res.Reason = fmt.Sprintf("cleanup[%d] %q: %v", i, p, err)
+		if cctx.Err() == context.DeadlineExceeded {
+			res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded its limit of %v", i, p, climit)
+			if t.limit > 0 {
+				res.Status = lab.StatusTimeout
+				res.Reason = fmt.Sprintf("cleanup[%d] %q: exceeded trial_timeout of %gs", i, p, t.exp.TrialTimeout)
 			}
 		}
 	}
-	return res
 }
 
 // trialLimit converts trial_timeout (seconds, 0 = none) to a duration,
@@ -164,236 +192,6 @@ func withLimit(ctx context.Context, limit time.Duration) (context.Context, conte
 
 func fail(reason string) lab.TrialResult {
 	return lab.TrialResult{Status: lab.StatusFailed, Reason: reason, Metrics: []lab.Metric{}}
-}
-
-// measure runs the build's command once, wrapped as the controls ask.
-func (d *Device) measure(ctx context.Context, req lab.TrialRequest, exp *lab.Experiment, metrics []string, tmp string, srv *metricServer, rp *reaper, capt *capture, env []string, token string, limit time.Duration, groups map[int]bool) lab.TrialResult {
-	gobench := req.Build.Output == lab.OutputGoBench
-	want := func(m string) bool {
-		return metrics == nil && !gobench && contains(defaultMetrics, m) || contains(metrics, m)
-	}
-	argv := append([]string{}, req.Build.Command...)
-	var prof *trialProfiler
-	var profNote string
-	if req.Profile {
-		// Innermost: perf record samples the command alone.
-		prof, profNote = d.newTrialProfiler(exp.Profiler, tmp, req.Index)
-		argv, env = prof.wrap(argv, env)
-	}
-	var perfOut, cgDir, rssOut string
-	if want(MetricMaxRSS) && !want(MetricCachegrind) {
-		rssOut = filepath.Join(tmp, fmt.Sprintf("rss-%d", req.Index))
-		defer os.Remove(rssOut)
-		argv = append([]string{d.gnuTime(), "-f", "%M", "-o", rssOut, "--"}, argv...)
-	}
-	switch {
-	case want(MetricCachegrind):
-		cgDir = filepath.Join(tmp, fmt.Sprintf("cg-%d", req.Index))
-		if err := os.MkdirAll(cgDir, 0o755); err != nil {
-			return fail(err.Error())
-		}
-		defer os.RemoveAll(cgDir)
-		argv = append(cachegrindArgs(cgDir), argv...)
-	case want(MetricInstructions):
-		perfOut = filepath.Join(tmp, fmt.Sprintf("perf-%d.csv", req.Index))
-		defer os.Remove(perfOut)
-		argv = append([]string{"perf", "stat", "-x", ",", "-e", "instructions:u", "-o", perfOut, "--"}, argv...)
-	}
-	if req.Controls.ASLROff() {
-		argv = append([]string{"setarch", "-R"}, argv...)
-	}
-	if cpu := req.Controls.PinnedCPU(); cpu >= 0 {
-		argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
-	} else if d.cpus != "" {
-		argv = append([]string{"taskset", "-c", d.cpus}, argv...)
-	}
-
-	// Without trial_timeout the run's context alone ends the command: no
-	// context of its own per trial.
-	tctx := ctx
-	if limit > 0 {
-		var cancel context.CancelFunc
-		tctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	// runDirect, not os/exec (see spawn.go). Cancellation and
-	// trial_timeout are watched by d.kill's context.AfterFunc, not a
-	// goroutine: one for a whole run without trial_timeout.
-	path, err := d.lookCommand(argv[0])
-	if err != nil {
-		return fail(err.Error())
-	}
-
-	d.kill.watch(tctx)
-	conns := srv.begin(token)
-	pid := 0
-	// What else the host does during the command (outside its wall time).
-	hostBefore, hostOK := d.host.mark()
-	start := time.Now()
-	st, started, err := rp.runDirect(path, argv, env, req.Build.Dir, [3]*os.File{capt.stdin, capt.stdout, capt.stderr}, func(pgid int) {
-		pid = pgid
-		groups[pgid] = true
-		req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
-		// Cancellation and trial_timeout kill the whole process group.
-		d.kill.set(tctx, pgid)
-	})
-	wall := time.Since(start) // the command's time, not the bookkeeping below
-	var hostAfter hostMark
-	if hostOK {
-		hostAfter, hostOK = d.host.mark()
-	}
-	d.kill.clear()
-	if pid != 0 {
-		// Processes the command left behind in its group would disturb
-		// later trials: end them now (others, in sessions of their own,
-		// after cleanup; see reaper).
-		syscall.Kill(-pid, syscall.SIGKILL)
-	}
-	if err == nil && started {
-		err = st.err()
-	}
-	netLines, refused := conns.finish()
-	out := &lineCollector{}
-	var errTail string
-	var benchOut bytes.Buffer
-	if !capt.empty() {
-		var w io.Writer = out
-		if gobench {
-			w = io.MultiWriter(out, &benchOut)
-		}
-		if cerr := capt.copyStdout(w); cerr != nil {
-			return fail("reading stdout: " + cerr.Error())
-		}
-		out.flush()
-		errTail = capt.stderrTail(2048)
-	}
-
-	// Past the deadline is a timeout even if the command got through
-	// before the context's timer fired (late on a loaded host).
-	dl, hasDL := tctx.Deadline()
-	if limit > 0 && ctx.Err() == nil && (tctx.Err() == context.DeadlineExceeded || hasDL && !time.Now().Before(dl)) {
-		return lab.TrialResult{Status: lab.StatusTimeout, Reason: fmt.Sprintf("exceeded trial_timeout of %gs", exp.TrialTimeout), Metrics: []lab.Metric{}}
-	}
-	if ctx.Err() != nil {
-		return fail("cancelled")
-	}
-	if err != nil {
-		reason := err.Error() // "exit status 1", "signal: killed", as os/exec says it
-		if tail := strings.TrimSpace(errTail); tail != "" {
-			reason += ": " + lastLines(tail, 3)
-		}
-		return fail(reason)
-	}
-
-	var ms []lab.Metric
-	var host *lab.HostLoad
-	if started && hostOK {
-		host = d.host.load(hostBefore, hostAfter, cpuTime(&st.usage))
-	}
-	if started {
-		if ru := &st.usage; cgDir == "" {
-			add := func(name string, v float64, unit string) {
-				if want(name) {
-					ms = append(ms, lab.Metric{Name: name, Value: v, Unit: unit, Better: "lower"})
-				}
-			}
-			add(MetricWall, float64(wall.Nanoseconds())/1e6, "ms")
-			add(MetricUser, float64(time.Duration(ru.Utime.Nano()).Nanoseconds())/1e6, "ms")
-			add(MetricSys, float64(time.Duration(ru.Stime.Nano()).Nanoseconds())/1e6, "ms")
-		}
-	}
-	if rssOut != "" {
-		kb, err := readGNUTimeRSS(rssOut)
-		if err != nil {
-			return fail("max_rss_kb: " + err.Error())
-		}
-		ms = append(ms, lab.Metric{Name: MetricMaxRSS, Value: kb, Unit: "kB", Better: "lower"})
-	}
-	if perfOut != "" {
-		n, err := readPerfInstructions(perfOut)
-		if err != nil {
-			return fail("instructions: " + err.Error())
-		}
-		ms = append(ms, lab.Metric{Name: MetricInstructions, Value: n, Unit: "instructions", Better: "lower"})
-	}
-	if cgDir != "" {
-		cost, err := readCachegrind(cgDir)
-		if err != nil {
-			return fail("cachegrind: " + err.Error())
-		}
-		ms = append(ms, lab.Metric{Name: MetricCachegrind, Value: cost, Unit: "cycles", Better: "lower"})
-	}
-
-	// Metrics the command reported, on stdout and over TCP.
-	if out.err != nil {
-		return fail(out.err.Error())
-	}
-	reported := out.metrics
-	if gobench {
-		bm, err := lab.GoBenchMetrics(benchOut.Bytes())
-		if err != nil {
-			return fail(err.Error())
-		}
-		reported = append(reported, bm...)
-	}
-	for _, l := range netLines {
-		if l.err != nil {
-			return fail(fmt.Sprintf("%s line %d: %v", lab.MetricsAddrEnv, l.n, l.err))
-		}
-		reported = append(reported, l.m)
-	}
-	seen := map[string]bool{}
-	for _, m := range ms {
-		seen[m.Name] = true
-	}
-	for _, m := range reported {
-		if builtin(m.Name) {
-			return fail(fmt.Sprintf("reported metric %s: name reserved for the local device's own measurement", m.Name))
-		}
-		if seen[m.Name] {
-			return fail(fmt.Sprintf("metric %s reported twice in one trial", m.Name))
-		}
-		seen[m.Name] = true
-		if metrics == nil || contains(metrics, m.Name) {
-			if m.Better == "" {
-				m.Better = "lower"
-			}
-			ms = append(ms, m)
-		}
-	}
-	for _, m := range metrics {
-		if !seen[m] {
-			reason := fmt.Sprintf("requested metric %s was not reported (print \"%s %s=VALUE\" on stdout or to %s)", m, lab.MetricPrefix, m, lab.MetricsAddrEnv)
-			if refused > 0 {
-				reason += fmt.Sprintf("; %d connection(s) to %s were refused: their first line was not this trial's %s", refused, lab.MetricsAddrEnv, lab.MetricsTokenEnv)
-			}
-			return fail(reason)
-		}
-	}
-	if metrics != nil {
-		sort.SliceStable(ms, func(i, j int) bool { return indexOf(metrics, ms[i].Name) < indexOf(metrics, ms[j].Name) })
-	}
-	if ms == nil {
-		ms = []lab.Metric{}
-	}
-	res := lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
-	if req.Profile {
-		var commandNs int64
-		res.Profile, res.ProfileNote, commandNs = prof.collect(out.spans)
-		if profNote != "" {
-			res.ProfileNote = profNote
-		}
-		if commandNs > 0 {
-			// perf record's own start (about 0.2 s) and end are no part
-			// of the command's time.
-			for i := range res.Metrics {
-				if res.Metrics[i].Name == MetricWall {
-					res.Metrics[i].Value = float64(commandNs) / 1e6
-				}
-			}
-		}
-	}
-	return res
 }
 
 // readGNUTimeRSS reads the "%M" (peak RSS in kB) that GNU time wrote; a

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 // FileFormat is the "format" value of a recording's first line.
@@ -200,4 +201,76 @@ func (w *writer) close() error {
 		err = e
 	}
 	return err
+}
+
+// captureTransport forwards a request and, in record mode, stores the
+// exchange with its timing.
+type captureTransport Proxy
+
+func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := (*Proxy)(t)
+	rc := req.Context().Value(ctxKey{}).(*reqCtx)
+	start := time.Now()
+	resp, err := p.cfg.Transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if !rc.store {
+		p.count(func(s *TrialStats) { s.Forwarded++ })
+		return resp, nil
+	}
+	ttfb := time.Since(start)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading response body: %w", err)
+	}
+	if len(body) > MaxBody {
+		return nil, fmt.Errorf("response body over %d MiB, too large to record", MaxBody>>20)
+	}
+	total := time.Since(start)
+	hdr := resp.Header.Clone()
+	x := &Exchange{
+		Build: rc.build, Trial: rc.trial, Seq: rc.seq,
+		Method: req.Method, URL: rc.url.String(), ReqHeader: rc.header,
+		BodySHA256: rc.sha, BodyLen: int64(len(rc.body)),
+		Status: resp.StatusCode, Header: hdr, Body: body,
+		TTFBMs: msf(ttfb), TotalMs: msf(total),
+	}
+	x.ReqHeader.Del("Proxy-Authorization")
+	if p.redact != nil {
+		redact(x.ReqHeader, p.redact)
+		redact(x.Header, p.redact)
+	}
+	if err := p.store(x); err != nil {
+		p.count(func(s *TrialStats) {
+			s.Failed++
+			s.addError(fmt.Sprintf("%s %s: writing recording: %v", req.Method, rc.url, err))
+		})
+	} else {
+		p.count(func(s *TrialStats) { s.Recorded++ })
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Transfer-Encoding")
+	resp.TransferEncoding = nil
+	return resp, nil
+}
+
+// store appends x to the recording file and to the replay index.
+func (p *Proxy) store(x *Exchange) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.w == nil {
+		w, err := openWriter(p.cfg.File)
+		if err != nil {
+			return err
+		}
+		p.w = w
+	}
+	if err := p.w.write(x); err != nil {
+		return err
+	}
+	p.add(x)
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/gensession"
-	"github.com/perflab/perflab/lab/bisect"
+	"github.com/perflab/perflab/sessions/bisect"
 	"github.com/perflab/perflab/sessions/history"
 )
 

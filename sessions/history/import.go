@@ -11,8 +11,8 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
 )
 
 // Imported says what one import added.

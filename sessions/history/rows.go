@@ -8,8 +8,8 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // Result is one row of the history: a build's metric on a device, from

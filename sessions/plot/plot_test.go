@@ -14,8 +14,8 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/study"
 	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 var outDir = flag.String("out", "", "also write the figures to this directory, to look at them")

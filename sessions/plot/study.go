@@ -11,7 +11,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
-	"github.com/perflab/perflab/lab/study"
+	"github.com/perflab/perflab/sessions/study"
 )
 
 // Validation draws a validation study: the A/A false-positive rate and,

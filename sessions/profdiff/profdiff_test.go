@@ -8,8 +8,8 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/bisect"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/sessions/profdiff"
 )
 

@@ -70,83 +70,19 @@ func Parse(b []byte) (Manifest, error) {
 	if len(b) < 8 || le.Uint16(b) != chunkXML {
 		return Manifest{}, errors.New("not Android binary XML")
 	}
-	var pool []string
-	var resMap []uint32
-	var m Manifest
-	type frame struct{ name, activity string }
-	var stack []frame
-	action, category := false, false
+	var x manifestReader
 	off := int(le.Uint16(b[2:]))
 	for off+8 <= len(b) {
 		typ, hsz, size := le.Uint16(b[off:]), int(le.Uint16(b[off+2:])), int(le.Uint32(b[off+4:]))
 		if size < 8 || off+size > len(b) {
-			return m, fmt.Errorf("chunk at %d: bad size %d", off, size)
+			return x.m, fmt.Errorf("chunk at %d: bad size %d", off, size)
 		}
-		c := b[off : off+size]
-		switch typ {
-		case chunkStringPool:
-			p, err := parsePool(c)
-			if err != nil {
-				return m, err
-			}
-			pool = p
-		case 0x0180: // resource map: attribute name → resource ID
-			for i := hsz; i+4 <= size; i += 4 {
-				resMap = append(resMap, le.Uint32(c[i:]))
-			}
-		case chunkStartElement:
-			if size < hsz+20 {
-				return m, fmt.Errorf("element at %d: truncated", off)
-			}
-			ext := c[hsz:]
-			name := str(pool, le.Uint32(ext[4:]))
-			attrStart, attrSize, attrCount := int(le.Uint16(ext[8:])), int(le.Uint16(ext[10:])), int(le.Uint16(ext[12:]))
-			attrs := map[string]string{}
-			for i := 0; i < attrCount; i++ {
-				a := attrStart + i*attrSize
-				if a+20 > len(ext) {
-					return m, fmt.Errorf("element %s: attribute %d out of range", name, i)
-				}
-				ni := le.Uint32(ext[a+4:])
-				an := str(pool, ni)
-				if int(ni) < len(resMap) && resMap[ni] == attrNameRes {
-					an = "name"
-				}
-				v := str(pool, le.Uint32(ext[a+8:]))
-				if v == "" && ext[a+15] == typeString {
-					v = str(pool, le.Uint32(ext[a+16:]))
-				}
-				attrs[an] = v
-			}
-			f := frame{name: name}
-			if len(stack) > 0 {
-				f.activity = stack[len(stack)-1].activity
-			}
-			switch name {
-			case "manifest":
-				m.Package = attrs["package"]
-			case "activity", "activity-alias":
-				f.activity = attrs["name"]
-			case "intent-filter":
-				action, category = false, false
-			case "action":
-				action = action || attrs["name"] == "android.intent.action.MAIN"
-			case "category":
-				category = category || attrs["name"] == "android.intent.category.LAUNCHER"
-			}
-			stack = append(stack, f)
-		case chunkEndElement:
-			if len(stack) == 0 {
-				return m, fmt.Errorf("unbalanced end element at %d", off)
-			}
-			top := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if top.name == "intent-filter" && action && category && m.Launcher == "" && top.activity != "" {
-				m.Launcher = top.activity
-			}
+		if err := x.chunk(typ, hsz, b[off:off+size], off); err != nil {
+			return x.m, err
 		}
 		off += size
 	}
+	m := x.m
 	if m.Package == "" {
 		return m, errors.New("no package attribute on <manifest>")
 	}
@@ -154,6 +90,111 @@ func Parse(b []byte) (Manifest, error) {
 		m.Launcher = m.Launcher[len(m.Package):]
 	}
 	return m, nil
+}
+
+// manifestReader is Parse's state as it reads the chunks: the string pool,
+// the resource map, the elements open (each with the activity it is in),
+// and whether the intent filter open has the launcher's action and
+// category.
+type manifestReader struct {
+	m                Manifest
+	pool             []string
+	resMap           []uint32
+	stack            []manifestFrame
+	action, category bool
+}
+
+// manifestFrame is an element open: its name and the activity it is in.
+type manifestFrame struct{ name, activity string }
+
+// chunk reads one chunk c (of type typ, header size hsz) at offset off.
+func (x *manifestReader) chunk(typ uint16, hsz int, c []byte, off int) error {
+	le := binary.LittleEndian
+	switch typ {
+	case chunkStringPool:
+		p, err := parsePool(c)
+		if err != nil {
+			return err
+		}
+		x.pool = p
+	case 0x0180: // resource map: attribute name → resource ID
+		for i := hsz; i+4 <= len(c); i += 4 {
+			x.resMap = append(x.resMap, le.Uint32(c[i:]))
+		}
+	case chunkStartElement:
+		if len(c) < hsz+20 {
+			return fmt.Errorf("element at %d: truncated", off)
+		}
+		name, attrs, err := x.element(c[hsz:])
+		if err != nil {
+			return err
+		}
+		x.start(name, attrs)
+	case chunkEndElement:
+		if len(x.stack) == 0 {
+			return fmt.Errorf("unbalanced end element at %d", off)
+		}
+		x.end()
+	}
+	return nil
+}
+
+// element reads a start element's name and attributes (android:name as
+// "name", through the resource map).
+func (x *manifestReader) element(ext []byte) (string, map[string]string, error) {
+	le := binary.LittleEndian
+	name := str(x.pool, le.Uint32(ext[4:]))
+	attrStart, attrSize, attrCount := int(le.Uint16(ext[8:])), int(le.Uint16(ext[10:])), int(le.Uint16(ext[12:]))
+	attrs := map[string]string{}
+	for i := 0; i < attrCount; i++ {
+		a := attrStart + i*attrSize
+		if a+20 > len(ext) {
+			return name, nil, fmt.Errorf("element %s: attribute %d out of range", name, i)
+		}
+		ni := le.Uint32(ext[a+4:])
+		an := str(x.pool, ni)
+		if int(ni) < len(x.resMap) && x.resMap[ni] == attrNameRes {
+			an = "name"
+		}
+		v := str(x.pool, le.Uint32(ext[a+8:]))
+		if v == "" && ext[a+15] == typeString {
+			v = str(x.pool, le.Uint32(ext[a+16:]))
+		}
+		attrs[an] = v
+	}
+	return name, attrs, nil
+}
+
+// start opens an element: the manifest's package, an activity, an intent
+// filter and the launcher's action and category in it.
+func (x *manifestReader) start(name string, attrs map[string]string) {
+	f := manifestFrame{name: name}
+	if len(x.stack) > 0 {
+		f.activity = x.stack[len(x.stack)-1].activity
+	}
+	switch name {
+	case "manifest":
+		x.m.Package = attrs["package"]
+	case "activity", "activity-alias":
+		f.activity = attrs["name"]
+	case "intent-filter":
+		x.action, x.category = false, false
+	case "action":
+		x.action = x.action || attrs["name"] == "android.intent.action.MAIN"
+	case "category":
+		x.category = x.category || attrs["name"] == "android.intent.category.LAUNCHER"
+	}
+	x.stack = append(x.stack, f)
+}
+
+// end closes an element: the first intent filter with the launcher's
+// action and category names the launcher activity.
+func (x *manifestReader) end() {
+	top := x.stack[len(x.stack)-1]
+	x.stack = x.stack[:len(x.stack)-1]
+	if top.name == "intent-filter" && x.action && x.category && x.m.Launcher == "" && top.activity != "" {
+		x.m.Launcher = top.activity
+	}
 }
 
 func str(pool []string, i uint32) string {

@@ -61,46 +61,17 @@ func lex(s string) ([]token, error) {
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
-		case c == '(' || c == ')':
-			toks = append(toks, token{op: string(c)})
-			i++
-		case c == '&':
-			if strings.HasPrefix(s[i:], "&&") {
-				toks = append(toks, token{op: "&&"})
-				i += 2
-			} else {
-				return nil, fmt.Errorf("syntax error: background jobs ('&') are not supported")
+		case c == '(' || c == ')' || c == '&' || c == '|':
+			t, n, err := lexControl(s[i:])
+			if err != nil {
+				return nil, err
 			}
-		case c == '|':
-			if strings.HasPrefix(s[i:], "||") {
-				toks = append(toks, token{op: "||"})
-				i += 2
-			} else {
-				toks = append(toks, token{op: "|"})
-				i++
-			}
-		case c == '>' || c == '<' || (c >= '0' && c <= '9' && i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '<') && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t')):
-			fd := -1
-			if c >= '0' && c <= '9' {
-				fd = int(c - '0')
-				i++
-			}
-			op := string(s[i])
-			i++
-			if op == ">" && i < len(s) && s[i] == '>' {
-				op = ">>"
-				i++
-			} else if op == ">" && i < len(s) && s[i] == '&' {
-				op = ">&"
-				i++
-			}
-			if fd < 0 {
-				fd = 1
-				if op == "<" {
-					fd = 0
-				}
-			}
-			toks = append(toks, token{op: op, fd: fd})
+			toks = append(toks, t)
+			i += n
+		case isRedirStart(s, i):
+			t, n := lexRedir(s[i:])
+			toks = append(toks, t)
+			i += n
 		default:
 			w, n, err := lexWord(s[i:])
 			if err != nil {
@@ -111,6 +82,58 @@ func lex(s string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// lexControl reads the control operator s starts with ( "(", ")", "&&",
+// "||", "|") and returns it with the bytes consumed; a lone '&' (a
+// background job) is refused.
+func lexControl(s string) (token, int, error) {
+	switch {
+	case s[0] == '(' || s[0] == ')':
+		return token{op: s[:1]}, 1, nil
+	case strings.HasPrefix(s, "&&"), strings.HasPrefix(s, "||"):
+		return token{op: s[:2]}, 2, nil
+	case s[0] == '|':
+		return token{op: "|"}, 1, nil
+	}
+	return token{}, 0, fmt.Errorf("syntax error: background jobs ('&') are not supported")
+}
+
+// isRedirStart reports whether a redirection starts at s[i]: '>' or '<',
+// or a digit (the fd) right before one at the start of a word.
+func isRedirStart(s string, i int) bool {
+	c := s[i]
+	if c == '>' || c == '<' {
+		return true
+	}
+	return c >= '0' && c <= '9' && i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '<') && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t')
+}
+
+// lexRedir reads the redirection operator s starts with (">", ">>", "<",
+// ">&", with an optional fd before it: 1 for output, 0 for input by
+// default) and returns it with the bytes consumed.
+func lexRedir(s string) (token, int) {
+	i, fd := 0, -1
+	if c := s[0]; c >= '0' && c <= '9' {
+		fd = int(c - '0')
+		i++
+	}
+	op := string(s[i])
+	i++
+	if op == ">" && i < len(s) && s[i] == '>' {
+		op = ">>"
+		i++
+	} else if op == ">" && i < len(s) && s[i] == '&' {
+		op = ">&"
+		i++
+	}
+	if fd < 0 {
+		fd = 1
+		if op == "<" {
+			fd = 0
+		}
+	}
+	return token{op: op, fd: fd}, i
 }
 
 func isOpChar(c byte) bool {
@@ -217,85 +240,138 @@ func isWord(t token, s string) bool {
 // at a command's start, ")" as an operator, or "" for the end) and returns
 // the index of the closer.
 func parseList(toks []token, i int, closer string) ([]andOr, int, error) {
-	var out []andOr
-	var pipe pipeline
-	var cmd simple
-	op := ""
-	started := func() bool { return len(cmd.args) > 0 || len(cmd.redirs) > 0 || cmd.group != nil }
-	endCmd := func() error {
-		if !started() {
-			return fmt.Errorf("syntax error: unexpected operator")
-		}
-		pipe = append(pipe, cmd)
-		cmd = simple{}
-		return nil
-	}
+	l := &listParser{toks: toks}
 	for ; i < len(toks); i++ {
 		t := toks[i]
-		atStart := len(cmd.args) == 0 && cmd.group == nil
-		switch {
-		case closer == "}" && atStart && isWord(t, "}"), closer == ")" && t.op == ")":
-			goto done
-		case t.op == ")":
-			return nil, i, fmt.Errorf("syntax error: unexpected ')'")
-		case atStart && (isWord(t, "{") || t.op == "("):
-			inner, j, err := parseList(toks, i+1, map[bool]string{true: ")", false: "}"}[t.op == "("])
-			if err != nil {
-				return nil, j, err
-			}
-			if j >= len(toks) {
-				return nil, j, fmt.Errorf("syntax error: missing '%s'", map[bool]string{true: ")", false: "}"}[t.op == "("])
-			}
-			if len(inner) == 0 {
-				return nil, j, fmt.Errorf("syntax error: empty command group")
-			}
-			cmd.group, cmd.subshell = inner, t.op == "("
-			i = j
-		case t.op == "":
-			if cmd.group != nil {
-				return nil, i, fmt.Errorf("syntax error: unexpected word after a command group")
-			}
-			cmd.args = append(cmd.args, t.w)
-		case t.op == ">" || t.op == ">>" || t.op == "<" || t.op == ">&":
-			if i+1 >= len(toks) || toks[i+1].op != "" {
-				return nil, i, fmt.Errorf("syntax error: redirection %s without a target", t.op)
-			}
-			cmd.redirs = append(cmd.redirs, redir{fd: t.fd, op: t.op, target: toks[i+1].w})
-			i++
-		case t.op == "|":
-			if err := endCmd(); err != nil {
-				return nil, i, err
-			}
-		case t.op == ";" || t.op == "&&" || t.op == "||":
-			if !started() && len(pipe) == 0 {
-				if t.op == ";" {
-					continue
-				}
-				return nil, i, fmt.Errorf("syntax error: unexpected '%s'", t.op)
-			}
-			if err := endCmd(); err != nil {
-				return nil, i, err
-			}
-			out = append(out, andOr{op: op, pipe: pipe})
-			pipe = nil
-			op = t.op
+		if l.closes(t, closer) {
+			return l.finish(i)
+		}
+		var err error
+		if i, err = l.token(i, t); err != nil {
+			return nil, i, err
 		}
 	}
 	if closer != "" {
 		return nil, i, fmt.Errorf("syntax error: missing '%s'", closer)
 	}
-done:
-	if started() {
-		if err := endCmd(); err != nil {
+	return l.finish(i)
+}
+
+// listParser is parseList's state: the and-or lists parsed, the pipeline
+// and the command being parsed, and the operator before the pipeline.
+type listParser struct {
+	toks []token
+	out  []andOr
+	pipe pipeline
+	cmd  simple
+	op   string
+}
+
+// started reports whether the command being parsed has anything yet;
+// atStart, whether it has no word and no group (redirections may come
+// first).
+func (l *listParser) started() bool {
+	return len(l.cmd.args) > 0 || len(l.cmd.redirs) > 0 || l.cmd.group != nil
+}
+
+func (l *listParser) atStart() bool { return len(l.cmd.args) == 0 && l.cmd.group == nil }
+
+// closes reports whether t closes the list: a '}' word where a command
+// starts in a { } group, ')' in a subshell.
+func (l *listParser) closes(t token, closer string) bool {
+	return closer == "}" && l.atStart() && isWord(t, "}") || closer == ")" && t.op == ")"
+}
+
+// endCmd adds the command to the pipeline.
+func (l *listParser) endCmd() error {
+	if !l.started() {
+		return fmt.Errorf("syntax error: unexpected operator")
+	}
+	l.pipe = append(l.pipe, l.cmd)
+	l.cmd = simple{}
+	return nil
+}
+
+// token parses toks[i], t, and returns the index of the last token it
+// used.
+func (l *listParser) token(i int, t token) (int, error) {
+	switch {
+	case t.op == ")":
+		return i, fmt.Errorf("syntax error: unexpected ')'")
+	case l.atStart() && (isWord(t, "{") || t.op == "("):
+		return l.group(i, t)
+	case t.op == "":
+		if l.cmd.group != nil {
+			return i, fmt.Errorf("syntax error: unexpected word after a command group")
+		}
+		l.cmd.args = append(l.cmd.args, t.w)
+	case t.op == ">" || t.op == ">>" || t.op == "<" || t.op == ">&":
+		if i+1 >= len(l.toks) || l.toks[i+1].op != "" {
+			return i, fmt.Errorf("syntax error: redirection %s without a target", t.op)
+		}
+		l.cmd.redirs = append(l.cmd.redirs, redir{fd: t.fd, op: t.op, target: l.toks[i+1].w})
+		return i + 1, nil
+	case t.op == "|":
+		return i, l.endCmd()
+	case t.op == ";" || t.op == "&&" || t.op == "||":
+		return i, l.separate(t.op)
+	}
+	return i, nil
+}
+
+// group parses a { list; } group or a ( list ) subshell opened by t at
+// toks[i] into the command.
+func (l *listParser) group(i int, t token) (int, error) {
+	closer := "}"
+	if t.op == "(" {
+		closer = ")"
+	}
+	inner, j, err := parseList(l.toks, i+1, closer)
+	if err != nil {
+		return j, err
+	}
+	if j >= len(l.toks) {
+		return j, fmt.Errorf("syntax error: missing '%s'", closer)
+	}
+	if len(inner) == 0 {
+		return j, fmt.Errorf("syntax error: empty command group")
+	}
+	l.cmd.group, l.cmd.subshell = inner, t.op == "("
+	return j, nil
+}
+
+// separate ends the pipeline at the list operator op (";", "&&", "||");
+// an empty command before ";" is skipped.
+func (l *listParser) separate(op string) error {
+	if !l.started() && len(l.pipe) == 0 {
+		if op == ";" {
+			return nil
+		}
+		return fmt.Errorf("syntax error: unexpected '%s'", op)
+	}
+	if err := l.endCmd(); err != nil {
+		return err
+	}
+	l.out = append(l.out, andOr{op: l.op, pipe: l.pipe})
+	l.pipe = nil
+	l.op = op
+	return nil
+}
+
+// finish ends the list at toks[i]: the last command and pipeline, unless
+// an operator still wants one.
+func (l *listParser) finish(i int) ([]andOr, int, error) {
+	if l.started() {
+		if err := l.endCmd(); err != nil {
 			return nil, i, err
 		}
-	} else if len(pipe) > 0 || op == "&&" || op == "||" {
+	} else if len(l.pipe) > 0 || l.op == "&&" || l.op == "||" {
 		return nil, i, fmt.Errorf("syntax error: unexpected end of line")
 	}
-	if len(pipe) > 0 {
-		out = append(out, andOr{op: op, pipe: pipe})
+	if len(l.pipe) > 0 {
+		l.out = append(l.out, andOr{op: l.op, pipe: l.pipe})
 	}
-	return out, i, nil
+	return l.out, i, nil
 }
 
 // expand substitutes $NAME, ${NAME} and $? in the expandable segments.

@@ -155,14 +155,44 @@ func OrderStream(ctx context.Context, cfg OrderConfig) <-chan Update {
 	})
 }
 
+// summarizeOrder judges an order study: the repetitions whose fixed- and
+// random-order runs both completed, the metrics, each arm's test of fixed
+// against random order, the conclusion each order leads to, and the flags
+// on each test.
 func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs []runSpec, data []*runData) (*Order, error) {
 	exp := cfg.Experiment
 	o := &Order{Device: strings.Join(exp.DeviceList(), ","), TrialsPerArm: exp.Trials, Alpha: alpha, Tests: []OrderTest{},
 		Conclusions: []OrderConclusion{}, Warnings: []string{}}
-	infos := map[string]metricInfo{}
-	var seen []string
-	var firstErr error
-	byMode := map[string][]*runData{}
+	byMode, infos, seen, firstErr := o.repetitions(specs, data)
+	if o.Runs < 2 {
+		return nil, fmt.Errorf("order: only %d repetitions completed both runs, need 2; first error: %v", o.Runs, firstErr)
+	}
+	if o.Failed > 0 {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("%d runs did not complete; their repetitions are left out (first error: %v)", o.Failed, firstErr))
+	}
+	names := seen
+	if len(exp.Metrics) > 0 {
+		names = nil
+		for _, m := range exp.Metrics {
+			if _, ok := infos[m]; ok {
+				names = append(names, m)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("order: no trial reported any metric")
+	}
+	o.testOrders(byMode, names, alpha, opt)
+	differs := o.concludeOrders(byMode, names, infos, alpha, opt)
+	o.flagTests(differs)
+	return o, nil
+}
+
+// repetitions groups the runs by order mode, keeping a repetition only when
+// both its runs (fixed, then random) completed, and gathers their metrics
+// and the first error.
+func (o *Order) repetitions(specs []runSpec, data []*runData) (byMode map[string][]*runData, infos map[string]metricInfo, seen []string, firstErr error) {
+	byMode, infos = map[string][]*runData{}, map[string]metricInfo{}
 	for i := 0; i+1 < len(specs); i += 2 {
 		f, r := data[i], data[i+1]
 		if !finished(f) || !finished(r) {
@@ -185,43 +215,21 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		f.metrics(infos, &seen)
 		r.metrics(infos, &seen)
 	}
-	if o.Runs < 2 {
-		return nil, fmt.Errorf("order: only %d repetitions completed both runs, need 2; first error: %v", o.Runs, firstErr)
-	}
-	if o.Failed > 0 {
-		o.Warnings = append(o.Warnings, fmt.Sprintf("%d runs did not complete; their repetitions are left out (first error: %v)", o.Failed, firstErr))
-	}
-	names := seen
-	if len(exp.Metrics) > 0 {
-		names = nil
-		for _, m := range exp.Metrics {
-			if _, ok := infos[m]; ok {
-				names = append(names, m)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil, errors.New("order: no trial reported any metric")
-	}
+	return byMode, infos, seen, firstErr
+}
 
+// testOrders tests, for each metric and arm, whether the run means differ
+// between fixed and random order (Kruskal–Wallis, Bonferroni across the
+// defined tests), with the median intervals, and warns when there are too
+// few repetitions to find anything.
+func (o *Order) testOrders(byMode map[string][]*runData, names []string, alpha float64, opt analysis.Options) {
 	ntests := 0
 	for _, m := range names {
 		for _, arm := range []string{lab.ArmControl, lab.ArmTreatment} {
-			t := OrderTest{Name: arm + "/" + m, Arm: arm, Metric: m}
-			fixedMeans, fixedAll := runMeans(byMode[lab.OrderFixed], arm, m)
-			randMeans, randAll := runMeans(byMode[lab.OrderRandom], arm, m)
-			kw, _ := analysis.KruskalWallisH(fixedMeans, randMeans)
-			t.H, t.P = kw.H, kw.P
+			t := orderTest(byMode, arm, m, opt.Confidence)
 			if t.P.Defined() {
 				ntests++
 			}
-			mf, mr := mean(fixedAll), mean(randAll)
-			t.DeltaPct = analysis.Float(math.NaN())
-			if mf != 0 && !math.IsNaN(mf) && !math.IsNaN(mr) {
-				t.DeltaPct = analysis.Float((mf - mr) / mf * 100)
-			}
-			t.Fixed, _ = analysis.MedianCI(fixedMeans, opt.Confidence)
-			t.Random, _ = analysis.MedianCI(randMeans, opt.Confidence)
 			o.Tests = append(o.Tests, t)
 		}
 	}
@@ -244,8 +252,31 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 	if o.Runs < 6 {
 		o.Warnings = append(o.Warnings, fmt.Sprintf("median intervals need at least 6 repetitions at %.0f%% (have %d)", 100*opt.Confidence, o.Runs))
 	}
+}
 
-	// The conclusions each order leads to, the run being the unit.
+// orderTest compares arm's run means of metric m between fixed and random
+// order.
+func orderTest(byMode map[string][]*runData, arm, m string, confidence float64) OrderTest {
+	t := OrderTest{Name: arm + "/" + m, Arm: arm, Metric: m}
+	fixedMeans, fixedAll := runMeans(byMode[lab.OrderFixed], arm, m)
+	randMeans, randAll := runMeans(byMode[lab.OrderRandom], arm, m)
+	kw, _ := analysis.KruskalWallisH(fixedMeans, randMeans)
+	t.H, t.P = kw.H, kw.P
+	mf, mr := mean(fixedAll), mean(randAll)
+	t.DeltaPct = analysis.Float(math.NaN())
+	if mf != 0 && !math.IsNaN(mf) && !math.IsNaN(mr) {
+		t.DeltaPct = analysis.Float((mf - mr) / mf * 100)
+	}
+	t.Fixed, _ = analysis.MedianCI(fixedMeans, confidence)
+	t.Random, _ = analysis.MedianCI(randMeans, confidence)
+	return t
+}
+
+// concludeOrders gives the conclusion each order leads to, the run being
+// the unit, and whether the per-run differences differ between the
+// orders. It returns, by metric, why a differing conclusion is a red flag;
+// a differing conclusion that chance explains as well is a warning.
+func (o *Order) concludeOrders(byMode map[string][]*runData, names []string, infos map[string]metricInfo, alpha float64, opt analysis.Options) map[string]string {
 	rf := concludeRuns(byMode[lab.OrderFixed], names, infos, opt)
 	rr := concludeRuns(byMode[lab.OrderRandom], names, infos, opt)
 	alphaDelta := alpha / float64(len(names))
@@ -278,7 +309,13 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 		}
 		o.Conclusions = append(o.Conclusions, c)
 	}
+	return differs
+}
 
+// flagTests marks each test significant after Bonferroni, and red-flags
+// it, with the reasons, when the median intervals do not overlap or its
+// metric's conclusion differs between the orders (differs).
+func (o *Order) flagTests(differs map[string]string) {
 	for i := range o.Tests {
 		t := &o.Tests[i]
 		t.Significant = t.P.Defined() && float64(t.P) < o.AlphaBonferroni
@@ -296,7 +333,6 @@ func summarizeOrder(cfg OrderConfig, alpha float64, opt analysis.Options, specs 
 			t.Reasons = append(t.Reasons, why)
 		}
 	}
-	return o, nil
 }
 
 // concludeRuns draws the A/B conclusion of one order from its runs with

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/lab"
-	"github.com/perflab/perflab/lab/engine"
 	"github.com/perflab/perflab/lab/sim"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // SimRange returns n builds of the simulated app whose known effect grows

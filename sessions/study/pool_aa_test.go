@@ -75,7 +75,7 @@ func countAA(t *testing.T, data []*runData, opt analysis.Options) aaCounts {
 // experiments (run by hand, not in CI), of the pool or, with
 // PERFLAB_POOL_ONE set, of one phone:
 //
-//	PERFLAB_POOL_AA=2000 go test -run TestPoolAARateByHand -v ./lab/study/
+//	PERFLAB_POOL_AA=2000 go test -run TestPoolAARateByHand -v ./sessions/study/
 //
 // Measured (2026-11-23, 20 pairs, about 5 per device): pool test p<α
 // 88/2000, interval excludes 0 113, verdict 67; one phone 78, 101, 52,

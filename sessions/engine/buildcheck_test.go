@@ -9,7 +9,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
-	"github.com/perflab/perflab/lab/engine"
+	"github.com/perflab/perflab/sessions/engine"
 )
 
 // A build the device cannot run, or a metric it cannot give, is refused
