@@ -259,5 +259,6 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 	rr.order = lines
 	rr.warnings = append(rr.warnings, warns...)
 	rr.warnings = append(rr.warnings, sessions.HostWarnings(rc.Events)...)
+	rr.warnings = append(rr.warnings, sessions.TrialNotes(rc.Events)...)
 	return rc.Events, rr, nil
 }

@@ -344,6 +344,7 @@ func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Ev
 	rep := a.rep
 	rep.Warn(sessions.SetupWarnings(events)...)
 	rep.Warn(sessions.HostWarnings(events)...)
+	rep.Warn(sessions.TrialNotes(events)...)
 	switch {
 	case h.json:
 		// The summary is of the events seen; the file holds those written

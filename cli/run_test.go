@@ -74,7 +74,8 @@ type reportJSON struct {
 		DeltaPctMedian *float64 `json:"delta_pct_median"`
 		A, B           struct{ N int }
 	}
-	Session struct {
+	Warnings []string
+	Session  struct {
 		ID     string
 		Device struct{ ID string }
 		Plan   struct{ Trials int }

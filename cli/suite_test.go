@@ -433,3 +433,32 @@ func TestSuiteSSHWorkerLostThenInterrupted(t *testing.T) {
 		t.Errorf("w1: left behind after Ctrl-C: %v", left)
 	}
 }
+
+// TestSuiteFailingBenchmark: a benchmark that fails (b.Fatal) is named in
+// the report's warnings with the trials it failed in, while the other
+// benchmarks of the same trials are measured and compared.
+func TestSuiteFailingBenchmark(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	broken := "package suitetest\n\nimport \"testing\"\n\nfunc BenchmarkBroken(b *testing.B) {\n\tb.Fatal(\"no input\")\n}\n"
+	if err := os.WriteFile(filepath.Join(repo, "broken_test.go"), []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The work tree (with Broken) against itself.
+	out, errs, code := perflabIn(t, repo, "suite", "--aa", "--trials", "6", "--benchtime", "20x", "--json", "--quiet", "-bench", "Work|Broken")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	r := decodeReport(t, out)
+	want := "benchmark example.com/suitetest.Broken failed, exit status 1 (in 12 of 12 counted trials)"
+	found, work := false, false
+	for _, w := range r.Warnings {
+		found = found || strings.Contains(w, want)
+	}
+	for _, m := range r.Metrics {
+		work = work || strings.HasPrefix(m.Name, "Work")
+	}
+	if !found || !work {
+		t.Errorf("warnings %q (want %q), Work measured %v", r.Warnings, want, work)
+	}
+}

@@ -124,13 +124,31 @@ func (s *BenchSpec) script(refs []benchRef) string {
 			run = fmt.Sprintf("%s -test.run='^$' -test.bench=%s -test.benchtime=%s -test.count=1 -test.benchmem", bin,
 				shquote.Quote("^Benchmark"+regexp.QuoteMeta(r.name)+"$"), shquote.Quote(s.Benchtime))
 		}
-		fail := shquote.Quote(fmt.Sprintf("perflab: benchmark %s.%s failed, exit status", p.Path, r.name))
-		lines = append(lines, fmt.Sprintf("(cd %s && exec %s) || echo %s $? >&2", dir, run, fail))
+		fail := shquote.Quote(fmt.Sprintf("%s %s.%s failed, exit status", benchFailedPrefix, p.Path, r.name))
+		lines = append(lines, fmt.Sprintf("(cd %s && exec %s) || echo %s $?", dir, run, fail))
 	}
 	if len(lines) == 0 {
 		return "true"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// benchFailedPrefix starts the line a suite's trial prints on stdout for
+// a benchmark that failed (BenchFailures reads them).
+const benchFailedPrefix = "perflab: benchmark"
+
+// BenchFailures is what a suite's trial output says of its failed
+// benchmarks ("PKG.NAME failed, exit status N", joined by "; "), "" when
+// none failed: the trial is still OK with the others' metrics, and the
+// report warns of it (sessions.TrialNotes).
+func BenchFailures(out []byte) string {
+	var fails []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), benchFailedPrefix+" "); ok {
+			fails = append(fails, "benchmark "+rest)
+		}
+	}
+	return strings.Join(fails, "; ")
 }
 
 // GoBenchMetrics reads a trial's `go test -bench` output: every value–unit
@@ -160,10 +178,19 @@ func GoBenchMetrics(out []byte) ([]Metric, error) {
 	return ms, nil
 }
 
-// CommandMetrics reads the stdout of a command build's trial on a device
-// that only runs it (an ssh worker, a phone): `go test -bench` lines for
-// Build.Output "gobench", metric lines (MetricPrefix) otherwise.
-func CommandMetrics(b Build, out []byte) ([]Metric, error) {
+// CommandResult is the result of a command build's trial on a device
+// that only runs it (an ssh worker, a phone) from its stdout: `go test
+// -bench` lines for Build.Output "gobench" (with the failed benchmarks as
+// the result's Reason), metric lines (MetricPrefix) otherwise.
+func CommandResult(b Build, out []byte) TrialResult {
+	ms, err := commandMetrics(b, out)
+	if err != nil {
+		return TrialResult{Status: StatusFailed, Reason: err.Error()}
+	}
+	return TrialResult{Status: StatusOK, Metrics: ms, Reason: BenchFailures(out)}
+}
+
+func commandMetrics(b Build, out []byte) ([]Metric, error) {
 	if b.Output == OutputGoBench {
 		return GoBenchMetrics(out)
 	}

@@ -96,8 +96,8 @@ func TestBenchScriptGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("script: %v (%s)", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "perflab: benchmark p.Broken failed, exit status 127") {
-		t.Errorf("stderr %q does not name the failed benchmark", stderr.String())
+	if got := BenchFailures(out); got != "benchmark p.Broken failed, exit status 127" {
+		t.Errorf("failures %q, want p.Broken named (stderr %q)", BenchFailures(out), stderr.String())
 	}
 	ms, err := GoBenchMetrics(out)
 	if err != nil || len(ms) != 1 || ms[0].Name != "Fine" || ms[0].Value != 5 {

@@ -122,6 +122,7 @@ func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experi
 	_, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
 	pd.warnings = append(pd.warnings, warns...)
 	pd.warnings = append(pd.warnings, sessions.HostWarnings(rc.Events)...)
+	pd.warnings = append(pd.warnings, sessions.TrialNotes(rc.Events)...)
 	if plan != nil && plan.Suite != nil {
 		// A suite's list: the benchmarks still undecided on top, then
 		// the changed ones, then those without a test.

@@ -188,14 +188,13 @@ func (d *Device) cmdTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 	if code != 0 {
 		return lab.TrialResult{Status: lab.StatusFailed, Reason: fmt.Sprintf("exit status %d: %s", code, lastLine(stderr.String()))}
 	}
-	ms, err := lab.CommandMetrics(req.Build, stdout.Bytes())
-	if err != nil {
-		if s := lastLine(stderr.String()); s != "" {
-			err = fmt.Errorf("%v (stderr: %s)", err, s)
+	res := lab.CommandResult(req.Build, stdout.Bytes())
+	if res.Status != lab.StatusOK {
+		if e := lastLine(stderr.String()); e != "" {
+			res.Reason += " (stderr: " + e + ")"
 		}
-		return lab.TrialResult{Status: lab.StatusFailed, Reason: err.Error()}
 	}
-	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+	return res
 }
 
 // cmdClose removes the private folder.

@@ -53,6 +53,9 @@ func (d *Device) measure(ctx context.Context, t trialSpec) lab.TrialResult {
 		return fail(err.Error())
 	}
 	res := lab.TrialResult{Status: lab.StatusOK, Metrics: ms, Host: host}
+	if t.goBench() {
+		res.Reason = lab.BenchFailures(c.benchOut.Bytes()) // a suite's failed benchmarks
+	}
 	if t.req.Profile {
 		w.addProfile(&res, c.out.spans)
 	}

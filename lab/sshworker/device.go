@@ -279,14 +279,13 @@ func (d *Device) RunTrial(ctx context.Context, req lab.TrialRequest) lab.TrialRe
 		}
 		return lab.TrialResult{Status: lab.StatusFailed, Reason: fmt.Sprintf("%v: %s", err, lastLine(stderr.String(), "no message"))}
 	}
-	ms, err := lab.CommandMetrics(req.Build, stdout.Bytes())
-	if err != nil {
-		if s := strings.TrimSpace(stderr.String()); s != "" {
-			err = fmt.Errorf("%v (stderr: %s)", err, lastLine(s, ""))
+	res := lab.CommandResult(req.Build, stdout.Bytes())
+	if res.Status != lab.StatusOK {
+		if e := strings.TrimSpace(stderr.String()); e != "" {
+			res.Reason += " (stderr: " + lastLine(e, "") + ")"
 		}
-		return lab.TrialResult{Status: lab.StatusFailed, Reason: err.Error()}
 	}
-	return lab.TrialResult{Status: lab.StatusOK, Metrics: ms}
+	return res
 }
 
 // kill ends an interrupted trial's processes on the host (its session's

@@ -1,0 +1,39 @@
+package sessions
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/lab"
+)
+
+// TrialNotes returns a warning for each thing the devices said of
+// trials that still counted (a suite's benchmark that failed while the
+// others ran: lab.BenchFailures), with how many counted trials said it:
+// "benchmark example.com/m.Sort failed, exit status 1 (in 12 of 40
+// counted trials): its metrics lack those trials". Report, replay, run
+// and the workbench add them to the report's warnings.
+func TrialNotes(events []lab.Event) []string {
+	count := map[string]int{}
+	counted := 0
+	for _, e := range events {
+		t := e.Trial
+		if t == nil || !t.Counted() {
+			continue
+		}
+		counted++
+		if t.Status != lab.StatusOK || t.Reason == "" {
+			continue
+		}
+		for _, r := range strings.Split(t.Reason, "; ") {
+			count[r]++
+		}
+	}
+	var out []string
+	for r, n := range count {
+		out = append(out, fmt.Sprintf("%s (in %d of %d counted trials): its metrics lack those trials", r, n, counted))
+	}
+	sort.Strings(out)
+	return out
+}
