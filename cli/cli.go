@@ -39,7 +39,8 @@ func commands() []command {
 		{"validate", "A/A and known-effect validation of an experiment setup", cmdValidate},
 		{"order", "test whether trial order changes the conclusion (OrderSage)", cmdOrder},
 		{"bisect", "find the build that caused a regression in a range (builds list or git)", cmdBisect},
-		{"history", "the results history across experiments: import, export, change points", cmdHistory},
+		{"history", "the results history across experiments: import, export, change points, alerts, marks", cmdHistory},
+		{"watch", "follow a branch: measure each commit, detect steps, confirm and bisect them", cmdWatch},
 	}
 }
 

@@ -23,6 +23,8 @@ const historyUsage = `Usage: perflab history import [--history FILE] SESSION...
        perflab history export [--history FILE] [--csv | --json]
        perflab history changepoints [--history FILE] [--json] [--min-segment N] [--alpha A]
        perflab history view [--history FILE] [--min-segment N] [--alpha A]
+       perflab history alerts [--history FILE] [--json]
+       perflab history mark [--history FILE] [--note TEXT] ALERT-ID real|false
 
 The results history: what every experiment measured, kept across
 experiments in one SQLite file, so that a metric can be followed over
@@ -57,6 +59,14 @@ selected one charted over its builds with its change points (^) and
 alerts (! confirmed, ? not) marked under it; tab picks an alert, enter
 replays its session, and the screen comes back when the replay ends.
 
+alerts lists the steps perflab watch found and re-measured (per alert:
+series, commit of the step, first_bad when a bisect named one, confirmed,
+the confirmation's verdict, Δ% and CI, the detector's Δ, the mark, the
+session and bisect files), then the precision from the marks: marked real
+/ marked. mark records whether an alert was real or a false alarm; a mark
+"real" resets the watch's baseline: its detector then only searches the
+series from that step on (as Conbench does).
+
 The history file is $XDG_DATA_HOME/perflab/history.db (beside the sessions
 folder) unless --history names another. Several perflab processes can use
 it at once; each import is one transaction, so a killed perflab leaves it
@@ -71,6 +81,8 @@ Examples:
   perflab history changepoints --json --alpha 0.001
   perflab history export --json
   perflab history view --history team.db
+  perflab history alerts
+  perflab history mark 3 false --note "a noisy runner"
 
 Manual: docs/history.md
 
@@ -99,18 +111,22 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return historyChangepoints(ctx, args[1:], stdout, stderr)
 	case "view":
 		return historyView(ctx, args[1:], stdout, stderr)
+	case "alerts":
+		return historyAlerts(ctx, args[1:], stdout, stderr)
+	case "mark":
+		return historyMark(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export, changepoints or view (perflab history --help)\n", args[0])
+	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export, changepoints, view, alerts or mark (perflab history --help)\n", args[0])
 	return exitUsage
 }
 
 // historyOpts are every history subcommand's flags; each subcommand
 // uses its own and refuses the others'.
 type historyOpts struct {
-	file, csv, device string
-	asCSV, asJSON     bool
-	minSegment        int
-	alpha             float64
+	file, csv, device, note string
+	asCSV, asJSON           bool
+	minSegment              int
+	alpha                   float64
 }
 
 // newHistoryFlags is the flag set of a history subcommand; the help
@@ -122,7 +138,8 @@ func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	fs.StringVar(&o.csv, "csv", "", "import: a CSV history `FILE` (time and/or commit, then one column per metric)")
 	fs.StringVar(&o.device, "device", "", "import --csv: the CSV's device `NAME` (default csv:FILENAME)")
 	fs.BoolVar(&o.asCSV, "csv-out", false, "export: CSV, the default (export --csv means the same)")
-	fs.BoolVar(&o.asJSON, "json", false, "export, changepoints: JSON")
+	fs.BoolVar(&o.asJSON, "json", false, "export, changepoints, alerts: JSON")
+	fs.StringVar(&o.note, "note", "", "mark: a note kept with the mark")
 	fs.IntVar(&o.minSegment, "min-segment", changepoint.DefaultMinSegment, "changepoints: the fewest builds on each side of a step (at least 2)")
 	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's Welch t-test p must be below `A`")
 	return fs, o

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/sessions/history"
 	"github.com/perflab/perflab/tui"
 )
@@ -70,6 +71,10 @@ func historySeries(ctx context.Context, o *historyOpts) ([]tui.HistorySeries, er
 	if err != nil {
 		return nil, err
 	}
+	alerts, err := db.Alerts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []tui.HistorySeries
 	for _, s := range history.AllSeries(rows) {
 		hs := tui.HistorySeries{Device: s.Device, Metric: s.Metric, Unit: s.Unit, Values: s.Values()}
@@ -90,7 +95,44 @@ func historySeries(ctx context.Context, o *historyOpts) ([]tui.HistorySeries, er
 				hs.Steps = append(hs.Steps, tui.HistoryStep{Index: st.Index, DeltaPct: st.DeltaPct.Or(0), P: st.P})
 			}
 		}
+		hs.Alerts = viewAlerts(s, alerts)
 		out = append(out, hs)
 	}
 	return out, nil
+}
+
+// viewAlerts places the alerts of perflab watch on series s: each under
+// its first bad commit when a bisect named one, else the detector's; the
+// key opens the bisect record (the confirmation and the search), else the
+// confirmation's session.
+func viewAlerts(s history.Series, alerts []history.Alert) []tui.HistoryAlert {
+	at := map[string]int{}
+	for i, p := range s.Points {
+		if p.Rev != "" {
+			at[p.Rev] = i
+		}
+	}
+	var out []tui.HistoryAlert
+	for _, a := range alerts {
+		if a.Device != s.Device || a.Metric != s.Metric {
+			continue
+		}
+		i, ok := at[a.FirstBad]
+		if !ok {
+			if i, ok = at[a.Rev]; !ok {
+				continue
+			}
+		}
+		open := a.Bisect
+		if open == "" && len(a.Sessions) > 0 {
+			open = a.Sessions[len(a.Sessions)-1]
+		}
+		what := "not confirmed (" + a.Verdict + ")"
+		if a.Confirmed {
+			what = "confirmed " + a.Verdict
+		}
+		out = append(out, tui.HistoryAlert{Index: i, Confirmed: a.Confirmed, FirstBad: shortRev(a.FirstBad), Session: open,
+			Text: fmt.Sprintf("alert %d %s: %s [%s, %s]", a.ID, what, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct))})
+	}
+	return out
 }

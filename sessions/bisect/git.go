@@ -36,7 +36,7 @@ type GitRange struct {
 // Bad, oldest first, named by short hash and subject.
 func (g *GitRange) Candidates(ctx context.Context) ([]Candidate, error) {
 	if g.Cache == "" {
-		c, err := defaultCache(g.Dir)
+		c, err := DefaultCache(g.Dir)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +84,10 @@ func (g *GitRange) Candidates(ctx context.Context) ([]Candidate, error) {
 	return out, nil
 }
 
-func defaultCache(repo string) (string, error) {
+// DefaultCache is where a repository's worktrees and builds are kept
+// unless told: $XDG_CACHE_HOME/perflab/bisect/<repo>-<hash> (~/.cache when
+// unset); perflab watch shares it, so a commit is built once for both.
+func DefaultCache(repo string) (string, error) {
 	abs, err := filepath.Abs(repo)
 	if err != nil {
 		return "", err

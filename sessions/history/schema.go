@@ -62,6 +62,28 @@ CREATE TABLE marks (
 	created  TEXT NOT NULL
 );
 `,
+	// 2: what perflab watch records of an alert (issue 30): where the
+	// detector put the step, the two ends of its confirmation, the verdict,
+	// the detector's own Δ and p, the bisect record; and the commits a watch
+	// could not build, so that it does not try them again.
+	`
+ALTER TABLE alerts ADD COLUMN step_index INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE alerts ADD COLUMN from_rev TEXT NOT NULL DEFAULT '';   -- the confirmation's A: last commit before the window
+ALTER TABLE alerts ADD COLUMN to_rev TEXT NOT NULL DEFAULT '';     -- its B: first commit after the window
+ALTER TABLE alerts ADD COLUMN verdict TEXT NOT NULL DEFAULT '';    -- the confirmation's verdict
+ALTER TABLE alerts ADD COLUMN detected_pct REAL;                   -- the detector's after/before in %
+ALTER TABLE alerts ADD COLUMN p REAL;                              -- the detector's Welch p
+ALTER TABLE alerts ADD COLUMN bisect TEXT NOT NULL DEFAULT '';     -- the bisect record file
+CREATE INDEX alerts_series ON alerts (device, metric);
+CREATE TABLE build_failures (
+	id      INTEGER PRIMARY KEY,
+	device  TEXT NOT NULL,
+	rev     TEXT NOT NULL,
+	error   TEXT NOT NULL,
+	created TEXT NOT NULL,
+	UNIQUE (device, rev)
+);
+`,
 }
 
 // SchemaVersion is the version this perflab writes.

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
+	"github.com/perflab/perflab/sessions/history"
+)
+
+// historyAlerts lists the alerts perflab watch raised, with the
+// detector's precision from the marks.
+func historyAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	pos, o, code, ok := parseHistory("alerts", args, []string{"history", "json"}, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintln(stderr, "perflab history alerts: takes no arguments (--history FILE names the history)")
+		return exitUsage
+	}
+	db, err := openHistory(ctx, o, false)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history alerts:", err)
+		return exitError
+	}
+	defer db.Close()
+	alerts, err := db.Alerts(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history alerts:", err)
+		return exitError
+	}
+	p := history.PrecisionOf(alerts)
+	if o.asJSON {
+		err = writeJSONDoc(stdout, struct {
+			History   string          `json:"history"`
+			Alerts    []history.Alert `json:"alerts"`
+			Precision precisionJSON   `json:"precision"`
+		}{db.Path(), nonNil(alerts), precisionJSON{p.Marked, p.Real, p.Of(p.Real, p.Marked),
+			p.ConfirmedMarked, p.ConfirmedReal, p.Of(p.ConfirmedReal, p.ConfirmedMarked)}})
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab history alerts:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "history %s: %d %s\n", db.Path(), len(alerts), pluralWord(len(alerts), "alert"))
+	printAlerts(stdout, alerts)
+	if p.Marked == 0 {
+		if len(alerts) > 0 {
+			fmt.Fprintln(stdout, "precision: no alert is marked yet (perflab history mark ID real|false)")
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "precision (marked real / marked): all alerts %d/%d = %s; confirmed alerts %d/%d = %s\n",
+		p.Real, p.Marked, ratio(p.Of(p.Real, p.Marked)), p.ConfirmedReal, p.ConfirmedMarked, ratio(p.Of(p.ConfirmedReal, p.ConfirmedMarked)))
+	return exitOK
+}
+
+// precisionJSON is the precision in history alerts --json.
+type precisionJSON struct {
+	Marked             int            `json:"marked"`
+	Real               int            `json:"real"`
+	Precision          analysis.Float `json:"precision"`
+	ConfirmedMarked    int            `json:"confirmed_marked"`
+	ConfirmedReal      int            `json:"confirmed_real"`
+	ConfirmedPrecision analysis.Float `json:"confirmed_precision"`
+}
+
+func ratio(f analysis.Float) string {
+	if !f.Defined() {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(f), 'f', 2, 64)
+}
+
+// printAlerts prints alerts as a table (nothing when there are none).
+func printAlerts(w io.Writer, alerts []history.Alert) {
+	if len(alerts) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id\tseries\tcommit\tfirst_bad\tconfirmed\tverdict\tΔ%\tCI\tdetected\tmark\tsessions")
+	for _, a := range alerts {
+		mark := "-"
+		if a.Mark != nil {
+			mark = map[bool]string{true: "real", false: "false"}[a.Mark.Real]
+		}
+		files := append(append([]string{}, a.Sessions...), a.Bisect)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t[%s, %s]\t%s\t%s\t%s\n", a.ID, a.Series, shortRev(a.Rev), shortRev(a.FirstBad),
+			map[bool]string{true: "yes", false: "no"}[a.Confirmed], a.Verdict, format.SignedPct(a.DeltaPct),
+			format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct), format.SignedPct(a.DetectedPct), mark, strings.Join(files, " "))
+	}
+	tw.Flush()
+}
+
+func shortRev(rev string) string {
+	switch {
+	case rev == "":
+		return "-"
+	case len(rev) > 12:
+		return rev[:12]
+	}
+	return rev
+}
+
+// historyMark records a person's verdict on an alert.
+func historyMark(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	pos, o, code, ok := parseHistory("mark", args, []string{"history", "note"}, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 || (pos[1] != "real" && pos[1] != "false") {
+		fmt.Fprintln(stderr, "perflab history mark: want ALERT-ID real|false (perflab history --help)")
+		return exitUsage
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil || id <= 0 {
+		fmt.Fprintf(stderr, "perflab history mark: alert id %q: want a number from perflab history alerts\n", pos[0])
+		return exitUsage
+	}
+	db, err := openHistory(ctx, o, false)
+	if err == nil {
+		defer db.Close()
+		err = db.MarkAlert(ctx, id, pos[1] == "real", o.note)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history mark:", err)
+		return exitError
+	}
+	what := "a false alarm"
+	if pos[1] == "real" {
+		what = "real: the watch's baseline now starts at its step"
+	}
+	fmt.Fprintf(stdout, "alert %d marked %s\n", id, what)
+	return exitOK
+}

@@ -1,0 +1,153 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/internal/gittest"
+	"github.com/perflab/perflab/sessions/bisect"
+	"github.com/perflab/perflab/sessions/history"
+)
+
+// hangWait only catches a hang: a watch on the simulated phone takes
+// seconds, a race-built one on a loaded machine longer.
+const hangWait = 10 * time.Minute
+
+// simRepo makes a repository of n commits, each writing perflab-sim.json;
+// commit i (1-based) has the effect effect(i) in %.
+func simRepo(t *testing.T, n int, effect func(i int) float64) *gittest.Repo {
+	t.Helper()
+	r := gittest.New(t)
+	for i := 1; i <= n; i++ {
+		r.Commit(fmt.Sprintf("commit %d", i), map[string]string{SimFile: fmt.Sprintf(`{"app": "feed", "effect_pct": %g}`, effect(i)), "n": fmt.Sprint(i)})
+	}
+	return r
+}
+
+// simExperiment writes a watch experiment on sim:pixel with every control
+// on and returns it loaded.
+func simExperiment(t *testing.T, trials int, seed int64) Loaded {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "watch.json")
+	doc := fmt.Sprintf(`{"device": "sim:pixel", "order": "random", "seed": %d, "trials": %d, "warmup": 1, "metrics": ["startup_ms"],
+		"controls": {"governor": "recommended", "restore_snapshot": true, "kill_app": true, "dismiss_dialogs": true,
+		"clock_reset": true, "proxy": "replay", "tmpfs": true, "drop_caches": true}}`, seed, trials)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LoadExperiment(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *l
+}
+
+func newWatcher(t *testing.T, ctx context.Context, repo string, l Loaded, db *history.DB) *Watcher {
+	t.Helper()
+	w, err := New(ctx, Config{Repo: repo, Since: "HEAD~" + fmt.Sprint(countCommits(t, repo)-1), Loaded: l, History: db,
+		Lab: bisect.SimLab(), Dir: t.TempDir(), Cache: t.TempDir(), Tool: "test", Source: "test", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func countCommits(t *testing.T, repo string) int {
+	t.Helper()
+	w := &Watcher{cfg: Config{Repo: repo}}
+	c, err := w.commit(context.Background(), "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Seq
+}
+
+func openDB(t *testing.T) *history.DB {
+	t.Helper()
+	db, err := history.Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestWatchFindsConfirmsAndBisects(t *testing.T) {
+	tests := []struct {
+		name      string
+		effect    func(i int) float64
+		firstBad  int // 1-based commit, 0: no confirmed alert
+		confirmed bool
+	}{
+		{"step at commit 7", func(i int) float64 {
+			if i >= 7 {
+				return 4
+			}
+			return 0
+		}, 7, true},
+		{"A/A", func(int) float64 { return 0 }, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), hangWait)
+			defer cancel()
+			repo := simRepo(t, 12, tt.effect)
+			db := openDB(t)
+			w := newWatcher(t, ctx, repo.Dir, simExperiment(t, 10, 5), db)
+			r, err := w.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Commits != 11 || len(r.Recorded) != 11 {
+				t.Fatalf("commits %d, recorded %d; want 11 after the first", r.Commits, len(r.Recorded))
+			}
+			var confirmed []history.Alert
+			for _, a := range r.Alerts {
+				if a.Confirmed {
+					confirmed = append(confirmed, a)
+				}
+			}
+			if !tt.confirmed {
+				if len(confirmed) > 0 {
+					t.Fatalf("A/A: confirmed alerts %+v", confirmed)
+				}
+				return
+			}
+			if len(confirmed) != 1 || !confirmed[0].Regression() {
+				t.Fatalf("alerts %+v; want one confirmed regression", r.Alerts)
+			}
+			want := revOf(t, repo.Dir, tt.firstBad)
+			if confirmed[0].FirstBad != want {
+				t.Errorf("first bad %s, want commit %d %s", confirmed[0].FirstBad, tt.firstBad, want)
+			}
+			if confirmed[0].Verdict != analysis.VerdictRegression || !(confirmed[0].CILowPct > 0) || len(confirmed[0].Sessions) == 0 {
+				t.Errorf("confirmation %+v", confirmed[0])
+			}
+			// A second round finds nothing to do and raises nothing new.
+			r2, err := w.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r2.Recorded) != 0 || r2.Done != 11 || len(r2.Alerts) != 0 {
+				t.Errorf("second round: recorded %d, done %d, alerts %d; want 0, 11, 0", len(r2.Recorded), r2.Done, len(r2.Alerts))
+			}
+		})
+	}
+}
+
+// revOf is the full hash of the i-th commit (1-based).
+func revOf(t *testing.T, repo string, i int) string {
+	t.Helper()
+	w := &Watcher{cfg: Config{Repo: repo}}
+	n := countCommits(t, repo)
+	c, err := w.commit(context.Background(), fmt.Sprintf("HEAD~%d", n-i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Rev
+}
