@@ -23,9 +23,11 @@ const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEX
 Compares a Go module's benchmark suite at two revisions, as ElastiBench
 does, on this host: both revisions' test binaries (go test -c, each
 revision in its own git worktree, the build cache shared), run in paired
-rounds: each round runs every benchmark of A once and of B once
+rounds: a round runs one benchmark of A once and of B once, side by side
 (-test.count=1, a short --benchtime: the statistics come from many rounds,
-not long runs), A and B in random order, a warm-up round first; with
+not long runs), A and B in random order, the benchmarks' rounds
+interleaved in passes of a random order each (--trials rounds of every
+benchmark), a warm-up round of every benchmark at 1x first; with
 --workers N, N local workers run rounds side by side (ElastiBench's
 parallel instances on one host: for benchmarks that wait more than they
 compute, or cores to spare), and the analysis blocks on worker. A
@@ -97,9 +99,9 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.bench = fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
 	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
 	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
-	f.trials = fs.Int("trials", 10, "rounds (runs of every benchmark per revision)")
+	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side)")
 	f.stop = fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
-	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds (default: --trials)")
+	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: --trials)")
 	f.workers = fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
 	f.parallel = fs.Int("parallel", 0, "N local workers, each pinned to its own CPUs (the host's split into N sets, taskset): for CPU-bound benchmarks on a many-core host; a warning when N exceeds the CPUs")
 	f.aa = fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
@@ -200,7 +202,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	s, err := prepareSuite(ctx, suiteConfig{base: *f.base, head: *f.head, bench: *f.bench, benchtime: *f.benchtime, pkgs: pkgs,
-		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa}, stderr)
+		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa, seed: *f.seed}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -224,13 +226,15 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // experiment is the suite's session plan: the two sides' builds in
 // random order on the workers ids.
 func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
-	exp := &lab.Experiment{Device: "local", Order: lab.OrderRandom, Trials: *f.trials, Warmup: *f.warmup, Seed: *f.seed,
+	// A round runs one benchmark for A and for B: --trials rounds of each.
+	k := max(s.build[0].Bench.Count(), 1)
+	exp := &lab.Experiment{Device: "local", Order: lab.OrderRandom, Trials: *f.trials * k, Warmup: *f.warmup, Seed: *f.seed,
 		Alpha: lab.DefaultAlpha, Confidence: lab.DefaultConfidence,
 		Threshold: f.threshold, Suite: &s.info,
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
 	exp.Stop = *f.stop
 	if *f.stop == lab.StopAuto {
-		exp.MaxTrials = max(*f.maxTrials, *f.trials)
+		exp.MaxTrials = max(*f.maxTrials, *f.trials) * k
 	}
 	if len(ids) > 1 || ids[0] != "local" {
 		exp.SetDevices(ids)

@@ -23,7 +23,8 @@ type suiteConfig struct {
 	base, head, bench, benchtime string
 	pkgs                         []string
 	cachegrind                   bool
-	aa                           bool // the head against itself
+	aa                           bool  // the head against itself
+	seed                         int64 // the passes' orders (lab.BenchSpec.Seed)
 	// platforms are the GOOS_GOARCH to build for, this host's first
 	// (remote workers may add others).
 	platforms []string
@@ -235,7 +236,7 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 	sort.Strings(pkgs)
 	var specs [2]lab.BenchSpec
 	for i := range specs {
-		specs[i].Benchtime = c.benchtime
+		specs[i].Benchtime, specs[i].Seed = c.benchtime, c.seed
 		if c.cachegrind {
 			// One process per benchmark under valgrind, each its own
 			// instructions and estimated cycles (suite-cachegrind).

@@ -80,7 +80,7 @@ func perflabIn(t *testing.T, dir string, args ...string) (stdout, stderr string,
 func TestSuiteTwoRevisions(t *testing.T) {
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "suite.jsonl")
-	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--json", "--quiet",
 		"--workers", "2", "--out", session)
 	if code != exitRegression || !strings.Contains(errs, "not compared: example.com/suitetest.BenchmarkOnlyHead is only in HEAD") {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -142,7 +142,7 @@ func TestSuiteCachegrind(t *testing.T) {
 	}
 	repo := suiteRepo(t)
 	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--measure", "cachegrind", "-bench", "Work",
-		"--trials", "6", "--warmup", "0", "--json", "--quiet")
+		"--trials", "8", "--warmup", "0", "--json", "--quiet")
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s\n%s", code, errs, out)
 	}
@@ -169,7 +169,7 @@ func TestSuiteOverSSH(t *testing.T) {
 	l := sshdtest.Start(t, []string{"w1", "w2"}, "")
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "suite.jsonl")
-	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--json", "--quiet",
 		"--worker", "ssh://w1", "--worker", "ssh://w2", "--ssh-config", l.Config, "--out", session)
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -240,14 +240,14 @@ func TestSuiteAAAndAgree(t *testing.T) {
 	t.Parallel()
 	repo := suiteRepo(t)
 	dir := t.TempDir()
-	_, errs, code := perflabIn(t, repo, "suite", "--aa", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet", "-bench", "Work", "--out", filepath.Join(dir, "aa.jsonl"))
+	_, errs, code := perflabIn(t, repo, "suite", "--aa", "--head", "HEAD", "--trials", "8", "--benchtime", "50x", "--quiet", "-bench", "Work", "--out", filepath.Join(dir, "aa.jsonl"))
 	if code != exitOK || !strings.Contains(errs, "(A)") || !strings.Contains(errs, "(B)") {
 		t.Fatalf("--aa: exit %d\n%s", code, errs)
 	}
 	var runs []string
 	for _, seed := range []string{"1", "2"} {
 		path := filepath.Join(dir, "ab"+seed+".jsonl")
-		if _, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet",
+		if _, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "50x", "--quiet",
 			"-bench", "Work", "--seed", seed, "--out", path); code != exitRegression {
 			t.Fatalf("seed %s: exit %d\n%s", seed, code, errs)
 		}
@@ -300,7 +300,7 @@ func TestSuiteOnPhoneThroughADB(t *testing.T) {
 	serial := startSimdevice(t, srv, "pixel")
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "suite.jsonl")
-	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "100x", "--json", "--quiet",
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--json", "--quiet",
 		"-bench", "Work", "--worker", "adb:"+serial, "--adb", srv.Addr, "--out", session)
 	if code != exitRegression || !strings.Contains(errs, "worker adb:"+serial+": linux_") {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -343,7 +343,7 @@ func TestSuiteParallelPinned(t *testing.T) {
 	}
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "suite.jsonl")
-	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "6", "--benchtime", "50x", "--quiet",
+	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "50x", "--quiet",
 		"-bench", "Work", "--parallel", "2", "--out", session)
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -445,12 +445,12 @@ func TestSuiteFailingBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The work tree (with Broken) against itself.
-	out, errs, code := perflabIn(t, repo, "suite", "--aa", "--trials", "6", "--benchtime", "20x", "--json", "--quiet", "-bench", "Work|Broken")
+	out, errs, code := perflabIn(t, repo, "suite", "--aa", "--trials", "8", "--benchtime", "20x", "--json", "--quiet", "-bench", "Work|Broken")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 	r := decodeReport(t, out)
-	want := "benchmark example.com/suitetest.Broken failed, exit status 1 (in 12 of 12 counted trials)"
+	want := "benchmark example.com/suitetest.Broken failed, exit status 1 (in 16 of 32 counted trials)"
 	found, work := false, false
 	for _, w := range r.Warnings {
 		found = found || strings.Contains(w, want)

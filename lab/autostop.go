@@ -105,7 +105,7 @@ func (a *autoStop) flush() {
 // decided reports whether the sequential analysis has decided.
 func (a *autoStop) decided() bool {
 	if a != nil && a.suite != nil {
-		return a.suite.done
+		return a.suite.done || a.suite.exhausted
 	}
 	return a != nil && a.complete > 0 && a.done
 }

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -26,6 +28,10 @@ const OutputGoBench = "gobench"
 type BenchSpec struct {
 	// Benchtime is every run's -test.benchtime (a duration, or Nx).
 	Benchtime string `json:"benchtime"`
+	// Seed draws the passes' orders (TrialCommand): the suite's own, the
+	// same on every worker of a pool (whose runners draw the arms' order
+	// each with a seed of its own).
+	Seed int64 `json:"seed"`
 	// Packages are the test binaries, relative to the build's folder
 	// (Build.Dir; Build.Files on a remote worker).
 	Packages []BenchPackage `json:"packages"`
@@ -81,22 +87,52 @@ func BenchOfMetric(metric string) string {
 	return metric
 }
 
-// TrialCommand is the command of one trial: every benchmark of wanted
-// (all when wanted is nil) in an order drawn from seed and round (the same
-// for both arms of a round, so that a pair shares its benchmarks'
-// positions), each in its own process; a benchmark that fails says so on
-// stderr and the others go on.
-func (s *BenchSpec) TrialCommand(seed int64, round int, wanted map[string]bool) []string {
+// TrialCommand is the command of one counted trial: one benchmark, the
+// round's, each round a pair of one run of it for A and one for B
+// (ElastiBench's rounds: both arms of a benchmark side by side, in random
+// order within the round). Rounds go through the benchmarks in passes,
+// each pass in an order drawn from seed and the pass (randomized multiple
+// interleaved trials, Abedi & Brecht) drawn from the spec's Seed: the
+// counted round r of K benchmarks is pass r/K, place r mod K. A benchmark not in wanted (decided, with "stop":
+// "auto") is skipped for the next wanted one of the pass's order, so the
+// undecided ones get the rounds. wanted nil is all of them.
+func (s *BenchSpec) TrialCommand(round int, wanted map[string]bool) []string {
 	refs := s.refs()
-	if wanted != nil {
-		refs = slices.DeleteFunc(refs, func(r benchRef) bool {
-			// A name in two packages is qualified by the package (analysis/parse).
-			return !wanted[r.name] && !wanted[path.Base(s.Packages[r.pkg].Path)+"."+r.name]
-		})
+	if len(refs) == 0 {
+		return []string{"sh", "-c", "true"}
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(round)+0x9e3779b97f4a7c15))
-	rng.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
-	return []string{"sh", "-c", s.script(refs)}
+	k := len(refs)
+	pass, place := round/k, round%k
+	rng := rand.New(rand.NewPCG(uint64(s.Seed), uint64(pass)+0x9e3779b97f4a7c15))
+	rng.Shuffle(k, func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
+	for i := range k {
+		r := refs[(place+i)%k]
+		if wanted == nil || s.isWanted(r, wanted) {
+			return []string{"sh", "-c", s.script([]benchRef{r})}
+		}
+	}
+	// None is wanted: every benchmark is decided or at its cap, and the
+	// run is ending (a round a pool handed out before it knew).
+	return []string{"sh", "-c", "echo " + shquote.Quote(benchNoneLeft)}
+}
+
+// benchNoneLeft is what a suite's trial prints when no benchmark is left
+// to run (SuiteMetrics: an OK trial without metrics).
+const benchNoneLeft = "perflab: no benchmark left to run: every one decided or at its cap"
+
+// isWanted reports whether r is in wanted (a name in two packages is
+// qualified by its package, as analysis/parse names it).
+func (s *BenchSpec) isWanted(r benchRef, wanted map[string]bool) bool {
+	return wanted[r.name] || wanted[path.Base(s.Packages[r.pkg].Path)+"."+r.name]
+}
+
+// WarmupCommand runs every benchmark once for one iteration (1x), in the
+// listing's order: it pages in the binaries and their data at the cost of
+// their start-up.
+func (s *BenchSpec) WarmupCommand() []string {
+	w := *s
+	w.Benchtime = "1x"
+	return w.ListingCommand()
 }
 
 // ListingCommand is the command of the whole suite in listing order.
@@ -151,6 +187,10 @@ func BenchFailures(out []byte) string {
 	return strings.Join(fails, "; ")
 }
 
+// errNoBenchResults is GoBenchMetrics's error for output without a
+// result line.
+var errNoBenchResults = errors.New("benchmark output: no result lines (no benchmark matched, or it failed: see the trial's stderr)")
+
 // GoBenchMetrics reads a trial's `go test -bench` output: every value–unit
 // pair of every result line is a metric (benchstat's reading, through
 // analysis/parse), named by the benchmark, with ":UNIT" for units other
@@ -162,7 +202,7 @@ func GoBenchMetrics(out []byte) ([]Metric, error) {
 		return nil, fmt.Errorf("benchmark output: %v", err)
 	}
 	if len(f.Metrics) == 0 {
-		return nil, fmt.Errorf("benchmark output: no result lines (no benchmark matched, or it failed: see the trial's stderr)")
+		return nil, errNoBenchResults
 	}
 	var ms []Metric
 	for _, m := range f.Metrics {
@@ -183,11 +223,34 @@ func GoBenchMetrics(out []byte) ([]Metric, error) {
 // -bench` lines for Build.Output "gobench" (with the failed benchmarks as
 // the result's Reason), metric lines (MetricPrefix) otherwise.
 func CommandResult(b Build, out []byte) TrialResult {
+	if b.Output == OutputGoBench {
+		ms, fails, err := SuiteMetrics(out)
+		if err != nil {
+			return TrialResult{Status: StatusFailed, Reason: err.Error()}
+		}
+		return TrialResult{Status: StatusOK, Metrics: ms, Reason: fails}
+	}
 	ms, err := commandMetrics(b, out)
 	if err != nil {
 		return TrialResult{Status: StatusFailed, Reason: err.Error()}
 	}
-	return TrialResult{Status: StatusOK, Metrics: ms, Reason: BenchFailures(out)}
+	return TrialResult{Status: StatusOK, Metrics: ms}
+}
+
+// SuiteMetrics reads a suite trial's output: its metrics
+// (GoBenchMetrics) and its failed benchmarks (BenchFailures). A trial
+// whose benchmarks all failed, and said so, has no metrics and no error:
+// it counts, and the report names them.
+func SuiteMetrics(out []byte) (ms []Metric, fails string, err error) {
+	fails = BenchFailures(out)
+	ms, err = GoBenchMetrics(out)
+	switch {
+	case errors.Is(err, errNoBenchResults) && fails != "":
+		return []Metric{}, fails, nil
+	case errors.Is(err, errNoBenchResults) && bytes.Contains(out, []byte(benchNoneLeft)):
+		return []Metric{}, "", nil
+	}
+	return ms, fails, err
 }
 
 func commandMetrics(b Build, out []byte) ([]Metric, error) {

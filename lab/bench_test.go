@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os/exec"
 	"path"
@@ -14,7 +15,7 @@ import (
 )
 
 func benchSpecForTest() *BenchSpec {
-	return &BenchSpec{Benchtime: "10x", Packages: []BenchPackage{
+	return &BenchSpec{Benchtime: "10x", Seed: 7, Packages: []BenchPackage{
 		{Path: "example.com/m/a", Dir: "a/pkg0", Binary: "pkg0.test", Benchmarks: []string{"Sort", "Search", "Same"}},
 		{Path: "example.com/m/b", Dir: "a/pkg1", Binary: "pkg1.test", Benchmarks: []string{"Sort", "Hash"}},
 	}}
@@ -43,39 +44,54 @@ func TestBenchTrialCommand(t *testing.T) {
 	if got := ranBenchmarks(t, s.ListingCommand()); !slices.Equal(got, all) {
 		t.Fatalf("listing runs %v, want %v", got, all)
 	}
+	// A round runs one benchmark; each pass of K rounds runs every
+	// wanted one once, in an order of the pass's own.
 	for _, tc := range []struct {
 		name   string
 		wanted map[string]bool
-		want   []string // sorted
+		want   []string // what a pass runs, sorted
 	}{
 		{"all", nil, all},
-		{"one name in two packages is both", map[string]bool{"Sort": true}, []string{"a/pkg0/Sort", "a/pkg1/Sort"}},
-		{"qualified name is its package's", map[string]bool{"b.Sort": true, "Hash": true}, []string{"a/pkg1/Hash", "a/pkg1/Sort"}},
-		{"none", map[string]bool{"Gone": true}, nil},
+		{"qualified names", map[string]bool{"m/a.Sort": true, "b.Sort": true, "b.Hash": true}, []string{"a/pkg1/Hash", "a/pkg1/Sort"}},
+		{"plain name of a package", map[string]bool{"Search": true}, []string{"a/pkg0/Search"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ranBenchmarks(t, s.TrialCommand(7, 3, tc.wanted))
-			sorted := slices.Sorted(slices.Values(got))
-			want := slices.Sorted(slices.Values(tc.want))
-			if !slices.Equal(sorted, want) {
-				t.Errorf("runs %v, want %v", got, tc.want)
+			seen := map[string]bool{}
+			for round := range 5 {
+				got := ranBenchmarks(t, s.TrialCommand(10+round, tc.wanted))
+				if len(got) != 1 {
+					t.Fatalf("round %d runs %v, want one benchmark", round, got)
+				}
+				seen[got[0]] = true
+			}
+			if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, slices.Sorted(slices.Values(tc.want))) {
+				t.Errorf("a pass runs %v, want %v", got, tc.want)
 			}
 		})
 	}
-	// The order is the round's: the same for both arms of a round, drawn
-	// anew for the next, and not the listing's every time.
-	r3 := ranBenchmarks(t, s.TrialCommand(7, 3, nil))
-	if again := ranBenchmarks(t, s.TrialCommand(7, 3, nil)); !slices.Equal(r3, again) {
-		t.Errorf("round 3 runs %v then %v: want one order per round", r3, again)
+	// The order is the pass's: the same round gives the same benchmark,
+	// and passes differ.
+	if a, b := ranBenchmarks(t, s.TrialCommand(3, nil)), ranBenchmarks(t, s.TrialCommand(3, nil)); !slices.Equal(a, b) {
+		t.Errorf("round 3 runs %v then %v", a, b)
+	}
+	pass := func(p int) []string {
+		var out []string
+		for r := range 5 {
+			out = append(out, ranBenchmarks(t, s.TrialCommand(5*p+r, nil))...)
+		}
+		return out
 	}
 	differ := 0
-	for round := range 20 {
-		if !slices.Equal(ranBenchmarks(t, s.TrialCommand(7, round, nil)), r3) {
+	for p := 1; p <= 20; p++ {
+		if !slices.Equal(pass(p), pass(0)) {
 			differ++
 		}
 	}
 	if differ < 15 {
-		t.Errorf("only %d of 20 rounds have another order than round 3", differ)
+		t.Errorf("only %d of 20 passes have another order than pass 0", differ)
+	}
+	if got := ranBenchmarks(t, s.WarmupCommand()); len(got) != 5 || !strings.Contains(s.WarmupCommand()[2], "-test.benchtime=1x") {
+		t.Errorf("warm-up runs %v", got)
 	}
 }
 
@@ -158,8 +174,8 @@ func TestSuiteDropsDecided(t *testing.T) {
 	spec := &BenchSpec{Benchtime: "1x", Packages: []BenchPackage{{Path: "p", Dir: "d", Binary: "p.test", Benchmarks: []string{"Clear", "Noisy"}}}}
 	for _, n := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d devices", n), func(t *testing.T) {
-			exp := testExp(OrderRandom, 40, 1)
-			exp.Stop, exp.MaxTrials, exp.Suite = StopAuto, 40, &SuiteInfo{}
+			exp := testExp(OrderRandom, 80, 1) // 40 rounds of each benchmark
+			exp.Stop, exp.MaxTrials, exp.Suite = StopAuto, 80, &SuiteInfo{}
 			b := Build{Command: spec.ListingCommand(), Bench: spec, Output: OutputGoBench}
 			exp.Builds = map[string]Build{ArmControl: b, ArmTreatment: b}
 			var devs []Device
@@ -181,8 +197,14 @@ func TestSuiteDropsDecided(t *testing.T) {
 				}
 			}
 			end := evs[len(evs)-1].End
-			if ran["Noisy"] != 80 || ran["Clear"] >= 40 || ran["Clear"] < 4 {
-				t.Errorf("trials ran Clear %d times and Noisy %d: want Clear dropped once decided, Noisy to the cap (80); end %+v", ran["Clear"], ran["Noisy"], end)
+			// Alone, Noisy gets its cap exactly; a pool stops handing its
+			// rounds out a few rounds early (suiteStop.margin), never late.
+			lo := 80
+			if n > 1 {
+				lo = 2 * (40 - (2*n - 1) - 1)
+			}
+			if ran["Noisy"] > 80 || ran["Noisy"] < lo || ran["Clear"] >= 40 || ran["Clear"] < 8 {
+				t.Errorf("trials ran Clear %d times and Noisy %d: want Clear dropped once decided, Noisy to its cap (40 rounds, %d–80 trials); end %+v", ran["Clear"], ran["Noisy"], lo, end)
 			}
 		})
 	}
@@ -193,8 +215,8 @@ func TestSuiteDropsDecided(t *testing.T) {
 func TestTrialBuildWarmup(t *testing.T) {
 	s := benchSpecForTest()
 	b := Build{Command: s.ListingCommand(), Bench: s}
-	warm := trialBuild(b, 1, 0, true, map[string]bool{"Hash": true})
-	counted := trialBuild(b, 1, 1, false, map[string]bool{"Hash": true})
+	warm := trialBuild(b, 0, true, map[string]bool{"b.Hash": true})
+	counted := trialBuild(b, 1, false, map[string]bool{"b.Hash": true})
 	if n := strings.Count(warm.Command[2], "-test.benchtime=1x"); n != 5 {
 		t.Errorf("warm-up: %d benchmarks at 1x, want all 5:\n%s", n, warm.Command[2])
 	}
@@ -204,7 +226,7 @@ func TestTrialBuildWarmup(t *testing.T) {
 	if s.Benchtime != "10x" {
 		t.Errorf("the spec changed: %+v", s)
 	}
-	if plain := trialBuild(Build{Command: []string{"true"}}, 1, 0, true, nil); plain.Command[0] != "true" {
+	if plain := trialBuild(Build{Command: []string{"true"}}, 0, true, nil); plain.Command[0] != "true" {
 		t.Errorf("a build without Bench: %v", plain.Command)
 	}
 }

@@ -156,6 +156,18 @@ func (e *Experiment) TrialCap() int {
 	return e.Trials
 }
 
+// MetricRoundsCap is the most rounds one metric can get: TrialCap, or
+// for a benchmark suite, whose round runs one benchmark
+// (BenchSpec.TrialCommand), TrialCap shared by its benchmarks. The
+// group-sequential design of "stop": "auto" is calibrated to it.
+func (e *Experiment) MetricRoundsCap() int {
+	c := e.TrialCap()
+	if b, ok := e.Builds[ArmControl]; ok && e.Suite != nil && b.Bench != nil && b.Bench.Count() > 0 {
+		c = max(c/b.Bench.Count(), 1)
+	}
+	return c
+}
+
 // ProxyOptions configures the HTTP record/replay proxy that controls.proxy
 // turns on (see lab/proxy).
 type ProxyOptions struct {

@@ -66,6 +66,9 @@ type Pool struct {
 	// recorded for all its devices (see forwardSettingsLocked).
 	setups  []string
 	virtual bool // every device runs on a free virtual clock: a discrete-event schedule
+	// seqs numbers the counted rounds handed out (seqOf), nextSeq the next.
+	seqs    map[int]int
+	nextSeq int
 }
 
 // poolMember is one device of a pool and its runner's round in progress.
@@ -109,6 +112,9 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 	}
 	p.cond = sync.NewCond(&p.mu)
 	p.auto = newAutoStop(&p.exp)
+	if p.auto != nil && p.auto.suite != nil {
+		p.auto.suite.devices = len(devs) // rounds run side by side (suiteStop.margin)
+	}
 	p.virtual = len(devs) > 0
 	for i, d := range devs {
 		m := &poolMember{id: d.Info().ID, cur: -1}
@@ -128,6 +134,7 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 		mm := m
 		m.runner.SetRoundSource(func(ctx context.Context) (int, bool) { return p.nextRoundFor(ctx, mm) })
 		m.runner.setWanted(p.wantedBenches)
+		m.runner.setRoundSeq(p.seqOf)
 		m.runner.setTrialGate(func(ctx context.Context) { p.waitRelayed(ctx, mm) })
 		p.members = append(p.members, m)
 	}

@@ -11,6 +11,18 @@ import (
 // clocks, a finished round counts toward the plan and the stop rule, and a
 // lost device's round is redone by another.
 
+// seqOf is the place of counted round r among the counted rounds the
+// pool handed out (warm-ups, which share the round numbers, left out):
+// what a suite's round runs goes by it (BenchSpec.TrialCommand).
+func (p *Pool) seqOf(r int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.seqs[r]; ok {
+		return s
+	}
+	return r
+}
+
 // wantedBenches is the benchmarks of a suite the pool's stop rule still
 // wants (nil: all).
 func (p *Pool) wantedBenches() map[string]bool {
@@ -59,6 +71,11 @@ func (p *Pool) nextRoundFor(ctx context.Context, m *poolMember) (int, bool) {
 			m.cur, m.curWarm, m.released, m.results = r, warm, false, nil
 			if !warm {
 				p.inflight++
+				if p.seqs == nil {
+					p.seqs = map[int]int{}
+				}
+				p.seqs[r] = p.nextSeq
+				p.nextSeq++
 			}
 			return r, true
 		}

@@ -66,6 +66,7 @@ type runState struct {
 	counts     map[string]int
 	src        RoundSource            // the pool's rounds; nil alone
 	wantedFn   func() map[string]bool // the pool's benchmarks still wanted
+	roundSeq   func(round int) int    // the pool's place of a counted round
 	auto       *autoStop              // stop auto's rule (nil in a pool, which applies it to all its devices' rounds)
 	gate       func(ctx context.Context)
 	holdTrials bool // trial events wait for the next trial's start (see hold)
@@ -79,7 +80,7 @@ type runState struct {
 func (r *Runner) startRun() *runState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l := &runState{r: r, counts: map[string]int{}, src: r.rounds, wantedFn: r.wanted, auto: newAutoStop(&r.exp), gate: r.gate,
+	l := &runState{r: r, counts: map[string]int{}, src: r.rounds, wantedFn: r.wanted, roundSeq: r.roundSeq, auto: newAutoStop(&r.exp), gate: r.gate,
 		rng: rand.New(rand.NewPCG(uint64(r.exp.Seed), 0x9e3779b97f4a7c15))}
 	if l.src != nil {
 		l.auto = nil
@@ -207,6 +208,15 @@ func (l *runState) todo(order string) []*armState {
 	return todo
 }
 
+// seqOf is the place of counted round among the run's counted rounds:
+// the pool's, or alone the round less the warm-ups (which come first).
+func (l *runState) seqOf(round int) int {
+	if l.roundSeq != nil {
+		return l.roundSeq(round)
+	}
+	return max(round-l.r.exp.Warmup, 0)
+}
+
 // wantedBenches returns the benchmarks of a suite still undecided (nil:
 // all of them), by stop auto's rule alone or by the pool's.
 func (l *runState) wantedBenches() map[string]bool {
@@ -276,7 +286,7 @@ func (l *runState) request(a *armState, round int, controls Controls, wanted map
 		Round:    round,
 		Arm:      a.name,
 		BuildKey: a.name,
-		Build:    trialBuild(exp.Builds[a.name], exp.Seed, round, warm, wanted),
+		Build:    trialBuild(exp.Builds[a.name], l.seqOf(round), warm, wanted),
 		Warmup:   warm,
 		Controls: controls,
 		Metrics:  exp.Metrics,

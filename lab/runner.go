@@ -47,6 +47,7 @@ type Runner struct {
 	gate     func(ctx context.Context) // see setTrialGate
 	rounds   RoundSource               // see SetRoundSource
 	wanted   func() map[string]bool    // see setWanted
+	roundSeq func(round int) int       // see setRoundSeq
 	rec      Recorder                  // see SetRecorder
 	held     bool                      // queue ends with a trial event not yet handed on (see hold)
 	handedOn time.Time                 // when held events were last handed on
@@ -98,23 +99,18 @@ type TrialStartReporter interface {
 type RoundSource func(ctx context.Context) (round int, ok bool)
 
 // trialBuild is the build a trial runs: a suite's (Build.Bench) runs the
-// benchmarks still wanted in the round's order; a warm-up runs every
-// benchmark for one iteration (-test.benchtime=1x), which pages in the
-// binaries and their data at the cost of their start-up alone (each
-// worker of a pool warms up, and a full warm-up round on each would eat
-// the time the workers save).
-func trialBuild(b Build, seed int64, round int, warm bool, wanted map[string]bool) Build {
-	if b.Bench == nil {
-		return b
+// benchmark of the seq-th counted round (BenchSpec.TrialCommand: the
+// still wanted ones get the rounds); a warm-up runs every benchmark for one iteration
+// (BenchSpec.WarmupCommand), which pages in the binaries and their data
+// at the cost of their start-up (each worker of a pool warms up).
+func trialBuild(b Build, seq int, warm bool, wanted map[string]bool) Build {
+	switch {
+	case b.Bench == nil:
+	case warm:
+		b.Command = b.Bench.WarmupCommand()
+	default:
+		b.Command = b.Bench.TrialCommand(seq, wanted)
 	}
-	spec := b.Bench
-	if warm {
-		wanted = nil
-		w := *spec
-		w.Benchtime = "1x"
-		spec = &w
-	}
-	b.Command = spec.TrialCommand(seed, round, wanted)
 	return b
 }
 
@@ -132,6 +128,16 @@ func (r *Runner) SetRoundSource(src RoundSource) {
 func (r *Runner) setWanted(wanted func() map[string]bool) {
 	r.mu.Lock()
 	r.wanted = wanted
+	r.mu.Unlock()
+}
+
+// setRoundSeq makes the runner ask seq for the place of a counted round
+// among the run's counted rounds (a pool's, whose round numbers its
+// devices' warm-ups share); alone it is the round less the warm-ups.
+// Call it before Run.
+func (r *Runner) setRoundSeq(seq func(round int) int) {
+	r.mu.Lock()
+	r.roundSeq = seq
 	r.mu.Unlock()
 }
 

@@ -2,7 +2,7 @@ package lab
 
 import (
 	"fmt"
-	"maps"
+	"path"
 	"sort"
 	"strings"
 
@@ -27,21 +27,54 @@ type suiteStop struct {
 	complete int
 	done     bool
 	summary  string
-	// undecided is the benchmarks with a tested metric still
-	// inconclusive at the last analysis (nil before the first).
-	undecided map[string]bool
+	// decided is the benchmarks the last analysis has nothing more to
+	// learn of (nil before the first): every tested metric of theirs
+	// decided, or none testable after 3 rounds (the same constant in both
+	// arms).
+	decided map[string]bool
+	spec    *BenchSpec // the suite's benchmarks
+	// capPer is the most rounds a benchmark gets (the sequential design's
+	// calibration, Experiment.MetricRoundsCap); capped is those that have
+	// them, exhausted that every benchmark is decided or capped.
+	capPer    int
+	devices   int // devices of the run (a pool's rounds run side by side)
+	capped    map[string]bool
+	exhausted bool
 }
 
-// wanted is the benchmarks the next rounds run: those still undecided
+// wanted is the benchmarks the next rounds run, qualified by package
+// (BenchSpec.isWanted): every benchmark of the suite but the decided ones
 // (nil, all of them, before the first analysis). A benchmark decided at
 // one look that the next look, with the others' new rounds, finds
 // inconclusive again (the Benjamini–Hochberg threshold moves with the
-// family) is wanted again.
+// family) is wanted again; one not yet run is wanted.
 func (s *suiteStop) wanted() map[string]bool {
-	if len(s.undecided) == 0 {
-		return nil // before the first look, or no member at all: all
+	if s.decided == nil || s.spec == nil {
+		return nil
 	}
-	return maps.Clone(s.undecided)
+	out := map[string]bool{}
+	for _, r := range s.spec.refs() {
+		q := path.Base(s.spec.Packages[r.pkg].Path) + "." + r.name
+		if !s.finished(r.name) && !s.finished(q) {
+			out[q] = true
+		}
+	}
+	return out
+}
+
+// finished reports whether benchmark b gets no more rounds: decided, or
+// at its cap.
+func (s *suiteStop) finished(b string) bool { return s.decided[b] || s.capped[b] }
+
+// margin is how many rounds of a benchmark may be under way or not yet
+// analysed when its next round is handed out: none for one device (its
+// runner analyses each round as it ends), else a round of every device
+// not yet analysed and one in flight on every other.
+func (s *suiteStop) margin() int {
+	if s.devices <= 1 {
+		return 0
+	}
+	return 2*s.devices - 1
 }
 
 // suiteSeries is one metric's complete rounds.
@@ -54,10 +87,15 @@ type suiteSeries struct {
 func newSuiteStop(exp *Experiment) *suiteStop {
 	o := analysis.DefaultOptions()
 	o.Alpha, o.Confidence, o.ThresholdPct = exp.Alpha, exp.Confidence, exp.Threshold
-	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.TrialCap()
+	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
-	return &suiteStop{opt: o, metrics: map[string]*suiteSeries{}, round: -1}
+	st := &suiteStop{opt: o, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
+		devices: max(len(exp.DeviceList()), 1)}
+	if b, ok := exp.Builds[ArmControl]; ok {
+		st.spec = b.Bench
+	}
+	return st
 }
 
 // add takes a counted trial's metrics; a round is analysed once both arms
@@ -108,17 +146,34 @@ func (s *suiteStop) flush() {
 	count := map[string]int{}
 	members := 0
 	s.done = true
-	s.undecided = map[string]bool{}
+	undecided, tested := map[string]bool{}, map[string]bool{}
 	for _, m := range rep.Metrics {
 		if !m.PAdjusted.Defined() {
 			continue // no member of the family: it holds nothing up
 		}
 		members++
 		count[m.Verdict]++
+		tested[BenchOfMetric(m.Name)] = true
 		if m.Verdict == analysis.VerdictInconclusive {
 			s.done = false
-			s.undecided[BenchOfMetric(m.Name)] = true
+			undecided[BenchOfMetric(m.Name)] = true
 		}
+	}
+	s.decided, s.capped = map[string]bool{}, map[string]bool{}
+	for name, ser := range s.metrics {
+		b := BenchOfMetric(name)
+		if !undecided[b] && (tested[b] || len(ser.pairs) >= 3) {
+			s.decided[b] = true
+		}
+		// In a pool, each device's last round is analysed when it asks
+		// for its next one, and the others' may be in flight: stop
+		// handing rounds out early enough that none goes past the cap.
+		if s.capPer > 0 && len(ser.pairs) >= s.capPer-s.margin() {
+			s.capped[b] = true
+		}
+	}
+	if s.spec != nil {
+		s.exhausted = len(s.wanted()) == 0
 	}
 	s.done = s.done && members > 0
 	var parts []string
@@ -133,7 +188,10 @@ func (s *suiteStop) why(reason string, cap int) string {
 	switch {
 	case s.done:
 		return fmt.Sprintf("decided after %d rounds: every tested benchmark metric decided (%s)", s.complete, s.summary)
-	case reason == "completed":
+	case s.exhausted || reason == "completed":
+		if s.spec != nil && s.capPer > 0 {
+			return fmt.Sprintf("max_trials (%d rounds of each benchmark) reached with benchmarks undecided (%s)", s.capPer, s.summary)
+		}
 		return fmt.Sprintf("max_trials (%d per arm) reached with benchmarks undecided (%s)", cap, s.summary)
 	}
 	return ""

@@ -291,7 +291,7 @@ func (t trialSpec) reportedMetrics(ms []lab.Metric, c *commandRun) ([]lab.Metric
 	}
 	reported := c.out.metrics
 	if t.goBench() {
-		bm, err := lab.GoBenchMetrics(c.benchOut.Bytes())
+		bm, _, err := lab.SuiteMetrics(c.benchOut.Bytes())
 		if err != nil {
 			return nil, err
 		}

@@ -178,7 +178,7 @@ func Options(plan *lab.Experiment) analysis.Options {
 	}
 	o.Sequential = plan.Stop == lab.StopAuto
 	if o.Sequential {
-		o.SequentialMaxRounds = plan.TrialCap()
+		o.SequentialMaxRounds = plan.MetricRoundsCap()
 		// Built once for every analysis done with these options (a view
 		// analyses after every trial).
 		o.Designs = new(analysis.SequentialDesigns)
