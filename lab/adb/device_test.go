@@ -183,8 +183,9 @@ func TestSimdeviceRestartMidRun(t *testing.T) {
 	srv := adbtest.StartServer(t)
 	sim := adbtest.StartSim(t, "", simdevice.Options{Preset: "pixel", Seed: 5})
 	adbtest.Connect(t, srv, sim.Addr, "device")
-	c := ctx(t)
-	c, cancel := context.WithTimeout(c, 5*time.Minute) // only catches a hang
+	// Its own deadline, not ctx's minute: a restart mid-run takes 20 s
+	// alone and came near a minute on a loaded host.
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // only catches a hang
 	defer cancel()
 	raw, dev := openSimPhone(t, c, sim.Addr, srv.Addr)
 	raw.ReconnectTimeout = 2 * time.Minute // the restart takes a second; a loaded host, more
