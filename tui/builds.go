@@ -305,15 +305,12 @@ func (p buildsPane) View() string {
 		if len(p.items) == 0 {
 			b.WriteString("  no builds known for " + p.device.ID + "\n")
 		}
+		var rows [][]string
 		for i := first; i < len(p.items) && i < first+avail; i++ {
-			it := p.items[i]
-			label := fmt.Sprintf("%-24s", it.choice.Label)
-			cur := "  "
-			if i == p.cursor {
-				cur = st.Cursor.Render("▸ ")
-				label = st.Selected.Render(label)
-			}
-			b.WriteString(truncate(cur+label+" "+st.Muted.Render(it.choice.Detail), p.width) + "\n")
+			rows = append(rows, []string{p.items[i].choice.Label, st.Muted.Render(p.items[i].choice.Detail)})
+		}
+		if len(rows) > 0 {
+			b.WriteString(pickerTable(st, rows, p.cursor-first, p.width, func(int) (lipgloss.Style, bool) { return lipgloss.Style{}, false }) + "\n")
 		}
 	}
 	if p.err != nil {

@@ -270,29 +270,8 @@ func (p devicesPane) View() string {
 	if len(p.marked) > 0 {
 		avail--
 	}
-	first, avail := visibleRange(p.cursor, avail)
-	for i := first; i < len(p.devices) && i < first+avail; i++ {
-		d := p.devices[i]
-		state := d.State
-		if state == "" {
-			state = "ready"
-		}
-		line := fmt.Sprintf("%-22s %-6s %-22s %-12s %2d caps", d.ID, d.Backend, d.Model, state, len(d.Caps))
-		cur := "  "
-		switch { // the pool's mark column, shown once a device is marked
-		case slices.Contains(p.marked, d.ID):
-			line = "● " + line
-		case len(p.marked) > 0:
-			line = "  " + line
-		}
-		switch {
-		case i == p.cursor:
-			cur = st.Cursor.Render("▸ ")
-			line = st.Selected.Render(truncate(line, p.width-2))
-		case state != "ready" && state != "device":
-			line = st.Disabled.Render(truncate(line, p.width-2))
-		}
-		b.WriteString(cur + line + "\n")
+	if rows := p.table(avail); rows != "" {
+		b.WriteString(rows + "\n")
 	}
 	if p.loading && len(p.devices) > 0 {
 		b.WriteString(st.Muted.Render("  refreshing…") + "\n")
@@ -310,6 +289,41 @@ func (p devicesPane) View() string {
 		b.WriteString(st.Error.Render(truncate(p.err.Error(), p.width)) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// table draws the devices in view (avail rows around the cursor) as a
+// lipgloss table without borders: the cursor, the pool's mark once one is
+// marked, ID, backend, model, state and the number of capabilities; the
+// cursor's row selected, a device that cannot run trials greyed.
+func (p devicesPane) table(avail int) string {
+	st := p.st
+	first, avail := visibleRange(p.cursor, avail)
+	last := min(first+avail, len(p.devices))
+	if first >= last {
+		return ""
+	}
+	var rows [][]string
+	states := make([]string, 0, last-first)
+	for i := first; i < last; i++ {
+		d := p.devices[i]
+		state := d.State
+		if state == "" {
+			state = "ready"
+		}
+		states = append(states, state)
+		var row []string
+		if len(p.marked) > 0 { // the pool's mark column, shown once a device is marked
+			mark := ""
+			if slices.Contains(p.marked, d.ID) {
+				mark = "●"
+			}
+			row = append(row, mark)
+		}
+		rows = append(rows, append(row, d.ID, d.Backend, d.Model, state, fmt.Sprintf("%2d caps", len(d.Caps))))
+	}
+	return pickerTable(st, rows, p.cursor-first, p.width, func(row int) (lipgloss.Style, bool) {
+		return st.Disabled, states[row] != "ready" && states[row] != "device"
+	})
 }
 
 // detail describes the selected device: capabilities and notes.

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 
 	"charm.land/lipgloss/v2"
+	ltable "charm.land/lipgloss/v2/table"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -129,4 +130,40 @@ func homePath(p string) string {
 		return "~/" + rel
 	}
 	return p
+}
+
+// pickerTable draws a picker's rows in view as a lipgloss table without
+// borders, its columns sized to their content (narrowed to width when they
+// do not fit): the first column is the cursor's (▸ on row cur), the
+// cursor's row selected, and a row for which dim says so in its style.
+func pickerTable(st *Styles, rows [][]string, cur, width int, dim func(row int) (lipgloss.Style, bool)) string {
+	for i := range rows {
+		mark := ""
+		if i == cur {
+			mark = "▸"
+		}
+		rows[i] = append([]string{mark}, rows[i]...)
+	}
+	t := ltable.New().Border(lipgloss.HiddenBorder()).
+		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
+		BorderHeader(false).BorderColumn(false).Rows(rows...).Wrap(false).
+		StyleFunc(func(row, col int) lipgloss.Style {
+			switch {
+			case row < 0 || row >= len(rows):
+			case col == 0:
+				return st.Cursor.PaddingRight(1)
+			case row == cur:
+				return st.Selected.PaddingRight(1)
+			default:
+				if s, ok := dim(row); ok {
+					return s.PaddingRight(1)
+				}
+			}
+			return lipgloss.NewStyle().PaddingRight(1)
+		})
+	out := t.String()
+	if lipgloss.Width(out) > width {
+		out = t.Width(width).String()
+	}
+	return out
 }
