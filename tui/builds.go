@@ -307,10 +307,12 @@ func (p buildsPane) View() string {
 		}
 		var rows [][]string
 		for i := first; i < len(p.items) && i < first+avail; i++ {
-			rows = append(rows, []string{p.items[i].choice.Label, st.Muted.Render(p.items[i].choice.Detail)})
+			rows = append(rows, []string{p.items[i].choice.Label, p.items[i].choice.Detail})
 		}
 		if len(rows) > 0 {
-			b.WriteString(pickerTable(st, rows, p.cursor-first, p.width, func(int) (lipgloss.Style, bool) { return lipgloss.Style{}, false }) + "\n")
+			b.WriteString(pickerTable(st, rows, p.cursor-first, p.width, func(row, col int) (lipgloss.Style, bool) {
+				return st.Muted, col == 1 // the build's description
+			}) + "\n")
 		}
 	}
 	if p.err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions/study"
@@ -462,12 +463,22 @@ func (p controlsPane) CanLeave() bool { return true }
 
 func (p *controlsPane) SetSize(w, h int) { p.width, p.height = w, h }
 
+// unsupported says why row r cannot be set here, in a few words.
+func (p controlsPane) unsupported(r controlRow) string {
+	switch {
+	case r.setting == "aa" || r.setting == "effect":
+		return "only with mode validate"
+	case r.setting == "runs":
+		return "only with mode order"
+	case (r.setting == "probe" || r.setting == "pace") && p.mode != modeRun:
+		return "not for a study"
+	}
+	return "not supported on " + p.device.ID
+}
+
 func (p controlsPane) View() string {
 	st := p.st
 	var b strings.Builder
-	labelW := 18
-	valW := 14
-	explW := p.width - labelW - valW - 6
 	// The focused row's explanation, in full, takes the last lines.
 	var about []string
 	if p.cursor >= 0 && p.cursor < len(p.rows) && p.height >= 8 {
@@ -484,35 +495,32 @@ func (p controlsPane) View() string {
 		avail--
 	}
 	first, avail := visibleRange(p.cursor, avail)
+	var cells [][]string
+	var dim, on []bool
 	for i := first; i < len(p.rows) && i < first+avail; i++ {
 		r := p.rows[i]
-		cur := "  "
-		if i == p.cursor {
-			cur = st.Cursor.Render("▸ ")
-		}
 		val := p.value(r)
-		line := fmt.Sprintf("%-*s %-*s", labelW, p.label(r), valW, "["+val+"]")
 		expl := p.explain(r)
 		if !p.supported(r) {
-			expl = "not supported on " + p.device.ID
-			switch {
-			case r.setting == "aa" || r.setting == "effect":
-				expl = "only with mode validate"
-			case r.setting == "runs":
-				expl = "only with mode order"
-			case (r.setting == "probe" || r.setting == "pace") && p.mode != modeRun:
-				expl = "not for a study"
-			}
-			line = st.Disabled.Render(line + " " + truncate(expl, explW))
-		} else {
-			if i == p.cursor {
-				line = st.Selected.Render(line)
-			} else if val != "off" && r.setting == "" {
-				line = st.OK.Render(line)
-			}
-			line += " " + st.Muted.Render(truncate(expl, explW))
+			expl = p.unsupported(r)
 		}
-		b.WriteString(cur + line + "\n")
+		cells = append(cells, []string{p.label(r), "[" + val + "]", expl})
+		dim = append(dim, !p.supported(r))
+		on = append(on, val != "off" && r.setting == "")
+	}
+	if len(cells) > 0 {
+		cur := p.cursor - first
+		b.WriteString(pickerTable(st, cells, cur, p.width, func(row, col int) (lipgloss.Style, bool) {
+			switch {
+			case dim[row]:
+				return st.Disabled, true
+			case col == 2:
+				return st.Muted, true // the explanation
+			case row != cur && on[row]:
+				return st.OK, true
+			}
+			return lipgloss.Style{}, false
+		}) + "\n")
 	}
 	if len(p.rows) > avail {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("  %d/%d", p.cursor+1, len(p.rows))) + "\n")

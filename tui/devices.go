@@ -321,8 +321,9 @@ func (p devicesPane) table(avail int) string {
 		}
 		rows = append(rows, append(row, d.ID, d.Backend, d.Model, state, fmt.Sprintf("%2d caps", len(d.Caps))))
 	}
-	return pickerTable(st, rows, p.cursor-first, p.width, func(row int) (lipgloss.Style, bool) {
-		return st.Disabled, states[row] != "ready" && states[row] != "device"
+	cur := p.cursor - first
+	return pickerTable(st, rows, cur, p.width, func(row, col int) (lipgloss.Style, bool) {
+		return st.Disabled, row != cur && states[row] != "ready" && states[row] != "device"
 	})
 }
 

@@ -134,9 +134,10 @@ func homePath(p string) string {
 
 // pickerTable draws a picker's rows in view as a lipgloss table without
 // borders, its columns sized to their content (narrowed to width when they
-// do not fit): the first column is the cursor's (▸ on row cur), the
-// cursor's row selected, and a row for which dim says so in its style.
-func pickerTable(st *Styles, rows [][]string, cur, width int, dim func(row int) (lipgloss.Style, bool)) string {
+// do not fit, the widest cells cut): a first column for the cursor (▸ on
+// row cur), then the rows' cells, each styled by style when it says so
+// (row and column of rows), else selected on the cursor's row.
+func pickerTable(st *Styles, rows [][]string, cur, width int, style func(row, col int) (lipgloss.Style, bool)) string {
 	for i := range rows {
 		mark := ""
 		if i == cur {
@@ -148,16 +149,17 @@ func pickerTable(st *Styles, rows [][]string, cur, width int, dim func(row int) 
 		BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).
 		BorderHeader(false).BorderColumn(false).Rows(rows...).Wrap(false).
 		StyleFunc(func(row, col int) lipgloss.Style {
-			switch {
-			case row < 0 || row >= len(rows):
-			case col == 0:
+			if row < 0 || row >= len(rows) {
+				return lipgloss.NewStyle().PaddingRight(1)
+			}
+			if col == 0 {
 				return st.Cursor.PaddingRight(1)
-			case row == cur:
+			}
+			if s, ok := style(row, col-1); ok {
+				return s.PaddingRight(1)
+			}
+			if row == cur {
 				return st.Selected.PaddingRight(1)
-			default:
-				if s, ok := dim(row); ok {
-					return s.PaddingRight(1)
-				}
 			}
 			return lipgloss.NewStyle().PaddingRight(1)
 		})
