@@ -123,32 +123,17 @@ func (v *HistoryView) Render() string {
 	if len(v.series) == 0 {
 		return v.st.Title.Render("history") + "\n\nThe history has no series yet: perflab history import SESSION, or perflab watch.\n\nq quit"
 	}
-	listW := 0
+	var rows [][]string
 	for _, s := range v.series {
-		listW = max(listW, len(seriesName(s)))
-	}
-	listW = min(listW+2, v.width/3)
-	var list []string
-	for i, s := range v.series {
-		mark := "  "
-		if i == v.sel {
-			mark = "> "
-		}
-		name := seriesName(s)
-		if len(name) > listW-2 {
-			name = name[:max(listW-3, 1)] + "…"
-		}
+		mark := ""
 		if len(s.Alerts) > 0 {
-			name += " !"
+			mark = "!"
 		}
-		line := mark + name
-		if i == v.sel {
-			line = v.st.Selected.Render(line)
-		}
-		list = append(list, line)
+		rows = append(rows, []string{seriesName(s), mark})
 	}
+	left := pickerTable(&v.st, rows, v.sel, v.width/3, func(int, int) (lipgloss.Style, bool) { return lipgloss.Style{}, false })
+	listW := lipgloss.Width(left)
 	chart := v.chart(v.series[v.sel], max(v.width-listW-4, 30), max(v.height-10, 6))
-	left := strings.Join(list, "\n")
 	body := joinColumns(left, chart, listW+2)
 	help := "↑/↓ series · tab next alert · enter open the alert's session · q quit"
 	return v.st.Title.Render("history") + "\n\n" + body + "\n\n" + v.st.Muted.Render(help)
