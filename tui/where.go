@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
@@ -192,24 +193,24 @@ func (f *feed) whereView(wd, h int) string {
 		}
 	}
 	scale = math.Ceil(scale)
-	nameW := min(28, max(12, wd/3))
-	barW := max(0, min(30, wd-nameW-8-8-13-3))
+	barW := max(0, min(30, wd-min(28, max(12, wd/3))-8-8-13-3))
+	var cells [][]string
+	var styles []lipgloss.Style
 	for i := first; i < len(tested) && i < first+rows; i++ {
 		fn := tested[i]
-		vs := st.Verdict(fn.Verdict)
-		mark := "  "
-		if i == w.sel {
-			mark = "▸ "
-		}
-		line := mark + pad(truncate(fn.Name, nameW-2), nameW-2) + " " + pad(fmt.Sprintf("%+.2fms", fn.DeltaMs), 8) + " " +
-			pad(format.SignedPct(fn.DeltaPct), 8) + " "
+		bar := ""
 		if barW >= 7 && fn.CILowPct.Defined() {
-			line += vs.Render(ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)) + " "
+			bar = ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)
 		} else if barW >= 7 {
-			line += pad("", barW) + " "
+			bar = pad("", barW)
 		}
-		line += vs.Render(verdictWord(fn.Verdict))
-		lines = append(lines, truncate(line, wd))
+		cells = append(cells, []string{fn.Name, fmt.Sprintf("%+.2fms", fn.DeltaMs), format.SignedPct(fn.DeltaPct), bar, verdictWord(fn.Verdict)})
+		styles = append(styles, st.Verdict(fn.Verdict))
+	}
+	if len(cells) > 0 {
+		lines = append(lines, pickerTable(st, cells, w.sel-first, wd, func(row, col int) (lipgloss.Style, bool) {
+			return styles[row], col >= 3 // the interval's bar and the verdict in the verdict's colour
+		}))
 	}
 	if len(tested) == 0 {
 		lines = append(lines, st.Muted.Render("  no function has samples enough in every trial yet"))
