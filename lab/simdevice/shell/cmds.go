@@ -29,8 +29,8 @@ func builtins() map[string]builtin {
 		"umount": cmdUmount, "date": cmdDate, "am": cmdAm, "pm": cmdPm, "input": cmdInput,
 		"dumpsys": cmdDumpsys, "sync": cmdTrue, "true": cmdTrue, "false": cmdFalse, "su": cmdSu,
 		"sh": cmdSh, "id": cmdID, "whoami": cmdWhoami, "sleep": cmdSleep, "uname": cmdUname,
-		"pidof": cmdPidof, "grep": cmdGrep, "cd": cmdCd, "export": cmdExport, "test": cmdTest,
-		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "chown": cmdChown, "stat": cmdStat, "restorecon": cmdRestorecon, "getenforce": cmdGetenforce, "exit": cmdExit, "head": cmdHead, "wc": cmdWc,
+		"pidof": cmdPidof, "grep": cmdGrep, "test": cmdTest,
+		"[": cmdTest, "perflab-advance": cmdAdvance, "which": cmdWhich, "chown": cmdChown, "stat": cmdStat, "restorecon": cmdRestorecon, "getenforce": cmdGetenforce, "head": cmdHead, "wc": cmdWc,
 		"settings": cmdSettings, HTTPGetCommand: cmdHTTPGet, "simpleperf": cmdSimpleperf, "exec": cmdExec, "kill": cmdKill,
 	}
 }
@@ -114,11 +114,7 @@ func (e *env) execFile(name string, args []string, stdout, stderr io.Writer) int
 		if i := strings.IndexByte(body, '\n'); i >= 0 {
 			body = body[i+1:]
 		}
-		sub := e.sub(e.uid, stdout, stderr)
-		for i, a := range args {
-			sub.vars[strconv.Itoa(i+1)] = a
-		}
-		return sub.runLine(body)
+		return e.sub(e.uid, stdout, stderr).runScript(body, args)
 	}
 	abi, bits, err := ELFABI(data)
 	if err != nil {
@@ -166,15 +162,6 @@ func (e *env) sub(uid int, stdout, stderr io.Writer) *env {
 
 func cmdTrue(*env, []string, io.Reader, io.Writer, io.Writer) int  { return 0 }
 func cmdFalse(*env, []string, io.Reader, io.Writer, io.Writer) int { return 1 }
-
-func cmdExit(e *env, args []string, _ io.Reader, _, _ io.Writer) int {
-	e.exited = true
-	if len(args) > 1 {
-		n, _ := strconv.Atoi(args[1])
-		return n & 0xff
-	}
-	return e.status
-}
 
 func cmdGetprop(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
 	if len(args) == 1 {
@@ -426,29 +413,6 @@ func cmdPidof(e *env, args []string, _ io.Reader, stdout, _ io.Writer) int {
 		return 0
 	}
 	return 1
-}
-
-func cmdCd(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {
-	dir := "/"
-	if len(args) > 1 {
-		dir = Clean(e.cwd, args[1])
-	}
-	info, err := e.sh.FS.Stat(dir)
-	if err != nil || info.Mode&ModeDir == 0 {
-		fmt.Fprintf(stderr, "/system/bin/sh: cd: %s: No such file or directory\n", args[1])
-		return 2
-	}
-	e.cwd = dir
-	return 0
-}
-
-func cmdExport(e *env, args []string, _ io.Reader, _, _ io.Writer) int {
-	for _, a := range args[1:] {
-		if k, v, ok := strings.Cut(a, "="); ok {
-			e.vars[k] = v
-		}
-	}
-	return 0
 }
 
 func cmdTest(e *env, args []string, _ io.Reader, _, stderr io.Writer) int {

@@ -1,18 +1,21 @@
 package shell
 
 import (
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/perflab/perflab/lab/shquote"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // FuzzLexParse feeds arbitrary command lines to the simulated shell's
-// lexer and parser (adb shell input comes from any client): neither may
-// panic. And every string quoted with shquote.Quote, as the adb backend
-// quotes what it interpolates, must come out of the lexer as one word with
-// exactly that text, $ and all unexpanded. Run with
+// parser (mvdan.cc/sh in mksh mode; adb shell input comes from any
+// client): it may not panic or hang. And every string quoted with
+// shquote.Quote, as the adb backend quotes what it interpolates, must parse
+// as one word with exactly that text, $ and all unexpanded. Run with
 // go test ./lab/simdevice/shell -fuzz FuzzLexParse -fuzztime 30s.
 func FuzzLexParse(f *testing.F) {
 	for _, s := range []string{
@@ -28,27 +31,31 @@ func FuzzLexParse(f *testing.F) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if toks, err := lex(line); err == nil {
-				parse(toks)
-			}
+			parseLine(line)
 		}()
 		select {
 		case <-done:
 		case <-time.After(time.Minute): // only catches a hang, however loaded the host
-			t.Fatalf("lex and parse of %q still running after a minute", line)
+			t.Fatalf("parse of %q still running after a minute", line)
 		}
-		if !utf8.ValidString(lit) {
+		if !utf8.ValidString(lit) || strings.ContainsRune(lit, 0) {
 			return
 		}
-		toks, err := lex("cat " + shquote.Quote(lit))
+		line = "cat " + shquote.Quote(lit)
+		file, err := parseLine(line)
 		if err != nil {
-			t.Fatalf("lex(cat %s): %v", shquote.Quote(lit), err)
+			t.Fatalf("parse(%s): %v", line, err)
 		}
-		if len(toks) != 2 || toks[0].op != "" || toks[1].op != "" {
-			t.Fatalf("cat %s lexes as %d tokens %+v, want 2 words", shquote.Quote(lit), len(toks), toks)
+		if len(file.Stmts) != 1 {
+			t.Fatalf("%s parses as %d commands, want 1", line, len(file.Stmts))
 		}
-		if got := toks[1].w.expand(func(string) string { return "EXPANDED" }); got != lit {
-			t.Fatalf("%q quoted as %s lexes as %q", lit, shquote.Quote(lit), got)
+		call, ok := file.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) != 2 || len(file.Stmts[0].Redirs) != 0 {
+			t.Fatalf("%s does not parse as one command with 2 words", line)
+		}
+		got, err := expand.Fields(&expand.Config{Env: expand.FuncEnviron(func(string) string { return "EXPANDED" })}, call.Args[1])
+		if err != nil || len(got) != 1 || got[0] != lit {
+			t.Fatalf("%q quoted as %s parses as %q (%v)", lit, shquote.Quote(lit), got, err)
 		}
 	})
 }

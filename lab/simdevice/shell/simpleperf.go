@@ -132,7 +132,6 @@ func cmdExec(e *env, args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	if len(args) < 2 {
 		return 0
 	}
-	e.exited = true
 	return e.exec(args[1:], stdin, stdout, stderr)
 }
 
