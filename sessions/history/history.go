@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perflab/perflab/sessions/engine"
 )
 
@@ -53,11 +55,20 @@ func (d *DB) Path() string { return d.path }
 // not a perflab history (not SQLite, another program's database, a newer
 // schema) is refused with its path named and left untouched.
 func Open(ctx context.Context, path string) (*DB, error) {
-	if err := checkForeign(ctx, path); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	// Checking and creating (or migrating) the file is one step for all
+	// processes: another perflab creating the history at this moment has
+	// a database without its schema yet, which the check would take for
+	// another program's.
+	unlock, err := lockOpen(path)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	defer unlock()
+	if err := checkForeign(ctx, path); err != nil {
+		return nil, err
 	}
 	db, err := sql.Open(DriverName, dsn(path, false))
 	if err != nil {
@@ -69,6 +80,21 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// lockOpen takes the exclusive lock of path's opening (an flock on
+// PATH.lock beside it, which the kernel releases if perflab dies) and
+// returns its release.
+func lockOpen(path string) (func(), error) {
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }
 
 // Close closes the file.
