@@ -21,7 +21,7 @@ import (
 const historyUsage = `Usage: perflab history import [--history FILE] SESSION...
        perflab history import [--history FILE] --csv FILE [--device NAME]
        perflab history export [--history FILE] [--csv | --json]
-       perflab history changepoints [--history FILE] [--json] [--min-segment N] [--alpha A]
+       perflab history changepoints [--history FILE] [--json] [--min-segment N] [--alpha A] [--min-effect S]
        perflab history view [--history FILE] [--min-segment N] [--alpha A]
        perflab history alerts [--history FILE] [--json]
        perflab history mark [--history FILE] [--note TEXT] ALERT-ID real|false
@@ -50,7 +50,8 @@ builds, each build's median once, in commit order or else the order the
 runs were made): E-divisive means (Matteson & James 2014) proposes where
 a series splits, Welch's t-test on the two sides decides (p below
 --alpha), as Apache Otava does; a side needs --min-segment points, so one
-noisy point is never a step. Per step: series, index (the first build of
+noisy point is never a step; a step smaller than --min-effect standard
+deviations of the noise around it (default 1) is left out. Per step: series, index (the first build of
 the new level), commit (or build) and time, before and after (the means
 of the segments on either side), delta_pct and p.
 
@@ -126,7 +127,7 @@ type historyOpts struct {
 	file, csv, device, note string
 	asCSV, asJSON           bool
 	minSegment              int
-	alpha                   float64
+	alpha, minEffect        float64
 }
 
 // newHistoryFlags is the flag set of a history subcommand; the help
@@ -142,6 +143,7 @@ func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	fs.StringVar(&o.note, "note", "", "mark: a note kept with the mark")
 	fs.IntVar(&o.minSegment, "min-segment", changepoint.DefaultMinSegment, "changepoints: the fewest builds on each side of a step (at least 2)")
 	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's Welch t-test p must be below `A`")
+	fs.Float64Var(&o.minEffect, "min-effect", changepoint.DefaultMinEffect, "changepoints: the smallest step reported, in standard deviations of the noise around it (`S`; negative: any)")
 	return fs, o
 }
 
@@ -332,7 +334,7 @@ type historyStep struct {
 }
 
 func historyChangepoints(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	pos, o, code, ok := parseHistory("changepoints", args, []string{"history", "json", "min-segment", "alpha"}, stdout, stderr)
+	pos, o, code, ok := parseHistory("changepoints", args, []string{"history", "json", "min-segment", "alpha", "min-effect"}, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -340,7 +342,7 @@ func historyChangepoints(ctx context.Context, args []string, stdout, stderr io.W
 		fmt.Fprintln(stderr, "perflab history changepoints: takes no files (--history FILE names the history)")
 		return exitUsage
 	}
-	opt := changepoint.Options{MinSegment: o.minSegment, Alpha: o.alpha}
+	opt := changepoint.Options{MinSegment: o.minSegment, Alpha: o.alpha, MinEffect: o.minEffect}
 	if _, err := changepoint.Detect(nil, opt); err != nil {
 		fmt.Fprintln(stderr, "perflab history changepoints:", err)
 		return exitUsage

@@ -17,7 +17,7 @@ import (
 // detector of history changepoints, with its flags); enter on an alert
 // replays its session, and the screen comes back when the replay ends.
 func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	pos, o, code, ok := parseHistory("view", args, []string{"history", "min-segment", "alpha"}, stdout, stderr)
+	pos, o, code, ok := parseHistory("view", args, []string{"history", "min-segment", "alpha", "min-effect"}, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -58,7 +58,7 @@ func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // historySeries reads every series of the history with its change
 // points, as the history screen shows them.
 func historySeries(ctx context.Context, o *historyOpts) ([]tui.HistorySeries, error) {
-	opt := changepoint.Options{MinSegment: o.minSegment, Alpha: o.alpha}
+	opt := changepoint.Options{MinSegment: o.minSegment, Alpha: o.alpha, MinEffect: o.minEffect}
 	if _, err := changepoint.Detect(nil, opt); err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ type watchFlags struct {
 	poll                                                      time.Duration
 	alerts                                                    repeatedFlag
 	maxTrials, attempts, minSegment                           int
-	alpha                                                     float64
+	alpha, minEffect                                          float64
 	acc                                                       deviceAccess
 }
 
@@ -102,6 +102,7 @@ func (f *watchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.attempts, "attempts", bisect.DefaultAttempts, "confirmation and bisect: sessions an undecided comparison gets")
 	fs.IntVar(&f.minSegment, "min-segment", changepoint.DefaultMinSegment, "detector: the fewest builds on each side of a step")
 	fs.Float64Var(&f.alpha, "alpha", changepoint.DefaultAlpha, "detector: a step's Welch t-test p must be below `A`")
+	fs.Float64Var(&f.minEffect, "min-effect", changepoint.DefaultMinEffect, "detector: the smallest step, in standard deviations of the noise around it (`S`; negative: any)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	f.acc.register(fs)
 }
@@ -128,7 +129,7 @@ func (f *watchFlags) check(pos []string) string {
 }
 
 func (f *watchFlags) detect() changepoint.Options {
-	return changepoint.Options{MinSegment: f.minSegment, Alpha: f.alpha}
+	return changepoint.Options{MinSegment: f.minSegment, Alpha: f.alpha, MinEffect: f.minEffect}
 }
 
 func (f *watchFlags) logf(stderr io.Writer) func(string, ...any) {

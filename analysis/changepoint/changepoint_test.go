@@ -105,7 +105,7 @@ func TestChangepointConstantSegments(t *testing.T) {
 // TestChangepointZeroBefore: a step from a level of 0 has no relative
 // size.
 func TestChangepointZeroBefore(t *testing.T) {
-	steps, err := changepoint.Detect([]float64{0, 0, 0, 0, 0, 3, 3, 3, 3, 3}, changepoint.Options{})
+	steps, err := changepoint.Detect([]float64{0, 0, 0, 0, 0, 3, 3, 3, 3, 3}, changepoint.Options{MinSegment: 5})
 	if err != nil || len(steps) != 1 {
 		t.Fatalf("steps %+v, err %v", steps, err)
 	}
@@ -153,5 +153,28 @@ func TestChangepointSmallStudy(t *testing.T) {
 	}
 	if res.Precision() < 0.8 || res.Recall() < 0.8 {
 		t.Errorf("precision %.3f, recall %.3f of steps ≥ 2σ, want both ≥ 0.8", res.Precision(), res.Recall())
+	}
+}
+
+// TestChangepointEffectFloor: a step of 0.7σ over 100 points a side is
+// significant, but below the default floor of one standard deviation; a
+// negative MinEffect reports it.
+func TestChangepointEffectFloor(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	xs := make([]float64, 200)
+	for i := range xs {
+		xs[i] = 100 + r.NormFloat64()
+		if i >= 100 {
+			xs[i] += 0.7
+		}
+	}
+	for _, tc := range []struct {
+		minEffect float64
+		want      int
+	}{{0, 0}, {-1, 1}, {0.5, 1}} {
+		steps, err := changepoint.Detect(xs, changepoint.Options{MinEffect: tc.minEffect})
+		if err != nil || len(steps) != tc.want {
+			t.Errorf("min effect %g: steps %+v, %v; want %d", tc.minEffect, steps, err, tc.want)
+		}
 	}
 }
