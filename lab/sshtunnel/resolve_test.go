@@ -2,9 +2,11 @@ package sshtunnel_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +21,7 @@ import (
 // the other (ProxyJump); a connection made from the far host arrives.
 func TestResolveAliasAndProxyJump(t *testing.T) {
 	l := sshdtest.Start(t, []string{"near", "far"}, "")
-	cfg, err := os.ReadFile(l.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	far := string(cfg[strings.Index(string(cfg), "Host far"):])
-	far = far[:strings.Index(far, "\n\n")]
-	jump := strings.Replace(far, "Host far", "Host far-via-near", 1) + "\n  ProxyJump near\n"
-	if err := os.WriteFile(l.Config, append(cfg, []byte(jump)...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	l.Alias(t, "far-via-near", "far", "", "  ProxyJump near\n")
 	// Something to reach from the far host: an echo listener here.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -78,10 +71,10 @@ func TestResolveAliasAndProxyJump(t *testing.T) {
 			}
 		})
 	}
-	// A host whose key is not the file's: the tunnel refuses it, naming it.
-	other := strings.Replace(string(cfg), "UserKnownHostsFile ", "UserKnownHostsFile /dev/null ", -1)
-	bad := l.Dir + "/ssh_config_bad"
-	os.WriteFile(bad, []byte(strings.ReplaceAll(other, "UserKnownHostsFile /dev/null "+l.Dir+"/known_hosts", "UserKnownHostsFile /dev/null")), 0o600)
+	// A host whose key is in no known_hosts file: the tunnel refuses it,
+	// naming it by its alias.
+	bad := filepath.Join(l.Dir, "ssh_config_bad")
+	os.WriteFile(bad, []byte(fmt.Sprintf("Host near\n  HostName 127.0.0.1\n  Port %d\n  IdentityFile %s\n  UserKnownHostsFile /dev/null\n  GlobalKnownHostsFile /dev/null\n", l.Port("near"), l.Key)), 0o600)
 	target, _ := sshtunnel.ParseTarget("near")
 	c, err := sshtunnel.Resolve(ctx, target, bad)
 	if err != nil {

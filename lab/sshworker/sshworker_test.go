@@ -69,16 +69,8 @@ func setUp(t *testing.T, l *sshdtest.Lab, alias string, exp *lab.Experiment) (*s
 // platform's subfolder, a linked folder followed), the metrics come back,
 // and Close leaves nothing on the host.
 func TestWorkerOverRealSSH(t *testing.T) {
-	l := sshdtest.Start(t, []string{"near", "far"}, "Host via-near\n  HostName 127.0.0.1\n  ProxyJump near\n")
-	// via-near: the far host through near; its port and keys are far's.
-	cfg, _ := os.ReadFile(l.Config)
-	farBlock := string(cfg[strings.Index(string(cfg), "Host far"):])
-	farBlock = farBlock[:strings.Index(farBlock, "\n\n")]
-	extra := strings.Replace(farBlock, "Host far", "Host via-near", 1) + "\n  ProxyJump near\n"
-	cfg = []byte(strings.Replace(string(cfg), "Host via-near\n  HostName 127.0.0.1\n  ProxyJump near\n", extra, 1))
-	if err := os.WriteFile(l.Config, cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	l := sshdtest.Start(t, []string{"near", "far"}, "")
+	l.Alias(t, "via-near", "far", "", "  ProxyJump near\n") // the far host through near
 
 	files := t.TempDir()
 	plat := runtime.GOOS + "_" + runtime.GOARCH
@@ -117,16 +109,8 @@ func TestWorkerOverRealSSH(t *testing.T) {
 // words; a host going away mid-trial is a lost device; an interrupted
 // trial's processes on the host are killed.
 func TestWorkerFaults(t *testing.T) {
-	other := filepath.Join(t.TempDir(), "other_key")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", other).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v %s", err, out)
-	}
 	l := sshdtest.Start(t, []string{"h1", "h2"}, "")
-	cfg, _ := os.ReadFile(l.Config)
-	h1 := string(cfg[strings.Index(string(cfg), "Host h1"):])
-	h1 = h1[:strings.Index(h1, "\n\n")]
-	stranger := strings.Replace(strings.Replace(h1, "Host h1", "Host stranger", 1), l.Key, other, 1)
-	os.WriteFile(l.Config, append(cfg, []byte(stranger+"\n")...), 0o600)
+	l.Alias(t, "stranger", "h1", sshdtest.NewKey(t), "") // a key h1 does not accept
 	exp := &lab.Experiment{Builds: map[string]lab.Build{
 		lab.ArmControl:   {Command: []string{"sh", "-c", "sleep 0.2; echo PERFLAB_METRIC x=1"}},
 		lab.ArmTreatment: {Command: []string{"sh", "-c", "sleep 0.2; echo PERFLAB_METRIC x=1"}},

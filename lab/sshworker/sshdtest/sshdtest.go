@@ -92,8 +92,7 @@ func Start(t testing.TB, aliases []string, extra string) *Lab {
 		h := &host{port: freePort(t), done: make(chan struct{})}
 		l.hosts[alias] = h
 		fmt.Fprintf(&known, "[127.0.0.1]:%d %s", h.port, hostPub)
-		fmt.Fprintf(&cfg, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  ConnectTimeout 10\n\n",
-			alias, h.port, me.Username, l.Key, filepath.Join(dir, "known_hosts"))
+		cfg.WriteString(l.block(alias, h.port, me.Username, l.Key, ""))
 		sshdCfg := filepath.Join(dir, "sshd_config_"+alias)
 		conf := fmt.Sprintf("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n"+
 			"UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"+
@@ -122,6 +121,46 @@ func Start(t testing.TB, aliases []string, extra string) *Lab {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// block is the configuration of alias for the host on port, logging in as
+// user with key, with extra lines.
+func (l *Lab) block(alias string, port int, user, key, extra string) string {
+	return fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  ConnectTimeout 10\n%s\n",
+		alias, port, user, key, filepath.Join(l.Dir, "known_hosts"), extra)
+}
+
+// Alias adds to the configuration the alias name for the host of alias
+// like, logging in with key ("" for the client key the hosts accept), with
+// extra lines ("  ProxyJump near\n").
+func (l *Lab) Alias(t testing.TB, name, like, key, extra string) {
+	t.Helper()
+	if key == "" {
+		key = l.Key
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(l.Config, os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(l.block(name, l.Port(like), me.Username, key, extra)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// NewKey makes a throwaway private key no host accepts and returns its
+// path.
+func NewKey(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "other_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	return path
 }
 
 // TmpDir is the TMPDIR of alias's sessions: a folder of the test's, so
