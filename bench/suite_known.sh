@@ -9,14 +9,8 @@
 # and how many unchanged benchmarks were reported changed; then the totals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-go build -o "$tmp/perflab" .
-repo="$tmp/repo"
-mkdir -p "$repo"
-cd "$repo"
-git init -q
-printf 'module example.com/known\n\ngo 1.26\n' > go.mod
+. bench/suite_lib.sh
+suite_module known
 unchanged=${UNCHANGED:-6}
 gen() { # $1 Slower's units, $2 Faster's units
 	{
@@ -29,9 +23,9 @@ gen() { # $1 Slower's units, $2 Faster's units
 	} > known_test.go
 }
 gen 10000 10000
-git add . && git -c user.name=b -c user.email=b@b commit -qm A
+suite_commit A
 gen 11000 9000
-git add . && git -c user.name=b -c user.email=b@b commit -qm B
+suite_commit B
 seeds=${SEEDS:-10}
 rounds=${ROUNDS:-20}
 benchtime=${BENCHTIME:-20ms}

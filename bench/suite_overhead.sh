@@ -9,17 +9,11 @@
 # the shell that runs the benchmark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/perflab" .
-repo="$tmp/repo"
-mkdir -p "$repo"
-cd "$repo"
-git init -q
-printf 'module example.com/nop\n\ngo 1.26\n' > go.mod
+. bench/suite_lib.sh
+suite_module nop
 printf 'package nop\n\nimport "testing"\n\nfunc BenchmarkNop(b *testing.B) {\n\tfor range b.N {\n\t}\n}\n' > nop_test.go
-git add . && git -c user.name=b -c user.email=b@b commit -qm one
-git -c user.name=b -c user.email=b@b commit -q --allow-empty -m two
+suite_commit one
+suite_commit two
 rounds=${ROUNDS:-100}
 go test -c -o "$tmp/nop.test" .
 hyperfine -N --warmup 5 --runs "$rounds" --export-json "$tmp/h.json" \

@@ -10,23 +10,17 @@
 # run in parallel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/perflab" .
-repo="$tmp/repo"
-mkdir -p "$repo"
+. bench/suite_lib.sh
+suite_module sleepy
 sleep_ms=${SLEEP_MS:-5}
-cd "$repo"
-git init -q
-printf 'module example.com/sleepy\n\ngo 1.26\n' > go.mod
 {
 	printf 'package sleepy\n\nimport (\n\t"testing"\n\t"time"\n)\n'
 	for i in 1 2 3 4 5 6 7 8; do
 		printf '\nfunc BenchmarkSleep%d(b *testing.B) {\n\tfor range b.N {\n\t\ttime.Sleep(%d * time.Millisecond)\n\t}\n}\n' "$i" "$sleep_ms"
 	done
 } > sleepy_test.go
-git add . && git -c user.name=b -c user.email=b@b commit -qm one
-git -c user.name=b -c user.email=b@b commit -q --allow-empty -m two
+suite_commit one
+suite_commit two
 rounds=${ROUNDS:-16}
 t() { /usr/bin/time -f "%e" "$tmp/perflab" suite --base HEAD~1 --head HEAD --trials "$rounds" --benchtime 20x --quiet --workers "$1" --out "$tmp/s$1.jsonl" > /dev/null 2> "$tmp/err$1" || [ $? -eq 3 ]; tail -1 "$tmp/err$1"; }
 # The session's own time (its end event's t): the rounds, without the builds.
