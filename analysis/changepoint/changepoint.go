@@ -161,7 +161,9 @@ func bounds(cps []int, k, n int) (lo, hi int) {
 // large keeps the steps of at least minEffect standard deviations of the
 // noise around them (all of them when minEffect ≤ 0): the difference of
 // the two segments' medians against their pooled robust standard
-// deviation (1.4826 × the median absolute deviation), so that a spike,
+// deviation (1.4826 × the median absolute deviation, the constant that
+// makes it estimate a normal σ: Rousseeuw & Croux 1993, as
+// scipy.stats.median_abs_deviation(scale="normal")), so that a spike,
 // which moves a short segment's mean and its standard deviation, moves
 // neither; a step between two constant segments is always kept.
 func large(xs []float64, cps []int, minEffect float64) []int {
@@ -172,8 +174,9 @@ func large(xs []float64, cps []int, minEffect float64) []int {
 	for k, c := range cps {
 		lo, hi := bounds(cps, k, len(xs))
 		a, b := xs[lo:c], xs[c:hi]
+		ma, mb := median(a), median(b)
 		if effect(a, b, mean(a), mean(b), math.Sqrt(variance(a)), math.Sqrt(variance(b))) >= minEffect &&
-			effect(a, b, median(a), median(b), 1.4826*median(absDev(a, median(a))), 1.4826*median(absDev(b, median(b)))) >= minEffect {
+			effect(a, b, ma, mb, madSigma(a, ma), madSigma(b, mb)) >= minEffect {
 			keep = append(keep, c)
 		}
 	}
@@ -200,6 +203,11 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// madSigma is the normal-consistent median absolute deviation of xs
+// about its median m: 1.4826 · median|x − m| (Rousseeuw & Croux 1993;
+// scipy.stats.median_abs_deviation(xs, scale="normal")).
+func madSigma(xs []float64, m float64) float64 { return 1.4826 * median(absDev(xs, m)) }
 
 // absDev is |x − m| for each x of xs.
 func absDev(xs []float64, m float64) []float64 {
