@@ -152,16 +152,6 @@ func (c *Client) Output(ctx context.Context, script string) (string, error) {
 	return string(out), nil
 }
 
-// Alive reports whether the master connection still runs.
-func (c *Client) Alive() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // Close ends the master connection and removes the control socket's
 // folder.
 func (c *Client) Close() error {
