@@ -30,7 +30,9 @@ type autoStop struct {
 	suite    *suiteStop // a benchmark suite's rule: every benchmark decided
 }
 
-func newAutoStop(exp *Experiment) *autoStop {
+// newAutoStop is the rule for exp run on devices side by side (1 alone,
+// a pool's count in a pool).
+func newAutoStop(exp *Experiment, devices int) *autoStop {
 	if exp.Stop != StopAuto {
 		return nil
 	}
@@ -38,7 +40,7 @@ func newAutoStop(exp *Experiment) *autoStop {
 		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap()}}
 	a.metric = exp.PrimaryMetric()
 	if exp.Suite != nil {
-		a.suite = newSuiteStop(exp)
+		a.suite = newSuiteStop(exp, devices)
 	}
 	return a
 }

@@ -111,10 +111,7 @@ func NewPool(devs []Device, exp *Experiment) *Pool {
 		p.order = DefaultOrder
 	}
 	p.cond = sync.NewCond(&p.mu)
-	p.auto = newAutoStop(&p.exp)
-	if p.auto != nil && p.auto.suite != nil {
-		p.auto.suite.devices = len(devs) // rounds run side by side (suiteStop.margin)
-	}
+	p.auto = newAutoStop(&p.exp, len(devs))
 	p.virtual = len(devs) > 0
 	for i, d := range devs {
 		m := &poolMember{id: d.Info().ID, cur: -1}

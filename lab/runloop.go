@@ -80,7 +80,7 @@ type runState struct {
 func (r *Runner) startRun() *runState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l := &runState{r: r, counts: map[string]int{}, src: r.rounds, wantedFn: r.wanted, roundSeq: r.roundSeq, auto: newAutoStop(&r.exp), gate: r.gate,
+	l := &runState{r: r, counts: map[string]int{}, src: r.rounds, wantedFn: r.wanted, roundSeq: r.roundSeq, auto: newAutoStop(&r.exp, 1), gate: r.gate,
 		rng: rand.New(rand.NewPCG(uint64(r.exp.Seed), 0x9e3779b97f4a7c15))}
 	if l.src != nil {
 		l.auto = nil

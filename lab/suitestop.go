@@ -84,14 +84,14 @@ type suiteSeries struct {
 	a, b         []float64
 }
 
-func newSuiteStop(exp *Experiment) *suiteStop {
+func newSuiteStop(exp *Experiment, devices int) *suiteStop {
 	o := analysis.DefaultOptions()
 	o.Alpha, o.Confidence, o.ThresholdPct = exp.Alpha, exp.Confidence, exp.Threshold
 	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
 	st := &suiteStop{opt: o, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
-		devices: max(len(exp.DeviceList()), 1)}
+		devices: max(devices, 1)}
 	if b, ok := exp.Builds[ArmControl]; ok {
 		st.spec = b.Bench
 	}
