@@ -337,10 +337,13 @@ func TestRunOpensWorkbenchInTmux(t *testing.T) {
 		return regexp.MustCompile(`stability check\s+\[off\]`).MatchString(s)
 	})
 	p.keys("Enter")
-	s = p.waitText("local · ended: completed", runWait)
-	if !regexp.MustCompile(`work_ms\s+\+\d+(\.\d+)?%.*regression`).MatchString(s) {
-		t.Errorf("the +100%% metric not found as a regression:\n%s", s)
-	}
+	// The run's end may be drawn before its final analysis arrives (the
+	// analysis runs off the UI loop; on a loaded host the panel still shows
+	// an earlier trial's verdict for a moment): wait for both.
+	regressed := regexp.MustCompile(`work_ms\s+\+\d+(\.\d+)?%.*regression`)
+	p.waitFor("the end and the +100% metric as a regression", runWait, func(s string) bool {
+		return strings.Contains(s, "local · ended: completed") && strings.Contains(s, "· final") && regressed.MatchString(s)
+	})
 	p.keys("q")
 	if s := p.waitText("PERFLAB-EXIT=3", screenWait); !strings.Contains(s, "session saved:") {
 		t.Errorf("the terminal does not say where the session went:\n%s", s)
