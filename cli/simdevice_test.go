@@ -19,6 +19,7 @@ import (
 
 	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/sessions"
@@ -371,6 +372,17 @@ func TestKilledRunLeavesNoTmpfsOrLock(t *testing.T) {
 	if !strings.Contains(sh("mount"), fmt.Sprintf("perflab.%d.", p.Pid())) {
 		t.Fatalf("the run mounted no tmpfs named after it within 120s: %q\n%s", sh("mount"), errb.String())
 	}
+	// While it runs, a second run on the phone is refused at once, naming
+	// the first; the first is left alone.
+	var out2, err2 bytes.Buffer
+	code := dispatch(context.Background(), []string{"run", "examples/sim-controls-on.json", "--device", "adb:" + addr, "--adb", srv.Addr,
+		"--headless", "--quiet", "--out", filepath.Join(t.TempDir(), "second.jsonl")}, &out2, &err2)
+	if want := fmt.Sprintf("device adb:%s is in use: pid %d, perflab run examples/sim-controls-on.json", addr, p.Pid()); code == 0 || !strings.Contains(err2.String(), want) {
+		t.Errorf("second run on a busy phone: exit %d, want a refusal with %q\n%s", code, want, err2.String())
+	}
+	if !strings.Contains(sh("mount"), fmt.Sprintf("perflab.%d.", p.Pid())) {
+		t.Errorf("the refused run disturbed the first: mounts %q", sh("mount"))
+	}
 	p.Kill9(t)
 	if sh(gov) == stock || !strings.Contains(sh("mount"), "type tmpfs") {
 		t.Fatalf("after SIGKILL: governor %q (stock %q), mounts %q: nothing was left to repair", sh(gov), stock, sh("mount"))
@@ -392,6 +404,12 @@ func TestKilledRunLeavesNoTmpfsOrLock(t *testing.T) {
 	if m := sh("mount"); strings.Contains(m, "type tmpfs") {
 		t.Errorf("tmpfs left after the repair: %q", m)
 	}
+	// The killed run's phone lock went with it.
+	d, err := adb.Open(context.Background(), addr, []string{srv.Addr})
+	if err != nil {
+		t.Fatalf("open after the killed run: %v", err)
+	}
+	d.Close()
 }
 
 // TestSimdeviceCount serves a lab of three phones through a real adb

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/sessions/bisect"
 	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/sessions/history"
@@ -200,12 +201,12 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // lockWatchDevice takes the device's lock in the data folder (whatever
 // --dir says: the lock is the device's, not the sessions').
-func lockWatchDevice(device, experiment string) (*watch.Lock, error) {
+func lockWatchDevice(device, experiment string) (*devlock.Lock, error) {
 	dataDir, err := engine.DefaultDir()
 	if err != nil {
 		return nil, err
 	}
-	return watch.LockDevice(filepath.Join(filepath.Dir(dataDir), "locks"), device, "perflab watch "+experiment)
+	return devlock.Take(filepath.Join(filepath.Dir(dataDir), "locks"), device, "perflab watch "+experiment)
 }
 
 // watcher makes the watch the flags describe.

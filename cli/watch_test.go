@@ -16,6 +16,7 @@ import (
 
 	"github.com/perflab/perflab/analysis/changepoint"
 	"github.com/perflab/perflab/internal/gittest"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/sessions/history"
 	"github.com/perflab/perflab/sessions/watch"
@@ -169,7 +170,7 @@ func TestWatchCLIResumeAndLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk, err := watch.LockDevice(filepath.Join(filepath.Dir(data), "locks"), "sim:pixel", "a test")
+	lk, err := devlock.Take(filepath.Join(filepath.Dir(data), "locks"), "sim:pixel", "a test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/proxy"
 	"github.com/perflab/perflab/lab/shquote"
@@ -66,6 +68,8 @@ type Device struct {
 	simpleperf simpleperfStatus // whether the phone has simpleperf (CanProfile)
 
 	pxMu sync.Mutex // serializes wiring the proxy to the phone
+
+	lock *devlock.Lock // one perflab at a time on the phone, from Open to Close
 }
 
 type appBuild struct {
@@ -114,8 +118,13 @@ func OpenVia(ctx context.Context, serial string, cs []*Client) (*Device, error) 
 			if e.State != "device" {
 				return nil, fmt.Errorf("device %s is %s on adb server %s%s", serial, e.State, s, stateHint(e.State))
 			}
-			d := &Device{c: c, serial: serial, ReconnectTimeout: 90 * time.Second, MetricsWait: 3 * time.Second}
+			lk, err := lockPhone(serial)
+			if err != nil {
+				return nil, err
+			}
+			d := &Device{c: c, serial: serial, ReconnectTimeout: 90 * time.Second, MetricsWait: 3 * time.Second, lock: lk}
 			if err := d.probe(ctx, e, false); err != nil {
+				lk.Release()
 				return nil, err
 			}
 			d.repairLeftover(ctx)
@@ -530,5 +539,21 @@ func (d *Device) Close() error {
 	if err := d.closeProxy(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := d.lock.Release(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// lockPhone takes the phone's lock (in the state folder's locks/, beside
+// the governor crash records): two experiments on one phone at once would
+// measure each other, and each would restore the other's settings. A
+// second perflab that opens the phone is refused with the holder's pid and
+// command; listing the phone (perflab devices, the pickers) takes no lock.
+func lockPhone(serial string) (*devlock.Lock, error) {
+	dir, err := governor.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return devlock.Take(filepath.Join(dir, "locks"), "adb:"+serial, devlock.Holder())
 }

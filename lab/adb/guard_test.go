@@ -2,6 +2,7 @@ package adb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/adb/adbtest"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sim"
 	"github.com/perflab/perflab/lab/simdevice"
@@ -89,15 +91,18 @@ func TestSIGKILLedGovernorLockIsRepaired(t *testing.T) {
 	}
 	pid := helper.Pid()
 
-	// While the helper runs, opening the phone leaves its settings alone.
-	d, err := adb.Open(c, sim.Addr, []string{srv.Addr})
-	if err != nil {
-		t.Fatal(err)
+	// While the helper runs, opening the phone is refused, naming the
+	// helper, and leaves its settings alone; listing it (which takes no
+	// lock) says who changed them.
+	_, err := adb.Open(c, sim.Addr, []string{srv.Addr})
+	var busy *devlock.BusyError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("in use: pid %d, adb.test -test.run=^TestGovernorLockHelperProcess$", pid)) {
+		t.Errorf("open with the locking perflab alive: %v, want a refusal naming pid %d", err, pid)
 	}
-	if !hasNote(d.Info(), fmt.Sprintf("governor settings changed by perflab pid %d", pid)) {
-		t.Errorf("open with the locking perflab alive: notes %q", d.Info().Notes)
+	if infos, err := adb.List(c, []string{srv.Addr}); err != nil || len(infos) != 1 ||
+		!hasNote(infos[0], fmt.Sprintf("governor settings changed by perflab pid %d", pid)) {
+		t.Errorf("list with the locking perflab alive: %+v %v", infos, err)
 	}
-	d.Close()
 	if got := state(); got != locked {
 		t.Fatalf("opening the phone changed %s to %s under a running perflab", locked, got)
 	}
@@ -139,7 +144,7 @@ func TestSIGKILLedGovernorLockIsRepaired(t *testing.T) {
 	}
 
 	// A clean run leaves no record behind, and the next open has nothing to say.
-	d, err = adb.Open(c, sim.Addr, []string{srv.Addr})
+	d, err := adb.Open(c, sim.Addr, []string{srv.Addr})
 	if err != nil {
 		t.Fatal(err)
 	}

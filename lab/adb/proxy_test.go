@@ -254,7 +254,7 @@ func TestProxyLeftoverFromADeadRunIsRepaired(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, dead := openSimPhone(t, c, sim.Addr, srv.Addr)
+		deadRaw, dead := openSimPhone(t, c, sim.Addr, srv.Addr)
 		if _, err := dead.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "a.jsonl"))); err != nil {
 			t.Fatal(err)
 		}
@@ -262,8 +262,10 @@ func TestProxyLeftoverFromADeadRunIsRepaired(t *testing.T) {
 		if stale == own {
 			t.Fatalf("setup left http_proxy at %q", stale)
 		}
-		// dead is never closed (the process died), so the next run finds
-		// the phone pointing at a dead proxy.
+		// dead is never closed (the process died: its phone lock goes
+		// with it), so the next run finds the phone pointing at a dead
+		// proxy.
+		adb.DropLock(deadRaw)
 		_, next := openSimPhone(t, c, sim.Addr, srv.Addr)
 		evs, err := next.Setup(c, proxyExperiment("record", filepath.Join(t.TempDir(), "b.jsonl")))
 		if err != nil {

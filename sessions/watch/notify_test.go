@@ -57,28 +57,6 @@ func TestWebhookRetries(t *testing.T) {
 	}
 }
 
-func TestLockDevice(t *testing.T) {
-	dir := t.TempDir()
-	a, err := LockDevice(dir, "adb:R58M/1", "first")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LockDevice(dir, "adb:R58M/1", "second"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d, first", os.Getpid())) {
-		t.Errorf("second lock: %v; want a refusal naming the first's pid", err)
-	}
-	if b, err := LockDevice(dir, "sim:pixel", "other device"); err != nil {
-		t.Errorf("another device: %v", err)
-	} else {
-		b.Release()
-	}
-	a.Release()
-	c, err := LockDevice(dir, "adb:R58M/1", "third")
-	if err != nil {
-		t.Fatalf("after release: %v", err)
-	}
-	c.Release()
-}
-
 func TestLoadExperimentErrors(t *testing.T) {
 	tests := []struct{ doc, want string }{
 		{`{"device": "sim:pixel", "watch": {"bild": "make"}}`, `watch: json: unknown field "bild"`},

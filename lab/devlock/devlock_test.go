@@ -1,0 +1,42 @@
+package devlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestTake(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Take(dir, "adb:R58M/1", "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Take(dir, "adb:R58M/1", "second")
+	var busy *BusyError
+	if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d, first", os.Getpid())) {
+		t.Errorf("second lock: %v; want a refusal naming the first's pid", err)
+	}
+	if b, err := Take(dir, "sim:pixel", "other device"); err != nil {
+		t.Errorf("another device: %v", err)
+	} else {
+		b.Release()
+	}
+	a.Release()
+	c, err := Take(dir, "adb:R58M/1", "third")
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	c.Release()
+	if err := c.Release(); err != nil {
+		t.Errorf("second release: %v", err)
+	}
+}
+
+func TestHolder(t *testing.T) {
+	if h := Holder(); strings.Contains(h, "/") && !strings.Contains(h, " ") || h == "" {
+		t.Errorf("Holder() = %q", h)
+	}
+}
