@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/history"
 )
 
@@ -222,7 +223,7 @@ func historyImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "%s: already in the history\n", im.File)
 			return
 		}
-		fmt.Fprintf(stdout, "%s: %s, %s\n", im.File, plural(im.Runs, "run"), plural(im.Rows, "row"))
+		fmt.Fprintf(stdout, "%s: %s, %s\n", im.File, sessions.Count(im.Runs, "run"), sessions.Count(im.Rows, "row"))
 	}
 	if o.csv != "" {
 		report(db.ImportCSV(ctx, o.csv, o.device))
@@ -230,20 +231,12 @@ func historyImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for _, p := range pos {
 		report(db.ImportFile(ctx, p))
 	}
-	fmt.Fprintf(stdout, "history %s: %s and %s added", db.Path(), plural(total.Runs, "run"), plural(total.Rows, "row"))
+	fmt.Fprintf(stdout, "history %s: %s and %s added", db.Path(), sessions.Count(total.Runs, "run"), sessions.Count(total.Rows, "row"))
 	if total.Known > 0 {
-		fmt.Fprintf(stdout, ", %s already there", plural(total.Known, "run"))
+		fmt.Fprintf(stdout, ", %s already there", sessions.Count(total.Known, "run"))
 	}
 	fmt.Fprintln(stdout)
 	return code
-}
-
-// plural is "1 run", "2 runs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 func historyExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
+	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/history"
 )
 
@@ -49,7 +50,7 @@ func historyAlerts(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "history %s: %d %s\n", db.Path(), len(alerts), pluralWord(len(alerts), "alert"))
+	fmt.Fprintf(stdout, "history %s: %d %s\n", db.Path(), len(alerts), sessions.Plural(len(alerts), "alert"))
 	printAlerts(stdout, alerts)
 	if p.Marked == 0 {
 		if len(alerts) > 0 {

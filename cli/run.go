@@ -158,7 +158,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer acc.close()
 	opt := acc.options()
 	opt.Realtime, opt.Seed = *realtime, exp.Seed
-	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
+	r := &headlessRun{cmd: "perflab run", stdout: stdout, stderr: stderr, quiet: *quiet, json: *asJSON, exports: ex}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: source, Path: *out, Overwrite: *force,
 		ProbeS: probe.Seconds(), Realtime: *realtime, HandOffEvery: headlessHandOff}, deviceLab(opt))
 }
@@ -188,6 +188,7 @@ func deviceLab(opt devices.Options) engine.Lab {
 // headlessRun is one `perflab run --headless`: a view of an engine session
 // on stderr (progress) and stdout (the report).
 type headlessRun struct {
+	cmd            string // the command its messages start with ("perflab run")
 	stdout, stderr io.Writer
 	quiet, json    bool
 	exports        runExports
@@ -199,7 +200,7 @@ type headlessRun struct {
 func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int {
 	s, err := engine.Start(ctx, l, p)
 	if err != nil {
-		fmt.Fprintln(h.stderr, "perflab run:", err)
+		fmt.Fprintln(h.stderr, h.cmd+":", err)
 		return exitError
 	}
 	h.announce(s)
@@ -213,12 +214,12 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	// shows how far it got.
 	endErr := engine.EndErr(res.End)
 	if endErr != nil && !errors.Is(endErr, context.Canceled) {
-		fmt.Fprintln(h.stderr, "perflab run:", endErr)
+		fmt.Fprintln(h.stderr, h.cmd+":", endErr)
 	}
 	code, rep := h.printReport(s, <-final, events)
 	sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
 	if err := h.exports.write(sess, rep); err != nil {
-		fmt.Fprintln(h.stderr, "perflab run:", err)
+		fmt.Fprintln(h.stderr, h.cmd+":", err)
 		code = exitError
 	}
 	if res.Err != nil {
@@ -232,9 +233,9 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
 	switch {
 	case endErr == nil:
-		return regressionFound(h.stderr, "perflab run", code)
+		return regressionFound(h.stderr, h.cmd, code)
 	case errors.Is(endErr, context.Canceled):
-		fmt.Fprintln(h.stderr, "perflab run: cancelled; the table above covers the trials finished so far")
+		fmt.Fprintln(h.stderr, h.cmd+": cancelled; the table above covers the trials finished so far")
 	}
 	return exitError
 }

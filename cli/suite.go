@@ -218,7 +218,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *f.useTUI {
 		return f.openTUI(ctx, exp, s, stdout, stderr)
 	}
-	r := &headlessRun{stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON}
+	r := &headlessRun{cmd: "perflab suite", stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *f.out,
 		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }

@@ -461,3 +461,51 @@ func TestSuiteFailingBenchmark(t *testing.T) {
 		t.Errorf("warnings %q (want %q), Work measured %v", r.Warnings, want, work)
 	}
 }
+
+// TestSuiteWorkerFullDisk: a host whose disk cannot take the test
+// binaries leaves the pool at setup, said with the host and tar's words;
+// the rounds go to the other host, and nothing is left on either. With no
+// other host the run fails, saying so.
+func TestSuiteWorkerFullDisk(t *testing.T) {
+	t.Parallel()
+	l := sshdtest.Start(t, []string{"w1", "full"}, "", sshdtest.FullDisk("full", 256))
+	repo := suiteRepo(t)
+	session := filepath.Join(t.TempDir(), "suite.jsonl")
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--json", "--quiet",
+		"-bench", "Work", "--worker", "ssh://full", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
+	if code != exitRegression {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	r := decodeReport(t, out)
+	left := false
+	for _, w := range r.Warnings {
+		left = left || strings.HasPrefix(w, "ssh://full left the pool after 0 trials (error: device setup: copying ") &&
+			strings.Contains(w, "Wrote only") && strings.HasSuffix(w, "the other devices ran the rest")
+	}
+	if !left {
+		t.Errorf("the report does not say that ssh://full left, and why: %q", r.Warnings)
+	}
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range s.Trials() {
+		if tr.Device != "ssh://w1" || tr.Status != "ok" {
+			t.Errorf("trial %d on %s: %s %s", tr.Index, tr.Device, tr.Status, tr.Reason)
+		}
+	}
+	for _, w := range []string{"w1", "full"} {
+		if left, _ := os.ReadDir(l.TmpDir(w)); len(left) > 0 {
+			t.Errorf("%s: left behind in its TMPDIR: %v", w, left)
+		}
+	}
+
+	_, errs, code = perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--quiet",
+		"-bench", "Work", "--worker", "ssh://full", "--ssh-config", l.Config, "--out", filepath.Join(t.TempDir(), "alone.jsonl"))
+	if code != exitError || !strings.Contains(errs, "copying ") || !strings.Contains(errs, "Wrote only") {
+		t.Errorf("the full host alone: exit %d, want %d and tar's words\n%s", code, exitError, errs)
+	}
+	if left, _ := os.ReadDir(l.TmpDir("full")); len(left) > 0 {
+		t.Errorf("full alone: left behind in its TMPDIR: %v", left)
+	}
+}

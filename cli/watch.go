@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/analysis/changepoint"
 	"github.com/perflab/perflab/lab/devlock"
+	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/bisect"
 	"github.com/perflab/perflab/sessions/engine"
 	"github.com/perflab/perflab/sessions/history"
@@ -238,7 +239,7 @@ func (f *watchFlags) loop(ctx context.Context, w *watch.Watcher, db *history.DB,
 		r, err := w.Run(ctx)
 		raised = append(raised, r.Alerts...)
 		logf("watch %s on %s: %d commits after %s, %d measured now, %d done before, %d failed to build; %d new %s",
-			f.repo, w.Device(), r.Commits, f.since, len(r.Recorded), r.Done, len(r.Failed), len(r.Alerts), pluralWord(len(r.Alerts), "alert"))
+			f.repo, w.Device(), r.Commits, f.since, len(r.Recorded), r.Done, len(r.Failed), len(r.Alerts), sessions.Plural(len(r.Alerts), "alert"))
 		f.sendAlerts(ctx, hook, db, experiment, raised, r.Alerts, stderr)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -284,11 +285,4 @@ func anyConfirmed(alerts []history.Alert) bool {
 		}
 	}
 	return false
-}
-
-func pluralWord(n int, w string) string {
-	if n == 1 {
-		return w
-	}
-	return w + "s"
 }

@@ -13,11 +13,24 @@ import (
 // others ran: lab.BenchFailures), with how many counted trials said it:
 // "benchmark example.com/m.Sort failed, exit status 1 (in 12 of 40
 // counted trials): its metrics lack those trials". Report, replay, run
-// and the workbench add them to the report's warnings.
+// and the workbench add them to the report's warnings. A device that left
+// a pool early (its setup failed, or it was lost for good) gets one too,
+// after the trials' notes, in the order it left: "ssh://w2 left the pool
+// after 3 trials (error: device setup: ...): the other devices ran the
+// rest".
 func TrialNotes(events []lab.Event) []string {
 	count := map[string]int{}
 	counted := 0
+	ran := map[string]int{}
+	var left []string
 	for _, e := range events {
+		if d := e.Device; d != nil && d.State == lab.DeviceLeft {
+			left = append(left, fmt.Sprintf("%s left the pool after %s (%s): the other devices ran the rest",
+				d.Device, Count(ran[d.Device], "trial"), d.Reason))
+		}
+		if e.Trial != nil {
+			ran[e.Trial.Device]++
+		}
 		t := e.Trial
 		if t == nil || !t.Counted() {
 			continue
@@ -35,5 +48,5 @@ func TrialNotes(events []lab.Event) []string {
 		out = append(out, fmt.Sprintf("%s (in %d of %d counted trials): its metrics lack those trials", r, n, counted))
 	}
 	sort.Strings(out)
-	return out
+	return append(out, left...)
 }

@@ -181,9 +181,25 @@ func (d *Device) copyTree(ctx context.Context, c *Client, src, dst string) (int6
 		return n, werr
 	}
 	if err != nil {
-		return n, fmt.Errorf("%v: %s", err, lastLine(stderr.String(), "no message"))
+		return n, fmt.Errorf("%v: %s", err, tarError(stderr.String()))
 	}
 	return n, nil
+}
+
+// tarError is what tar said went wrong: its first lines (the cause: "tar:
+// ./x.test: Wrote only 4096 of 10240 bytes" on a full disk), not its
+// closing "Exiting with failure status".
+func tarError(stderr string) string {
+	var keep []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "Exiting with failure status") && len(keep) < 2 {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return lastLine(stderr, "no message")
+	}
+	return strings.Join(keep, "; ")
 }
 
 // addTree writes the files under dir (following links) to tw as name.

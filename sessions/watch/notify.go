@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/format"
+	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/history"
 )
 
@@ -79,8 +80,8 @@ func (r Report) WriteFile(path string) error {
 // Markdown is the report as a Markdown page (for a CI job's summary).
 func (r Report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# perflab watch: %d %s, %d confirmed %s\n\n", len(r.Alerts), plural(len(r.Alerts), "alert"),
-		r.Regressions, plural(r.Regressions, "regression"))
+	fmt.Fprintf(&b, "# perflab watch: %d %s, %d confirmed %s\n\n", len(r.Alerts), sessions.Plural(len(r.Alerts), "alert"),
+		r.Regressions, sessions.Plural(r.Regressions, "regression"))
 	fmt.Fprintf(&b, "Repository `%s`, experiment `%s`, history `%s`.\n\n", r.Repo, r.Experiment, r.History)
 	if len(r.Alerts) == 0 {
 		b.WriteString("No new step.\n")
@@ -108,13 +109,6 @@ func short(rev string) string {
 		return "-"
 	}
 	return rev
-}
-
-func plural(n int, w string) string {
-	if n == 1 {
-		return w
-	}
-	return w + "s"
 }
 
 // Webhook posts reports to a URL. A failing post is retried a few times

@@ -42,8 +42,12 @@ type host struct {
 // it skips the test when sshd or ssh-keygen is missing. The servers stop
 // at the test's end. extra adds lines to the client configuration (for
 // example an alias with a ProxyJump).
-func Start(t testing.TB, aliases []string, extra string) *Lab {
+func Start(t testing.TB, aliases []string, extra string, opts ...Option) *Lab {
 	t.Helper()
+	fileKB := map[string]int{}
+	for _, o := range opts {
+		fileKB[o.alias] = o.fileKB
+	}
 	for _, bin := range []string{SSHD, "ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s not installed (./test.sh installs openssh-server)", bin)
@@ -105,6 +109,11 @@ func Start(t testing.TB, aliases []string, extra string) *Lab {
 			t.Fatal(err)
 		}
 		h.cmd = exec.Command(SSHD, "-D", "-e", "-f", sshdCfg)
+		if kb := fileKB[alias]; kb > 0 {
+			// POSIX sh's ulimit -f counts 512-byte blocks; an ignored
+			// SIGXFSZ stays ignored through sshd into the sessions.
+			h.cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(`trap '' XFSZ; ulimit -f %d && exec "$@"`, 2*kb), "sh", SSHD, "-D", "-e", "-f", sshdCfg)
+		}
 		h.cmd.Stderr = &testLog{t: t, prefix: "sshd " + alias + ": "}
 		if err := h.cmd.Start(); err != nil {
 			t.Fatalf("starting sshd: %v", err)
@@ -122,6 +131,18 @@ func Start(t testing.TB, aliases []string, extra string) *Lab {
 	}
 	return l
 }
+
+// Option changes one host of Start.
+type Option struct {
+	alias  string
+	fileKB int
+}
+
+// FullDisk makes alias a host whose disk takes no file past kb kilobytes:
+// its sshd, and so every session, runs with that RLIMIT_FSIZE (ulimit -f)
+// and SIGXFSZ ignored, so a write past it fails as on a full disk (tar
+// says "Wrote only N of M bytes", as there), without root or a mount.
+func FullDisk(alias string, kb int) Option { return Option{alias: alias, fileKB: kb} }
 
 // block is the configuration of alias for the host on port, logging in as
 // user with key, with extra lines.
