@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/sessions"
+)
+
+// commitFiles writes files into the repository at dir and commits them.
+func commitFiles(t *testing.T, dir, msg string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"add", "."}, {"commit", "-qm", msg}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// worktrees lists the repository's git worktrees (the checkout itself
+// first).
+func worktrees(t *testing.T, dir string) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "worktree", "list", "--porcelain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wts []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if w, ok := strings.CutPrefix(l, "worktree "); ok {
+			wts = append(wts, w)
+		}
+	}
+	return wts
+}
+
+// TestSuiteRevisionDoesNotBuild: a revision that does not compile is
+// named with the compiler's words, and its worktrees are removed.
+func TestSuiteRevisionDoesNotBuild(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	commitFiles(t, repo, "broken", map[string]string{"broken.go": "package suitetest\n\nfunc Broken() int { return \"x\" }\n"})
+	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--quiet")
+	if code != exitError || !strings.Contains(errs, "HEAD ") || !strings.Contains(errs, "does not build") ||
+		!strings.Contains(errs, "broken.go:3") || strings.Contains(errs, "session:") {
+		t.Errorf("exit %d, want %d naming HEAD, the failure and the file\n%s", code, exitError, errs)
+	}
+	if wts := worktrees(t, repo); len(wts) != 1 {
+		t.Errorf("worktrees left: %v", wts)
+	}
+}
+
+// TestSuiteMalformedBenchmarkLines: a benchmark printing a line that
+// reads as a result but is not one fails its trials, each saying which
+// benchmark and line; the other benchmarks are measured in every round.
+func TestSuiteMalformedBenchmarkLines(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	commitFiles(t, repo, "garbled", map[string]string{"garbled_test.go": "package suitetest\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n)\n\n" +
+		"func BenchmarkGarbled(b *testing.B) {\n\tfor range b.N {\n\t\tWork()\n\t}\n\tfmt.Println(\"BenchmarkGarbled \\t 12 \\t abc ns/op\")\n}\n"})
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	// --aa: the garbled benchmark in both builds (it came with the head).
+	out, errs, code := perflabIn(t, repo, "suite", "--aa", "--head", "HEAD", "--trials", "4", "--benchtime", "20x", "--json",
+		"-bench", "Work|Garbled", "--out", session)
+	if code != exitOK && code != exitRegression {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, `failed: benchmark output: stdout:1: benchmark BenchmarkGarbled, unit "ns/op": cannot parse "abc" as a number`) {
+		t.Errorf("no failed trial naming the benchmark and the line:\n%s", errs)
+	}
+	found := false
+	for _, m := range decodeReport(t, out).Metrics {
+		found = found || strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.A.N >= 4 && m.B.N >= 4
+	}
+	if !found {
+		t.Errorf("Work's units/op not measured in every round beside the garbled benchmark:\n%s", out)
+	}
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, tr := range s.Trials() {
+		if tr.Status != "ok" {
+			failed++
+			if !strings.Contains(tr.Reason, "BenchmarkGarbled") {
+				t.Errorf("trial %d failed for another reason: %s", tr.Index, tr.Reason)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Error("no failed trial recorded")
+	}
+}
+
+// TestSuiteCrossCompileFails: a package that does not build for a remote
+// worker's platform is said with that platform and the compiler's words,
+// and nothing is left (the cross build stops at the package clause, so
+// no standard library is compiled for it).
+func TestSuiteCrossCompileFails(t *testing.T) {
+	repo := suiteRepo(t)
+	other := "linux_arm64"
+	if hostPlatform() == other {
+		other = "linux_amd64"
+	}
+	arch := strings.TrimPrefix(other, "linux_")
+	commitFiles(t, repo, "arch", map[string]string{"only_" + arch + ".go": "//go:build " + arch + "\n\npackag suitetest\n"})
+	t.Chdir(repo)
+	s, err := prepareSuite(context.Background(), suiteConfig{base: "HEAD~1", head: "HEAD", bench: ".", benchtime: "10x", pkgs: []string{"."},
+		platforms: []string{hostPlatform(), other}}, &strings.Builder{})
+	if s != nil {
+		s.cleanup()
+	}
+	if err == nil || !strings.Contains(err.Error(), "does not build for "+other) || !strings.Contains(err.Error(), "expected 'package'") {
+		t.Errorf("prepare: %v, want the platform and the compiler's words", err)
+	}
+	if wts := worktrees(t, repo); len(wts) != 1 {
+		t.Errorf("worktrees left: %v", wts)
+	}
+	if s != nil && s.tmp != "" {
+		if _, err := os.Stat(s.tmp); !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", s.tmp, err)
+		}
+	}
+}
