@@ -260,5 +260,6 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 	rr.warnings = append(rr.warnings, warns...)
 	rr.warnings = append(rr.warnings, sessions.HostWarnings(rc.Events)...)
 	rr.warnings = append(rr.warnings, sessions.TrialNotes(rc.Events)...)
+	rr.warnings = append(rr.warnings, sessions.FailureNotes(rc.Events)...)
 	return rc.Events, rr, nil
 }

@@ -346,6 +346,7 @@ func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Ev
 	rep.Warn(sessions.SetupWarnings(events)...)
 	rep.Warn(sessions.HostWarnings(events)...)
 	rep.Warn(sessions.TrialNotes(events)...)
+	rep.Warn(sessions.FailureNotes(events)...)
 	switch {
 	case h.json:
 		// The summary is of the events seen; the file holds those written

@@ -64,7 +64,8 @@ func TestSuiteRevisionDoesNotBuild(t *testing.T) {
 
 // TestSuiteMalformedBenchmarkLines: a benchmark printing a line that
 // reads as a result but is not one fails its trials, each saying which
-// benchmark and line; the other benchmarks are measured in every round.
+// benchmark and line, and the report's warnings say it too; the other
+// benchmarks are measured in every round.
 func TestSuiteMalformedBenchmarkLines(t *testing.T) {
 	t.Parallel()
 	repo := suiteRepo(t)
@@ -80,8 +81,16 @@ func TestSuiteMalformedBenchmarkLines(t *testing.T) {
 	if !strings.Contains(errs, `failed: benchmark output: stdout:1: benchmark BenchmarkGarbled, unit "ns/op": cannot parse "abc" as a number`) {
 		t.Errorf("no failed trial naming the benchmark and the line:\n%s", errs)
 	}
+	r := decodeReport(t, out)
+	said := false
+	for _, w := range r.Warnings {
+		said = said || strings.Contains(w, `trials failed or timed out: benchmark output: stdout:1: benchmark BenchmarkGarbled, unit "ns/op": cannot parse "abc"`)
+	}
+	if !said {
+		t.Errorf("the report's warnings do not say why Garbled has no row: %q", r.Warnings)
+	}
 	found := false
-	for _, m := range decodeReport(t, out).Metrics {
+	for _, m := range r.Metrics {
 		found = found || strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.A.N >= 4 && m.B.N >= 4
 	}
 	if !found {

@@ -50,3 +50,51 @@ func TrialNotes(events []lab.Event) []string {
 	sort.Strings(out)
 	return append(out, left...)
 }
+
+// FailureNotes says why trials failed or timed out (warm-ups and the
+// trial a cancel interrupted aside), by reason, the three most frequent
+// and then the rest in one line: "16 of 32 trials failed or timed out:
+// benchmark output: stdout:1: benchmark BenchmarkGarbled, ...". The
+// command line's reports (run, suite, report) add them to the warnings, so
+// that a report read alone says why a suite's benchmark has no row; the
+// workbench shows failures in its trials pane instead.
+func FailureNotes(events []lab.Event) []string {
+	failed := map[string]int{}
+	trials := 0
+	for _, e := range events {
+		if t := e.Trial; t != nil && !t.Warmup && t.Status != lab.StatusInterrupted {
+			trials++
+			if t.Status == lab.StatusFailed || t.Status == lab.StatusTimeout {
+				failed[t.Reason]++
+			}
+		}
+	}
+	reasons := make([]string, 0, len(failed))
+	for r := range failed {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if failed[reasons[i]] != failed[reasons[j]] {
+			return failed[reasons[i]] > failed[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	var out []string
+	rest, restReasons := 0, 0
+	for i, r := range reasons {
+		if i >= 3 {
+			rest += failed[r]
+			restReasons++
+			continue
+		}
+		why := r
+		if why == "" {
+			why = "no reason given"
+		}
+		out = append(out, fmt.Sprintf("%d of %s failed or timed out: %s", failed[r], Count(trials, "trial"), why))
+	}
+	if rest > 0 {
+		out = append(out, fmt.Sprintf("%d more failed or timed out, for %s", rest, Count(restReasons, "other reason")))
+	}
+	return out
+}
