@@ -251,6 +251,7 @@ type MetricResult struct {
 	logRatios []float64
 	seqOpt    SequentialOptions
 	familySeq *Sequential
+	atFamily  *familySeqKept // a Comparer's, else nil
 }
 
 // Report is the comparison of all metrics. Its JSON form is the contract
@@ -284,16 +285,17 @@ type Report struct {
 // their defaults with a report warning (call Options.Validate first to
 // reject them instead).
 func Compare(metrics []MetricInput, opt Options) Report {
-	r, opt := compareAll(metrics, opt)
+	r, opt := compareAll(metrics, opt, nil)
 	correctAndDecide([]*Report{&r}, opt)
 	r.Geomeans = geomeans([]Report{r})
 	return r
 }
 
-// compareAll is Compare up to the correction: every metric's statistics,
-// and the verdicts already decided without a p-value. It returns the
-// options it used (defaults for invalid ones).
-func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
+// compareAll is Compare up to the correction: every metric's statistics
+// (those c kept from its last call taken from it), and the verdicts
+// already decided without a p-value. It returns the options it used
+// (defaults for invalid ones).
+func compareAll(metrics []MetricInput, opt Options, c *Comparer) (Report, Options) {
 	opt = opt.withDefaults()
 	if opt.Designs == nil {
 		opt.Designs = new(SequentialDesigns) // one design for all the metrics
@@ -320,11 +322,15 @@ func compareAll(metrics []MetricInput, opt Options) (Report, Options) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i := range metrics {
+		if m, ok := c.kept(metrics[i], opt); ok {
+			r.Metrics[i] = m
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			r.Metrics[i] = compareMetric(metrics[i], opt)
+			r.Metrics[i] = c.compareMetric(metrics[i], opt)
 			<-sem
 		}()
 	}

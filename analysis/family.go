@@ -241,8 +241,20 @@ func atLevel(m *MetricResult, level float64, k int, opt Options) {
 		// (α·R/k under BH), the same share of it as of 1 − confidence.
 		so := m.seqOpt
 		so.Alpha *= (1 - level) / (1 - opt.Confidence)
-		s := sequentialPairedOn(m.logRatios, so, opt.Designs.design(so))
-		s.P = m.Sequential.P // the p corrected with the others stays the test's own
+		s, ok := m.atFamily.get(so.Alpha)
+		if !ok {
+			st := newSequentialTest(so, opt.Designs.design(so))
+			for _, x := range m.logRatios {
+				st.Add(x)
+			}
+			// Only the interval and its decision are wanted at this
+			// level: the p corrected with the others stays the test's
+			// own, so its p at this level (a search over designs, most
+			// of a suite's analysis) is not computed.
+			s = st.result(false)
+			s.P = m.Sequential.P
+			m.atFamily.set(so.Alpha, s)
+		}
 		m.familySeq = &s
 		d.CILowPct, d.CIHighPct, d.Confidence = s.CILowPct, s.CIHighPct, 1-so.Alpha
 	case MethodWelch:

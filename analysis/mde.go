@@ -17,6 +17,11 @@ func familyAlpha(alpha float64, k int, correction string) float64 {
 // at the level of its family (familyAlpha of the family's size k), once k
 // is known (issue 16 item 9: it used the raw alpha).
 func correctMDEs(ms []MetricResult, fam family, opt Options) {
+	type size struct {
+		n     int
+		alpha float64
+	}
+	quantiles := map[size]float64{} // a suite's hundreds of metrics share a few
 	for i := range ms {
 		m := &ms[i]
 		fa := familyAlpha(opt.Alpha, max(1, fam.k(i)), opt.Correction)
@@ -24,7 +29,13 @@ func correctMDEs(ms []MetricResult, fam family, opt Options) {
 			m.MDEPct = mdeFrom(*m.moments, fa, PowerTarget, opt.Test)
 		}
 		if m.Paired != nil && m.Paired.logSD > 0 {
-			m.Paired.MDEPct = pairedMDE(m.Paired.logSD, m.Paired.N, fa)
+			k := size{m.Paired.N, fa}
+			q, ok := quantiles[k]
+			if !ok {
+				q = pairedMDEQuantiles(k.n, k.alpha)
+				quantiles[k] = q
+			}
+			m.Paired.MDEPct = pairedMDEAt(q, m.Paired.logSD, m.Paired.N)
 		}
 		switch m.Decision.Method {
 		case MethodPaired, MethodPairedBootstrap, MethodSequential:

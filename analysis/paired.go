@@ -485,8 +485,19 @@ func AnalyzePaired(pairs []Pair, dropped int, alpha, confidence float64, resampl
 // n−1 degrees of freedom, divided by √ARE of the signed-rank test
 // (areRankNormal), as e^x − 1.
 func pairedMDE(sd float64, n int, alpha float64) Float {
+	return pairedMDEAt(pairedMDEQuantiles(n, alpha), sd, n)
+}
+
+// pairedMDEQuantiles is pairedMDE's t₁₋α/₂ + t_power: most of its time,
+// and the same for every metric of a family with as many pairs.
+func pairedMDEQuantiles(n int, alpha float64) float64 {
 	df := float64(n - 1)
-	x := (studentTQuantile(1-alpha/2, df) + studentTQuantile(PowerTarget, df)) * sd / math.Sqrt(float64(n)) / math.Sqrt(areRankNormal)
+	return studentTQuantile(1-alpha/2, df) + studentTQuantile(PowerTarget, df)
+}
+
+// pairedMDEAt is pairedMDE with its quantiles q (pairedMDEQuantiles).
+func pairedMDEAt(q, sd float64, n int) Float {
+	x := q * sd / math.Sqrt(float64(n)) / math.Sqrt(areRankNormal)
 	return defined(math.Expm1(x) * 100)
 }
 

@@ -75,7 +75,7 @@ func CompareVersus(metrics []MetricInput, opt Options) Versus {
 		if len(opt.Labels) > j {
 			o.Labels = []string{opt.Labels[0], opt.Labels[j]}
 		}
-		r, uo := compareAll(pair, o)
+		r, uo := compareAll(pair, o, nil)
 		reps, used = append(reps, &r), uo
 	}
 	v.Family = correctAndDecide(reps, used)

@@ -18,7 +18,11 @@ import (
 // is then exactly the report's verdicts. Metrics that cannot be tested
 // (the same constant in both arms) are no members and do not hold it up.
 type suiteStop struct {
-	opt      analysis.Options
+	opt analysis.Options
+	// compare is analysis.Compare with opt, of a Comparer: a round
+	// changes one benchmark's metrics, and only theirs are analysed
+	// again (the correction across them all is redone).
+	compare  func([]analysis.MetricInput) analysis.Report
 	metrics  map[string]*suiteSeries
 	order    []string
 	round    int
@@ -90,7 +94,7 @@ func newSuiteStop(exp *Experiment, devices int) *suiteStop {
 	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
-	st := &suiteStop{opt: o, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
+	st := &suiteStop{opt: o, compare: analysis.NewComparer(o).Compare, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
 		devices: max(devices, 1)}
 	if b, ok := exp.Builds[ArmControl]; ok {
 		st.spec = b.Bench
@@ -142,7 +146,7 @@ func (s *suiteStop) flush() {
 		in = append(in, analysis.MetricInput{Name: name, Unit: ser.unit, Better: ser.better,
 			Samples: [][]float64{ser.a, ser.b}, Pairs: ser.pairs})
 	}
-	rep := analysis.Compare(in, s.opt)
+	rep := s.compare(in)
 	count := map[string]int{}
 	members := 0
 	s.done = true
