@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -87,7 +86,7 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 	}
 	s.bundle = filepath.Join(s.tmp, "bundle")
 	if len(c.platforms) == 0 {
-		c.platforms = []string{hostPlatform()}
+		c.platforms = []string{lab.HostPlatform()}
 	}
 	baseRev, baseName := c.base, c.base
 	switch {
@@ -171,7 +170,7 @@ func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bun
 			}
 			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, name), f[0])
 			cmd.Dir = side.dir
-			if j > 0 || plat != hostPlatform() {
+			if j > 0 || plat != lab.HostPlatform() {
 				goos, goarch, _ := strings.Cut(plat, "_")
 				cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 			}
@@ -209,9 +208,6 @@ func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bun
 	}
 	return nil
 }
-
-// hostPlatform is this host's GOOS_GOARCH, as bundle folders are named.
-func hostPlatform() string { return runtime.GOOS + "_" + runtime.GOARCH }
 
 func isDir(path string) bool {
 	fi, err := os.Stat(path)

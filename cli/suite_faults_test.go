@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -121,14 +122,14 @@ func TestSuiteMalformedBenchmarkLines(t *testing.T) {
 func TestSuiteCrossCompileFails(t *testing.T) {
 	repo := suiteRepo(t)
 	other := "linux_arm64"
-	if hostPlatform() == other {
+	if lab.HostPlatform() == other {
 		other = "linux_amd64"
 	}
 	arch := strings.TrimPrefix(other, "linux_")
 	commitFiles(t, repo, "arch", map[string]string{"only_" + arch + ".go": "//go:build " + arch + "\n\npackag suitetest\n"})
 	t.Chdir(repo)
 	s, err := prepareSuite(context.Background(), suiteConfig{base: "HEAD~1", head: "HEAD", bench: ".", benchtime: "10x", pkgs: []string{"."},
-		platforms: []string{hostPlatform(), other}}, &strings.Builder{})
+		platforms: []string{lab.HostPlatform(), other}}, &strings.Builder{})
 	if s != nil {
 		s.cleanup()
 	}

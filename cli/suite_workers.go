@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/sshworker"
 )
@@ -65,7 +66,7 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 // ssh host's from its uname -sm, a phone's from its ABI (a simulated
 // phone runs the serving host's programs).
 func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cachegrind bool, stderr io.Writer) ([]string, error) {
-	plats := []string{hostPlatform()}
+	plats := []string{lab.HostPlatform()}
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "ssh://") && !strings.HasPrefix(id, "adb:") {
 			continue

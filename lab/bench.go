@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,10 @@ import (
 	"github.com/perflab/perflab/analysis/parse"
 	"github.com/perflab/perflab/lab/shquote"
 )
+
+// HostPlatform is this host's GOOS_GOARCH, as a suite's bundle folders
+// and a worker's Platform name platforms (linux_amd64).
+func HostPlatform() string { return runtime.GOOS + "_" + runtime.GOARCH }
 
 // OutputGoBench is Build.Output for a command that prints `go test -bench`
 // results: every value–unit pair of every result line is a metric.

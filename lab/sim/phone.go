@@ -5,12 +5,13 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/perflab/perflab/lab"
 )
 
 // Phone is the simulated phone: kernel files, file system, clock, thermal
@@ -178,7 +179,7 @@ func (ph *Phone) initProps() {
 		PropExtras:                 Extras,
 		PropPreset:                 p.Name,
 		PropSlowdown:               "1",
-		PropHostPlatform:           runtime.GOOS + "_" + runtime.GOARCH,
+		PropHostPlatform:           lab.HostPlatform(),
 	} {
 		ph.props[k] = v
 	}
