@@ -81,7 +81,11 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 	}
 	module, _ := output(ctx, modDir, "go", "list", "-m")
 	s := &suitePrep{toplevel: top, info: lab.SuiteInfo{Module: module, Packages: c.pkgs, Bench: c.bench, Benchtime: c.benchtime}}
-	if s.tmp, err = os.MkdirTemp("", "perflab-suite-"); err != nil {
+	removeSuiteLeftovers(ctx, top, stderr)
+	if s.tmp, err = os.MkdirTemp("", suiteTmpPrefix); err != nil {
+		return s, err
+	}
+	if err := markSuiteTmp(s.tmp); err != nil {
 		return s, err
 	}
 	s.bundle = filepath.Join(s.tmp, "bundle")

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions"
 )
@@ -143,5 +148,96 @@ func TestSuiteCrossCompileFails(t *testing.T) {
 		if _, err := os.Stat(s.tmp); !os.IsNotExist(err) {
 			t.Errorf("%s left: %v", s.tmp, err)
 		}
+	}
+}
+
+// longSuite is a suite repository, the temporary directory (TMPDIR) its
+// suites get, and a maker of perflab suite commands in it that run long
+// (500 rounds) unless stopped, with extra arguments.
+func longSuite(t *testing.T) (repo, tmp string, long func(extra ...string) *exec.Cmd) {
+	t.Helper()
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, tmp = suiteRepo(t), t.TempDir()
+	env := append(os.Environ(), "TMPDIR="+tmp, "XDG_DATA_HOME="+t.TempDir())
+	return repo, tmp, func(extra ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "500", "--benchtime", "100x"}, extra...)...)
+		cmd.Dir, cmd.Env = repo, env
+		return cmd
+	}
+}
+
+// TestSuiteKilledLeftoversRemovedNextTime: a perflab suite killed with
+// SIGKILL leaves its worktrees and temporary folder; the next perflab
+// suite in the repository removes them, saying so, and leaves the
+// folders of a suite still running alone.
+func TestSuiteKilledLeftoversRemovedNextTime(t *testing.T) {
+	t.Parallel()
+	repo, tmp, long := longSuite(t)
+	start := func() (*proctest.Proc, *syncBuffer) {
+		cmd := long("--quiet")
+		errb := &syncBuffer{}
+		cmd.Stderr = errb
+		p := proctest.Start(t, cmd)
+		deadline := time.Now().Add(2 * time.Minute)
+		for !strings.Contains(errb.String(), "session:") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the suite did not start its session within 2m:\n%s", errb.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return p, errb
+	}
+	running, _ := start() // its folder and worktrees are no leftover
+	killed, _ := start()
+	killed.Kill9(t)
+	if wts := worktrees(t, repo); len(wts) != 5 {
+		t.Fatalf("worktrees of the killed and the running suite: %v", wts)
+	}
+	cmd := long()
+	cmd.Args = append(cmd.Args[:1], "suite", "--aa", "--head", "HEAD", "-bench", "Nothing", "--quiet")
+	out, _ := cmd.CombinedOutput()
+	want := fmt.Sprintf("left by a perflab suite (pid %d) that was killed", killed.Pid())
+	if !strings.Contains(string(out), want) || strings.Contains(string(out), fmt.Sprintf("(pid %d)", running.Pid())) {
+		t.Errorf("next suite: want %q and nothing of the running suite\n%s", want, out)
+	}
+	if wts := worktrees(t, repo); len(wts) != 3 {
+		t.Errorf("worktrees after the next suite: %v, want the checkout and the running suite's two", wts)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, suiteTmpPrefix+"*")); len(left) != 1 {
+		t.Errorf("suite folders after the next suite: %v, want the running suite's", left)
+	}
+}
+
+// TestSuiteOutputClosedEndsLikeCtrlC: perflab suite | head: when the
+// reader of its output goes, perflab is not killed by SIGPIPE mid-run; it
+// ends as on Ctrl-C, removing its worktrees and folder (main.go).
+func TestSuiteOutputClosedEndsLikeCtrlC(t *testing.T) {
+	t.Parallel()
+	repo, tmp, long := longSuite(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := long()
+	cmd.Stdout, cmd.Stderr = w, w
+	p := proctest.Start(t, cmd)
+	w.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "session:") {
+	}
+	r.Close() // as head does once it has its lines
+	p.Wait()
+	st := cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); !ok || ws.Signaled() || st.ExitCode() == 0 {
+		t.Errorf("perflab ended with %v; want an exit status of its own (not SIGPIPE's kill, not success)", st)
+	}
+	if wts := worktrees(t, repo); len(wts) != 1 {
+		t.Errorf("worktrees left: %v", wts)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, suiteTmpPrefix+"*")); len(left) != 0 {
+		t.Errorf("suite folders left: %v", left)
 	}
 }
