@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -196,11 +197,14 @@ func (w *gsWalker) next() float64 {
 // Student t critical value (ν = k − 1) for the repeated confidence
 // intervals (Jennison & Turnbull 1989, "Interim analyses: the repeated
 // confidence interval approach", J. R. Statist. Soc. B 51: 305–361).
+// Its fields never change once built; pcache, which only remembers work,
+// is safe for concurrent use.
 type gsDesign struct {
 	alpha  float64
 	maxK   int
 	levels []float64 // levels[k], k = 0..maxK
 	tcrit  []float64 // tcrit[k]: +Inf where the look cannot reject
+	pcache gsPCache
 }
 
 func newGSDesign(alpha float64, maxK int) *gsDesign {
@@ -211,6 +215,7 @@ func newGSDesign(alpha float64, maxK int) *gsDesign {
 		d.levels[k] = w.next()
 		d.tcrit[k] = studentTTailQuantile(d.levels[k]/2, float64(k-1))
 	}
+	d.pcache.maxEntries = gsPCacheEntries(maxK)
 	return d
 }
 
@@ -221,8 +226,21 @@ func newGSDesign(alpha float64, maxK int) *gsDesign {
 // relative; the upper end of the last bracket is returned, so p ≤ α' means
 // rejection at α'. On the coarse grid gsStepP it is within 0.7% of the
 // exact value (repeatedp_reference_test.go).
+//
+// The levels α' the bisection tries are the nodes of one fixed binary tree
+// (it always starts from the same bracket and halves it the same number
+// of times), and each one's look levels depend on α' and the design only,
+// so the design remembers them (gsPCache): a caller that adds a round and
+// asks again, as the suite stop rule does after every round, walks the
+// tree's remembered nodes and carries each one a look further, instead of
+// running every recursion again from the first round. The result is the
+// same float64 as recomputing (TestRepeatedPCacheIdentical).
 func (d *gsDesign) repeatedP(obs []float64) float64 {
+	var scratch []float64 // the convolution's buffer, shared by this call's walkers
 	rejects := func(a float64) bool {
+		if e := d.pcache.entry(a, d.maxK); e != nil {
+			return e.rejects(obs, d.maxK, &scratch)
+		}
 		w := newGSWalker(a, d.maxK, gsStepP)
 		for k := 2; k < len(obs) && k <= d.maxK; k++ {
 			if obs[k] <= w.next() {
@@ -247,6 +265,83 @@ func (d *gsDesign) repeatedP(obs []float64) float64 {
 		}
 	}
 	return math.Exp(hi)
+}
+
+// gsPCacheFloats bounds the float64s a design's repeated p-value cache may
+// hold (8 MiB): entries are added while their worst case fits
+// (gsPCacheEntries), and past that the levels not yet remembered are
+// computed afresh each time, as without the cache. The bisection's tree
+// has 2^14 + 1 nodes; 300 metrics of 10 rounds visit about 3,000 of them,
+// and at 50 rounds they fill the cache (its 1,581 levels). Keeping only
+// the tree's top levels, which every run shares, was tried: the deeper
+// levels a run visits again at its next round matter more (a third more
+// time a round at 100 × 50).
+const gsPCacheFloats = 1 << 20
+
+// gsPCacheEntries is how many levels' walkers fit in gsPCacheFloats at
+// maxK rounds, at the most each can hold: its levels (maxK + 1), its
+// sub-density (at most 2r + 1 cells, r the tail cut-off convolve applies
+// at round maxK) and its kernel.
+func gsPCacheEntries(maxK int) int {
+	r := int(math.Ceil(gsTail * math.Sqrt(float64(maxK)) / gsStepP))
+	d := int(math.Ceil(gsBand / gsStepP))
+	per := (maxK + 1) + (2*r + 1) + (2*d + 1) + 32 // + the structs and the map, in float64s
+	return gsPCacheFloats / per
+}
+
+// gsPCache remembers, for each level α' the repeated p-value's bisection
+// has tried on the design (keyed by its exact bits), the looks' levels
+// computed so far and the walker to compute more, up to maxEntries levels.
+type gsPCache struct {
+	mu         sync.Mutex
+	m          map[uint64]*gsPEntry
+	maxEntries int
+}
+
+type gsPEntry struct {
+	mu     sync.Mutex
+	w      *gsWalker // at look len(levels) − 1
+	levels []float64 // levels[k]: look k's nominal level (k = 0, 1: none)
+}
+
+// entry is α's entry, added if there is room; nil when the cache is full.
+func (c *gsPCache) entry(alpha float64, maxK int) *gsPEntry {
+	key := math.Float64bits(alpha)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[key]
+	if e == nil {
+		if len(c.m) >= c.maxEntries {
+			return nil
+		}
+		if c.m == nil {
+			c.m = make(map[uint64]*gsPEntry)
+		}
+		// The walker is built under the lock, so a new entry is complete
+		// before anyone else sees it (the kernel costs about a look).
+		e = &gsPEntry{w: newGSWalker(alpha, maxK, gsStepP), levels: make([]float64, 2, maxK+1)}
+		c.m[key] = e
+	}
+	return e
+}
+
+// rejects reports whether some look k = 2.. of obs is at or below the
+// entry's level, carrying the walker on as far as obs needs. scratch is
+// lent to the walker for the convolution and handed back.
+func (e *gsPEntry) rejects(obs []float64, maxK int, scratch *[]float64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k := 2; k < len(obs) && k <= maxK; k++ {
+		if k == len(e.levels) {
+			e.w.scratch = *scratch
+			e.levels = append(e.levels, e.w.next())
+			*scratch, e.w.scratch = e.w.scratch, nil
+		}
+		if obs[k] <= e.levels[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // studentTTailQuantile returns x with P(T > x) = q for Student's t with df

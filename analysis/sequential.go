@@ -145,7 +145,9 @@ func sequentialDesign(opt SequentialOptions) *gsDesign {
 // the same design each time. Set Options.Designs to one that lives as long
 // as the view (engine.Options does); without it Compare shares a new one
 // across its metrics. A design is a pure function of its key and is never
-// changed once built, so sharing cannot change a result. The zero value is
+// changed once built (it only remembers the repeated p-value's work, in at
+// most 8 MiB, and gives the same p-values), so sharing cannot change a
+// result. The zero value is
 // ready to use; it is safe for concurrent use and holds one design per
 // distinct key (a plan has one).
 type SequentialDesigns struct {
