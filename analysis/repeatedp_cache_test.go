@@ -86,7 +86,7 @@ func TestRepeatedPCacheIdentical(t *testing.T) {
 		alpha float64
 		maxK  int
 		runs  int
-	}{{0.05, 2, 6}, {0.05, 3, 6}, {0.05, 10, 6}, {0.01, 10, 6}, {0.2, 17, 6}, {0.05, 30, 6}, {0.1, 50, 3}}
+	}{{0.05, 2, 6}, {0.05, 3, 6}, {0.05, 10, 6}, {0.01, 10, 4}, {0.2, 17, 4}, {0.05, 25, 2}, {0.1, 35, 1}}
 	if testing.Short() {
 		cases = cases[:5]
 	}
