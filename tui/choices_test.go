@@ -93,3 +93,27 @@ func TestRememberedControlsTheDeviceLacks(t *testing.T) {
 		t.Errorf("remembered %+v, want kill app only and 50 trials", c)
 	}
 }
+
+// TestControlsTrialsOfASuite: a suite's trials per arm are said as
+// rounds of each benchmark, as perflab suite --trials counts them.
+func TestControlsTrialsOfASuite(t *testing.T) {
+	bench := &lab.BenchSpec{Packages: []lab.BenchPackage{{Path: "m", Benchmarks: []string{"A", "B", "C"}}}}
+	suite := lab.Experiment{Trials: 12, Suite: &lab.SuiteInfo{Module: "m"},
+		Builds: map[string]lab.Build{lab.ArmControl: {Bench: bench}, lab.ArmTreatment: {Bench: bench}}}
+	st := NewStyles(true, true)
+	for _, tt := range []struct {
+		exp    lab.Experiment
+		trials int
+		want   string
+	}{
+		{lab.Experiment{Trials: 12}, 12, "12 per arm"},
+		{suite, 12, "12 per arm: 4 rounds of 3 benchmarks"},
+		{suite, 20, "20 per arm: about 6 rounds of 3 benchmarks"},
+	} {
+		p := newControlsPane(&st, simInfo(), tt.exp, nil, false)
+		p.trials = tt.trials
+		if got := p.value(controlRow{setting: "trials"}); got != tt.want {
+			t.Errorf("trials %d: %q, want %q", tt.trials, got, tt.want)
+		}
+	}
+}

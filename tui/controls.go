@@ -28,6 +28,7 @@ type controlsPane struct {
 	controls lab.Controls
 	order    string
 	trials   int
+	benches  int // a suite's benchmarks (a round is one benchmark); 0 otherwise
 	warmup   int
 	probeS   float64
 	profile  bool // a CPU profile of every trial (perflab profile, the where view)
@@ -80,6 +81,9 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	}
 	if p.order == "" {
 		p.order = "random"
+	}
+	if b := exp.Builds[lab.ArmControl].Bench; exp.Suite != nil && b != nil {
+		p.benches = b.Count()
 	}
 	if p.trials <= 0 {
 		// A fresh experiment (no file): the file's defaults, so the
@@ -154,6 +158,14 @@ func (p controlsPane) value(r controlRow) string {
 	case "order":
 		return p.order
 	case "trials":
+		if p.benches > 1 {
+			// perflab suite --trials N: N rounds of each benchmark.
+			about := ""
+			if p.trials%p.benches != 0 {
+				about = "about "
+			}
+			return fmt.Sprintf("%d per arm: %s%d rounds of %d benchmarks", p.trials, about, p.trials/p.benches, p.benches)
+		}
 		return fmt.Sprintf("%d per arm", p.trials)
 	case "warmup":
 		if p.warmup == 1 {
