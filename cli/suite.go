@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/lab"
@@ -149,11 +150,6 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 	if *f.benchtime == "" {
 		*f.benchtime = map[bool]string{true: "100x", false: "100ms"}[*f.measure == "cachegrind"]
 	}
-	if *f.measure == "cachegrind" {
-		if _, err := exec.LookPath("valgrind"); err != nil {
-			return fail(exitError, "--measure cachegrind needs valgrind (apt-get install valgrind)")
-		}
-	}
 	if *f.parallel > 0 {
 		*f.workers, f.workersSet = *f.parallel, true
 		if *f.parallel > runtime.NumCPU() {
@@ -195,6 +191,12 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if ids, err = devices.Resolve(ctx, ids, devOpt); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
+	}
+	if *f.measure == "cachegrind" && slices.ContainsFunc(ids, isLocalWorker) {
+		if _, err := exec.LookPath("valgrind"); err != nil {
+			fmt.Fprintln(stderr, "perflab suite: --measure cachegrind needs valgrind on this host (apt-get install valgrind)")
+			return exitError
+		}
 	}
 	platforms, err := workerPlatforms(ctx, ids, devOpt, *f.measure == "cachegrind", stderr)
 	if err != nil {

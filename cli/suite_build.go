@@ -239,12 +239,10 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		specs[i].Benchtime, specs[i].Seed = c.benchtime, c.seed
 		if c.cachegrind {
 			// One process per benchmark under valgrind, each its own
-			// instructions and estimated cycles (suite-cachegrind).
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			specs[i].Wrapper = []string{self, suiteCachegrindCmd}
+			// instructions and estimated cycles (suite-cachegrind), run
+			// by a copy of this perflab at the bundle's top, two folders
+			// up from a package's (a/pkgN), on every worker alike.
+			specs[i].Wrapper = []string{"../../" + suitePerflab, suiteCachegrindCmd}
 		}
 	}
 	n := 0
@@ -279,6 +277,11 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
 	}
 	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
+	if c.cachegrind {
+		if err := copySelf(filepath.Join(s.bundle, c.platforms[0], suitePerflab)); err != nil {
+			return fmt.Errorf("--measure cachegrind: %w", err)
+		}
+	}
 	for i, side := range sides {
 		spec := specs[i]
 		s.build[i] = lab.Build{Name: side.label, Command: spec.ListingCommand(), Dir: filepath.Join(s.bundle, c.platforms[0]),
@@ -307,6 +310,35 @@ func output(ctx context.Context, dir, name string, args ...string) (string, erro
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// suitePerflab is perflab's copy in a cachegrind suite's bundle.
+const suitePerflab = "perflab"
+
+// copySelf puts this perflab's executable at dst: a hard link when it
+// can, else a copy.
+func copySelf(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if os.Link(self, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(self)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // suiteCachegrindCmd is the hidden command a cachegrind suite's trials

@@ -132,19 +132,30 @@ func TestSuiteErrors(t *testing.T) {
 	}
 }
 
-// TestSuiteCachegrind measures the suite under cachegrind: instructions
-// and estimated cycles of each benchmark's own process (GOMAXPROCS=1), a
-// count this host's load does not move: Work's 30% more work per call is
-// a regression in every one of 6 rounds.
+// TestSuiteCachegrind measures the suite under cachegrind, on this host
+// and an ssh host (perflab's own binary goes with the benchmarks):
+// instructions and estimated cycles of each benchmark's own process
+// (GOMAXPROCS=1), a count the hosts' load does not move: Work's 30% more
+// work per call is a regression in every round.
 func TestSuiteCachegrind(t *testing.T) {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Skip("valgrind is not installed (test.sh installs it)")
 	}
+	t.Parallel()
+	l := sshdtest.Start(t, []string{"w1"}, "")
 	repo := suiteRepo(t)
+	session := filepath.Join(t.TempDir(), "s.jsonl")
 	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--measure", "cachegrind", "-bench", "Work",
-		"--trials", "8", "--warmup", "0", "--json", "--quiet")
+		"--trials", "8", "--warmup", "0", "--json", "--quiet", "--worker", "local", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s\n%s", code, errs, out)
+	}
+	byDevice := okTrialsByDevice(t, session)
+	if byDevice["local"] == 0 || byDevice["ssh://w1"] == 0 {
+		t.Errorf("trials by worker %v: want both this host and the ssh host", byDevice)
+	}
+	if left, _ := os.ReadDir(l.TmpDir("w1")); len(left) > 0 {
+		t.Errorf("w1: left behind in its TMPDIR: %v", left)
 	}
 	r := decodeReport(t, out)
 	got := map[string]string{}
@@ -180,17 +191,7 @@ func TestSuiteOverSSH(t *testing.T) {
 			t.Errorf("%s: %s, want regression", m.Name, m.Verdict)
 		}
 	}
-	s, err := sessions.Load(session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byDevice := map[string]int{}
-	for _, tr := range s.Trials() {
-		if tr.Status != "ok" {
-			t.Errorf("trial %d on %s: %s %s", tr.Index, tr.Device, tr.Status, tr.Reason)
-		}
-		byDevice[tr.Device]++
-	}
+	byDevice := okTrialsByDevice(t, session)
 	if len(byDevice) != 2 || byDevice["ssh://w1"] == 0 || byDevice["ssh://w2"] == 0 {
 		t.Errorf("trials by worker %v", byDevice)
 	}
@@ -201,11 +202,17 @@ func TestSuiteOverSSH(t *testing.T) {
 	}
 }
 
-// TestSuiteWorkerErrors: a host that refuses the key is named before
-// anything is built; a malformed worker is a usage error.
+// TestSuiteWorkerErrors: a host that refuses the key, or that lacks
+// valgrind for --measure cachegrind, is named before anything is built; a
+// malformed worker is a usage error.
 func TestSuiteWorkerErrors(t *testing.T) {
 	t.Parallel()
-	l := sshdtest.Start(t, []string{"w1"}, "")
+	// bare's sessions find uname in their PATH, and nothing else.
+	bare := t.TempDir()
+	if err := os.Symlink("/usr/bin/uname", filepath.Join(bare, "uname")); err != nil {
+		t.Fatal(err)
+	}
+	l := sshdtest.Start(t, []string{"w1", "bare"}, "", sshdtest.SetEnv("bare", "PATH="+bare))
 	l.Alias(t, "stranger", "w1", sshdtest.NewKey(t), "") // a key w1 does not accept
 	repo := suiteRepo(t)
 	for _, tc := range []struct {
@@ -215,7 +222,8 @@ func TestSuiteWorkerErrors(t *testing.T) {
 	}{
 		{[]string{"--worker", "ssh://stranger", "--ssh-config", l.Config}, exitError, "ssh://stranger: cannot connect"},
 		{[]string{"--worker", "w1"}, exitUsage, `--worker "w1": want ssh://HOST`},
-		{[]string{"--worker", "ssh://w1", "--measure", "cachegrind", "--ssh-config", l.Config}, exitError, "this host's workers only"},
+		{[]string{"--worker", "ssh://bare", "--measure", "cachegrind", "--ssh-config", l.Config}, exitError,
+			"--measure cachegrind needs valgrind on every worker: ssh://bare has no valgrind in its PATH"},
 	} {
 		_, errs, code := perflabIn(t, repo, append([]string{"suite", "--quiet"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Contains(errs, "building") {
@@ -508,4 +516,21 @@ func TestSuiteWorkerFullDisk(t *testing.T) {
 	if left, _ := os.ReadDir(l.TmpDir("full")); len(left) > 0 {
 		t.Errorf("full alone: left behind in its TMPDIR: %v", left)
 	}
+}
+
+// okTrialsByDevice counts the session's trials by device, each to be OK.
+func okTrialsByDevice(t *testing.T, session string) map[string]int {
+	t.Helper()
+	s, err := sessions.Load(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDevice := map[string]int{}
+	for _, tr := range s.Trials() {
+		if tr.Status != "ok" {
+			t.Errorf("trial %d on %s: %s %s", tr.Index, tr.Device, tr.Status, tr.Reason)
+		}
+		byDevice[tr.Device]++
+	}
+	return byDevice
 }

@@ -48,7 +48,7 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 			if _, err := sshworker.Parse(w); err != nil {
 				return nil, err
 			}
-		case w == "local" || strings.HasPrefix(w, "local#") || strings.HasPrefix(w, "adb:"):
+		case isLocalWorker(w) || strings.HasPrefix(w, "adb:"):
 		default:
 			return nil, fmt.Errorf("--worker %q: want ssh://HOST, adb:SERIAL, adb:model=MODEL, local or local#N", w)
 		}
@@ -71,8 +71,8 @@ func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cac
 		if !strings.HasPrefix(id, "ssh://") && !strings.HasPrefix(id, "adb:") {
 			continue
 		}
-		if cachegrind {
-			return nil, fmt.Errorf("--measure cachegrind runs on this host's workers only (it needs perflab and valgrind beside the benchmarks): %s is remote", id)
+		if cachegrind && strings.HasPrefix(id, "adb:") {
+			return nil, fmt.Errorf("--measure cachegrind needs valgrind beside the benchmarks, which phones lack: %s", id)
 		}
 		d, err := devices.Open(ctx, id, opt)
 		if err != nil {
@@ -86,6 +86,9 @@ func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cac
 			return nil, fmt.Errorf("worker %s cannot run test binaries", id)
 		}
 		plat, err := pl.Platform(ctx)
+		if err == nil && cachegrind {
+			err = cachegrindWorker(ctx, d, id, plat)
+		}
 		d.Close()
 		if err != nil {
 			return nil, err
@@ -97,3 +100,26 @@ func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cac
 	}
 	return plats, nil
 }
+
+// cachegrindWorker checks that the remote worker id, of platform plat,
+// can run a cachegrind suite's trials: perflab's own binary is copied
+// beside the benchmarks (so the host must be of this host's platform) and
+// runs the host's valgrind.
+func cachegrindWorker(ctx context.Context, d lab.Device, id, plat string) error {
+	if plat != lab.HostPlatform() {
+		return fmt.Errorf("--measure cachegrind runs perflab itself beside the benchmarks: %s is %s, this perflab is built for %s", id, plat, lab.HostPlatform())
+	}
+	lp, ok := d.(interface {
+		LookPath(context.Context, string) error
+	})
+	if !ok {
+		return fmt.Errorf("--measure cachegrind: %s cannot say whether it has valgrind", id)
+	}
+	if err := lp.LookPath(ctx, "valgrind"); err != nil {
+		return fmt.Errorf("--measure cachegrind needs valgrind on every worker: %w", err)
+	}
+	return nil
+}
+
+// isLocalWorker reports whether worker id is this host (local, local#N).
+func isLocalWorker(id string) bool { return id == "local" || strings.HasPrefix(id, "local#") }

@@ -94,6 +94,22 @@ func (d *Device) Platform(ctx context.Context) (string, error) {
 	return d.platform, nil
 }
 
+// LookPath reports whether the host runs program (command -v, in the
+// login shell's PATH): an error naming the host and the program when not.
+func (d *Device) LookPath(ctx context.Context, program string) error {
+	c, err := d.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Output(ctx, "command -v "+shquote.Quote(program)); err != nil {
+		if IsConnectionError(err) {
+			return err
+		}
+		return fmt.Errorf("%s has no %s in its PATH", d.t.ID, program)
+	}
+	return nil
+}
+
 // GoPlatform reads `uname -sm` as GOOS_GOARCH.
 func GoPlatform(uname string) (string, error) {
 	f := strings.Fields(uname)

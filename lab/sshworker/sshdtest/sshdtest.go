@@ -44,9 +44,14 @@ type host struct {
 // example an alias with a ProxyJump).
 func Start(t testing.TB, aliases []string, extra string, opts ...Option) *Lab {
 	t.Helper()
-	fileKB := map[string]int{}
+	fileKB, env := map[string]int{}, map[string]string{}
 	for _, o := range opts {
-		fileKB[o.alias] = o.fileKB
+		if o.fileKB > 0 {
+			fileKB[o.alias] = o.fileKB
+		}
+		if o.env != "" {
+			env[o.alias] += " " + o.env
+		}
 	}
 	for _, bin := range []string{SSHD, "ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -100,8 +105,8 @@ func Start(t testing.TB, aliases []string, extra string, opts ...Option) *Lab {
 		sshdCfg := filepath.Join(dir, "sshd_config_"+alias)
 		conf := fmt.Sprintf("Port %d\nListenAddress 127.0.0.1\nHostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n"+
 			"UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"+
-			"PermitRootLogin prohibit-password\nAllowTcpForwarding yes\nLogLevel ERROR\nMaxSessions 50\nMaxStartups 50\nSetEnv TMPDIR=%s\n",
-			h.port, hostKey, filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd_"+alias+".pid"), l.TmpDir(alias))
+			"PermitRootLogin prohibit-password\nAllowTcpForwarding yes\nLogLevel ERROR\nMaxSessions 50\nMaxStartups 50\nSetEnv TMPDIR=%s%s\n",
+			h.port, hostKey, filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd_"+alias+".pid"), l.TmpDir(alias), env[alias])
 		if err := os.MkdirAll(l.TmpDir(alias), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +141,12 @@ func Start(t testing.TB, aliases []string, extra string, opts ...Option) *Lab {
 type Option struct {
 	alias  string
 	fileKB int
+	env    string
 }
+
+// SetEnv sets NAME=VALUE in every session of alias (sshd's SetEnv, which
+// wins over the login's own; PATH too).
+func SetEnv(alias, nameValue string) Option { return Option{alias: alias, env: nameValue} }
 
 // FullDisk makes alias a host whose disk takes no file past kb kilobytes:
 // its sshd, and so every session, runs with that RLIMIT_FSIZE (ulimit -f)
