@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
@@ -60,45 +61,69 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 	return ids, nil
 }
 
-// workerPlatforms connects to every remote worker (so that a host that
-// refuses the key, or a phone that is gone, is said before anything is
-// built) and returns the platforms to build for, this host's first: an
-// ssh host's from its uname -sm, a phone's from its ABI (a simulated
-// phone runs the serving host's programs).
+// workerPlatforms connects to every remote worker, all at once (so that
+// a host that refuses the key, or a phone that is gone, is said before
+// anything is built, and a pool of many hosts waits for the slowest, not
+// for their sum) and returns the platforms to build for, this host's
+// first: an ssh host's from its uname -sm, a phone's from its ABI (a
+// simulated phone runs the serving host's programs). Workers are said,
+// and the first that fails is returned, in the order given.
 func workerPlatforms(ctx context.Context, ids []string, opt devices.Options, cachegrind bool, stderr io.Writer) ([]string, error) {
-	plats := []string{lab.HostPlatform()}
-	for _, id := range ids {
+	type probed struct {
+		plat string
+		err  error
+	}
+	res := make([]probed, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
 		if !strings.HasPrefix(id, "ssh://") && !strings.HasPrefix(id, "adb:") {
 			continue
 		}
-		if cachegrind && strings.HasPrefix(id, "adb:") {
-			return nil, fmt.Errorf("--measure cachegrind needs valgrind beside the benchmarks, which phones lack: %s", id)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].plat, res[i].err = workerPlatform(ctx, id, opt, cachegrind)
+		}()
+	}
+	wg.Wait()
+	plats := []string{lab.HostPlatform()}
+	for i, r := range res {
+		if r.err != nil {
+			return nil, r.err
 		}
-		d, err := devices.Open(ctx, id, opt)
-		if err != nil {
-			return nil, err
+		if r.plat == "" {
+			continue // this host
 		}
-		pl, ok := d.(interface {
-			Platform(context.Context) (string, error)
-		})
-		if !ok {
-			d.Close()
-			return nil, fmt.Errorf("worker %s cannot run test binaries", id)
-		}
-		plat, err := pl.Platform(ctx)
-		if err == nil && cachegrind {
-			err = cachegrindWorker(ctx, d, id, plat)
-		}
-		d.Close()
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(stderr, "worker %s: %s\n", id, plat)
-		if !slices.Contains(plats, plat) {
-			plats = append(plats, plat)
+		fmt.Fprintf(stderr, "worker %s: %s\n", ids[i], r.plat)
+		if !slices.Contains(plats, r.plat) {
+			plats = append(plats, r.plat)
 		}
 	}
 	return plats, nil
+}
+
+// workerPlatform connects to the remote worker id and returns its
+// platform, checked for cachegrind when asked.
+func workerPlatform(ctx context.Context, id string, opt devices.Options, cachegrind bool) (string, error) {
+	if cachegrind && strings.HasPrefix(id, "adb:") {
+		return "", fmt.Errorf("--measure cachegrind needs valgrind beside the benchmarks, which phones lack: %s", id)
+	}
+	d, err := devices.Open(ctx, id, opt)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	pl, ok := d.(interface {
+		Platform(context.Context) (string, error)
+	})
+	if !ok {
+		return "", fmt.Errorf("worker %s cannot run test binaries", id)
+	}
+	plat, err := pl.Platform(ctx)
+	if err == nil && cachegrind {
+		err = cachegrindWorker(ctx, d, id, plat)
+	}
+	return plat, err
 }
 
 // cachegrindWorker checks that the remote worker id, of platform plat,
