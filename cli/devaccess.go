@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/perflab/perflab/lab/adb"
 	"github.com/perflab/perflab/lab/devices"
+	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/sshtunnel"
 )
 
@@ -74,6 +76,7 @@ type deviceAccess struct {
 	ssh       sshFlag
 	sshConfig string           // --ssh-config: ssh -F for --ssh hosts and ssh workers
 	tunnels   *devices.Tunnels // opened by open, closed by close
+	host      *devices.HostShare
 }
 
 // register adds --adb and --ssh to fs. With no --adb the adb backend uses
@@ -123,7 +126,23 @@ func (d *deviceAccess) openOr(ctx context.Context, prefix string, stderr io.Writ
 // options are the device options that reach the --adb servers, through
 // the tunnels open opened.
 func (d *deviceAccess) options() devices.Options {
-	return devices.Options{ADBServers: d.adb, Tunnels: d.tunnels, SSHConfig: d.sshConfig}
+	if d.host == nil {
+		if dir, err := hostLockDir(); err == nil {
+			d.host = &devices.HostShare{Dir: dir}
+		}
+	}
+	return devices.Options{ADBServers: d.adb, Tunnels: d.tunnels, SSHConfig: d.sshConfig, Host: d.host}
+}
+
+// hostLockDir is where the devices' locks are: the state folder's
+// locks/, beside the governor crash records (a phone's, lab/adb; this
+// host's, devices.HostShare and perflab watch).
+func hostLockDir() (string, error) {
+	dir, err := governor.StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "locks"), nil
 }
 
 // close closes the tunnels open opened (none without --ssh).

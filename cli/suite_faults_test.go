@@ -14,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/sessions"
 )
 
@@ -239,5 +240,40 @@ func TestSuiteOutputClosedEndsLikeCtrlC(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, suiteTmpPrefix+"*")); len(left) != 0 {
 		t.Errorf("suite folders left: %v", left)
+	}
+}
+
+// TestLocalHostHeldByAWatch: while a perflab watch holds this host (its
+// lock taken whole, as cmdWatch does for a watch on local), a run or a
+// stability check on local started by hand is refused at once, naming
+// the watch; once it lets go, they run.
+func TestLocalHostHeldByAWatch(t *testing.T) {
+	t.Parallel()
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	watch, err := devlock.Take(filepath.Join(state, "perflab", "locks"), "local", "perflab watch w.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perflab := func(args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+t.TempDir())
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	run := []string{"run", "--headless", "--quiet", "--trials", "3", "--warmup", "0", "--", "true", "true"}
+	want := fmt.Sprintf("device local is in use: pid %d, perflab watch w.json", os.Getpid())
+	for _, args := range [][]string{run, {"check", "local", "--duration", "1s"}} {
+		if out, code := perflab(args...); code != exitError || !strings.Contains(out, want) {
+			t.Errorf("perflab %v beside a watch: exit %d, want %d and %q\n%s", args, code, exitError, want, out)
+		}
+	}
+	watch.Release()
+	// An A/A of this host's clock: exit 0, or 3 at the error rate.
+	if out, code := perflab(run...); code != exitOK && code != exitRegression || strings.Contains(out, "in use") {
+		t.Errorf("run once the watch let go: exit %d\n%s", code, out)
 	}
 }

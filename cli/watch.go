@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/bisect"
@@ -174,6 +175,21 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(err)
 	}
 	defer lk.Release()
+	if isLocalWorker(loaded.Experiment.Device) {
+		// This host whole: no run started by hand shares it meanwhile
+		// (they take it shared, devices.HostShare), nor is the watch
+		// started while one does.
+		dir, err := hostLockDir()
+		if err == nil {
+			var host *devlock.Lock
+			if host, err = devlock.Take(dir, "local", "perflab watch "+pos[0]); err == nil {
+				defer host.Release()
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
 	db, err := openHistory(ctx, &historyOpts{file: f.history}, true)
 	if err != nil {
 		return fail(err)
@@ -210,6 +226,15 @@ func lockWatchDevice(device, experiment string) (*devlock.Lock, error) {
 	return devlock.Take(filepath.Join(filepath.Dir(dataDir), "locks"), device, "perflab watch "+experiment)
 }
 
+// hostHeld is the devices' options of a watch, which holds this host
+// whole when it runs on it: its sessions take no shared lock beside its
+// own.
+func (f *watchFlags) hostHeld() devices.Options {
+	o := f.acc.options()
+	o.Host = nil
+	return o
+}
+
 // watcher makes the watch the flags describe.
 func (f *watchFlags) watcher(ctx context.Context, loaded *watch.Loaded, db *history.DB, experiment string, stderr io.Writer) (*watch.Watcher, error) {
 	sessDir := f.dir
@@ -223,7 +248,7 @@ func (f *watchFlags) watcher(ctx context.Context, loaded *watch.Loaded, db *hist
 		f.repo = abs
 	}
 	return watch.New(ctx, watch.Config{Repo: f.repo, Since: f.since, Branch: f.branch, Loaded: *loaded, Cache: f.cache,
-		History: db, Lab: deviceLab(f.acc.options()), Dir: sessDir, Tool: "perflab " + version, Source: experiment,
+		History: db, Lab: deviceLab(f.hostHeld()), Dir: sessDir, Tool: "perflab " + version, Source: experiment,
 		Detect: f.detect(), MaxTrials: f.maxTrials, Attempts: f.attempts, Logf: f.logf(stderr)})
 }
 

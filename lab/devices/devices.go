@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/devlock"
 	"github.com/perflab/perflab/lab/local"
 )
 
@@ -26,6 +28,30 @@ type Options struct {
 	// PinWorkers, when > 0, pins the local workers local, local#2, ...
 	// each to its own CPUs, the host's split into PinWorkers sets.
 	PinWorkers int
+	// Host, when set, is this host's shared lock, taken when a local
+	// device is first opened (nil: none taken).
+	Host *HostShare
+}
+
+// HostShare is this host's lock as its local devices take it: shared
+// (devlock.Share of "local" in Dir), by the first open of a local device,
+// and held until the process ends. Experiments started by hand share the
+// host as they always have; a perflab watch, which takes the lock whole
+// (devlock.Take), runs on it alone.
+type HostShare struct {
+	Dir  string
+	once sync.Once
+	err  error
+	lock *devlock.Lock
+}
+
+// take takes the shared lock once; its error, if any, every time.
+func (h *HostShare) take() error {
+	if h == nil {
+		return nil
+	}
+	h.once.Do(func() { h.lock, h.err = devlock.Share(h.Dir, "local") })
+	return h.err
 }
 
 // backend is one kind of device. To add one, write its open and list
@@ -55,6 +81,11 @@ func backends() []backend {
 // Open opens the device with the given ID.
 func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
+	if _, ok := localWorker(name); ok || name == "local" {
+		if err := opt.Host.take(); err != nil {
+			return nil, err
+		}
+	}
 	if n, ok := localWorker(name); ok && arg == "" {
 		if opt.PinWorkers > 0 {
 			return local.PinnedWorker(n, opt.PinWorkers), nil

@@ -19,8 +19,9 @@ import (
 
 // Lock is one device's lock file, held while a perflab uses the device.
 type Lock struct {
-	f    *os.File
-	Path string
+	f      *os.File
+	Path   string
+	shared bool // Share's: the file names no holder
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -35,6 +36,19 @@ func LockPath(dir, device string) string {
 // second Take of one device in one process fails too (flock locks belong
 // to the open file, not the process).
 func Take(dir, device, holder string) (*Lock, error) {
+	f, err := lockFile(dir, device, unix.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "pid %d, %s, since %s\n", os.Getpid(), holder, time.Now().Format(time.RFC3339))
+	return &Lock{f: f, Path: f.Name()}, nil
+}
+
+// lockFile opens device's lock file in dir and flocks it (how: LOCK_EX
+// or LOCK_SH), at once or not at all: a BusyError naming the file's
+// holder when another holds it.
+func lockFile(dir, device string, how int) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -43,7 +57,7 @@ func Take(dir, device, holder string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			who, _ := os.ReadFile(path)
@@ -51,19 +65,36 @@ func Take(dir, device, holder string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	f.Truncate(0)
-	fmt.Fprintf(f, "pid %d, %s, since %s\n", os.Getpid(), holder, time.Now().Format(time.RFC3339))
-	return &Lock{f: f, Path: path}, nil
+	return f, nil
+}
+
+// Share takes device's lock in dir shared: any number of perflab
+// processes hold it at once, and none while Take's holder has it (nor Take
+// while they do). A host's local device uses it: experiments started by
+// hand may share the host as they always have, a watch may not share it
+// with them.
+func Share(dir, device string) (*Lock, error) {
+	f, err := lockFile(dir, device, unix.LOCK_SH)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{f: f, Path: f.Name(), shared: true}, nil
 }
 
 // BusyError says that another perflab (or this one) holds the device.
+// Holder is "" when it is held shared (Share), by processes that do not
+// name themselves.
 type BusyError struct {
 	Device, Holder, Path string
 }
 
 func (e *BusyError) Error() string {
+	who := e.Holder
+	if who == "" {
+		who = "other perflab experiments hold it"
+	}
 	return fmt.Sprintf("device %s is in use: %s (lock %s); perflab runs one experiment on a device at a time",
-		e.Device, e.Holder, e.Path)
+		e.Device, who, e.Path)
 }
 
 // Holder describes this process for a lock file: its command line, with
@@ -83,7 +114,9 @@ func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	l.f.Truncate(0)
+	if !l.shared {
+		l.f.Truncate(0) // a shared holder never wrote it
+	}
 	err := l.f.Close() // closing drops the flock
 	l.f = nil
 	return err

@@ -42,3 +42,36 @@ func TestHolder(t *testing.T) {
 		t.Errorf("Holder() = %q, want the program's name and its arguments", h)
 	}
 }
+
+// TestShare: shared holders share, and keep Take out; Take's holder keeps
+// them out, named.
+func TestShare(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Share(dir, "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Share(dir, "local")
+	if err != nil {
+		t.Fatalf("a second shared holder: %v", err)
+	}
+	var busy *BusyError
+	if _, err := Take(dir, "local", "perflab watch w.json"); !errors.As(err, &busy) || !strings.Contains(err.Error(), "in use: other perflab experiments hold it") {
+		t.Errorf("Take beside shared holders: %v", err)
+	}
+	a.Release()
+	b.Release()
+	w, err := Take(dir, "local", "perflab watch w.json")
+	if err != nil {
+		t.Fatalf("Take once they are gone: %v", err)
+	}
+	if _, err := Share(dir, "local"); !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("in use: pid %d, perflab watch w.json", os.Getpid())) {
+		t.Errorf("Share beside Take's holder: %v", err)
+	}
+	w.Release()
+	c, err := Share(dir, "local")
+	if err != nil {
+		t.Fatalf("Share once Take's holder is gone: %v", err)
+	}
+	c.Release()
+}
