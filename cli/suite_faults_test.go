@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/gittest"
 	"github.com/perflab/perflab/internal/proctest"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devlock"
@@ -246,7 +247,8 @@ func TestSuiteOutputClosedEndsLikeCtrlC(t *testing.T) {
 // TestLocalHostHeldByAWatch: while a perflab watch holds this host (its
 // lock taken whole, as cmdWatch does for a watch on local), a run or a
 // stability check on local started by hand is refused at once, naming
-// the watch; once it lets go, they run.
+// the watch; a watch is refused while a run holds the host; once they let
+// go, a run runs.
 func TestLocalHostHeldByAWatch(t *testing.T) {
 	t.Parallel()
 	bin, err := perflabBinary()
@@ -272,6 +274,28 @@ func TestLocalHostHeldByAWatch(t *testing.T) {
 		}
 	}
 	watch.Release()
+
+	// And the other way: a watch on local is not started while a run
+	// started by hand holds the host (shared).
+	repo := gittest.New(t)
+	repo.Commit("c0", map[string]string{"app.sh": "echo PERFLAB_METRIC work_ms=1\n"})
+	repo.Commit("c1", map[string]string{"app.sh": "echo PERFLAB_METRIC work_ms=2\n"})
+	exp := filepath.Join(t.TempDir(), "w.json")
+	if err := os.WriteFile(exp, []byte(`{"device": "local", "order": "random", "trials": 3, "metrics": ["work_ms"],
+ "watch": {"build": "cp app.sh \"$PERFLAB_OUT/app\"", "run": "sh {out}/app"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := devlock.Share(filepath.Join(state, "perflab", "locks"), "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "watch", exp, "--since", "HEAD~1", "--once", "--history", filepath.Join(t.TempDir(), "h.db"))
+	cmd.Dir, cmd.Env = repo.Dir, append(os.Environ(), "XDG_STATE_HOME="+state, "XDG_DATA_HOME="+t.TempDir())
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(string(out), "device local is in use: other perflab experiments hold it") {
+		t.Errorf("watch beside a run: exit %d, want %d and the host in use\n%s", code, exitError, out)
+	}
+	held.Release()
 	// An A/A of this host's clock: exit 0, or 3 at the error rate.
 	if out, code := perflab(run...); code != exitOK && code != exitRegression || strings.Contains(out, "in use") {
 		t.Errorf("run once the watch let go: exit %d\n%s", code, out)
