@@ -57,7 +57,10 @@ perflab-sim.json is its build, e.g. {"app": "feed", "effect_pct": 2}.
 
 Only one watch uses a device at a time: it holds a lock file per device in
 the data folder ($XDG_DATA_HOME/perflab/locks); a second one is refused
-with the holder's pid.
+with the holder's pid. A watch on local holds this host alone: runs,
+checks and the workbench on local are refused while it runs, and it is
+not started while one of them runs. A phone is held by whichever perflab
+has it open.
 
 Alerts go out as the exit status, as --alerts files (.json, or .md for a
 CI summary; the alerts raised in this run) and as a POST of the same JSON
