@@ -46,6 +46,7 @@ type suiteBin struct {
 
 // suitePrep is a prepared suite: both sides built, the builds to run.
 type suitePrep struct {
+	owner     *os.File // tmp's owner file, flocked while the suite runs (markSuiteTmp)
 	info      lab.SuiteInfo
 	build     [2]lab.Build
 	tmp       string
@@ -60,6 +61,9 @@ func (s *suitePrep) cleanup() {
 	}
 	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
+	}
+	if s.owner != nil {
+		s.owner.Close() // drops its flock
 	}
 }
 
@@ -85,7 +89,7 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 	if s.tmp, err = os.MkdirTemp("", suiteTmpPrefix); err != nil {
 		return s, err
 	}
-	if err := markSuiteTmp(s.tmp); err != nil {
+	if s.owner, err = markSuiteTmp(s.tmp); err != nil {
 		return s, err
 	}
 	s.bundle = filepath.Join(s.tmp, "bundle")

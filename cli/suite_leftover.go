@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perflab/perflab/lab/governor"
 )
 
@@ -19,30 +21,54 @@ import (
 const suiteTmpPrefix = "perflab-suite-"
 
 // suiteOwnerFile, in a suite's temporary folder, names the perflab that
-// made it (governor.OwnerTag), so that a later perflab suite can tell the
-// folder of one killed (SIGKILL, a closed terminal's pipe, power loss)
-// from one still running.
+// made it (governor.OwnerTag), which holds an flock on it for as long as
+// it runs, so that a later perflab suite can tell the folder of one killed
+// (SIGKILL, power loss) from one still running.
 const suiteOwnerFile = "owner"
 
-// markSuiteTmp writes the owner file into a new suite folder.
-func markSuiteTmp(dir string) error {
-	return os.WriteFile(filepath.Join(dir, suiteOwnerFile), []byte(governor.OwnerTag()+"\n"), 0o600)
+// markSuiteTmp writes the owner file into a new suite folder and locks
+// it; closing the file lets it go.
+func markSuiteTmp(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, suiteOwnerFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if _, err := f.WriteString(governor.OwnerTag() + "\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // suiteTmpGone reports whether dir is a suite folder whose perflab is
-// gone, and that perflab's pid. A folder without an owner file (being
-// made, or made before owner files) is never taken for gone.
+// gone, and that perflab's pid: made on this host (a folder shared with
+// other hosts is theirs to clean), its process ended, and its owner file
+// unlocked. A folder without an owner file (being made, or made before
+// owner files) is never taken for gone.
 func suiteTmpGone(dir string) (pid int, gone bool) {
 	if !strings.HasPrefix(filepath.Base(dir), suiteTmpPrefix) {
 		return 0, false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, suiteOwnerFile))
+	path := filepath.Join(dir, suiteOwnerFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}
 	r, ok := governor.ParseOwnerTag(strings.TrimSpace(string(b)))
-	if !ok || !r.Gone() {
+	if host, _ := os.Hostname(); !ok || r.Host != host || !r.Gone() {
 		return 0, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return 0, false // its perflab still runs (in another PID namespace)
 	}
 	return r.PID, true
 }
@@ -73,6 +99,13 @@ func removeSuiteLeftovers(ctx context.Context, top string, stderr io.Writer) {
 			fmt.Fprintf(stderr, "perflab suite: could not remove the worktree %s a killed perflab suite left: %v: %s\n", wt, err, strings.TrimSpace(string(msg)))
 		}
 	}
+	defer func() {
+		if len(trees) > 0 {
+			// Worktrees whose removal failed lose their folder below:
+			// their entries go too.
+			exec.CommandContext(ctx, "git", "-C", top, "worktree", "prune").Run()
+		}
+	}()
 	if matches, err := filepath.Glob(filepath.Join(os.TempDir(), suiteTmpPrefix+"*")); err == nil {
 		for _, dir := range matches {
 			if pid, gone := suiteTmpGone(dir); gone {

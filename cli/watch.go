@@ -56,7 +56,7 @@ for a phone. On a simulated phone (sim:PRESET) the commit's own
 perflab-sim.json is its build, e.g. {"app": "feed", "effect_pct": 2}.
 
 Only one watch uses a device at a time: it holds a lock file per device in
-the data folder ($XDG_DATA_HOME/perflab/locks); a second one is refused
+the data folder ($XDG_DATA_HOME/perflab/locks/watch); a second one is refused
 with the holder's pid. A watch on local holds this host alone: runs,
 checks and the workbench on local are refused while it runs, and it is
 not started while one of them runs. A phone is held by whichever perflab
@@ -219,6 +219,13 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// watchLockDir is where the watches' locks are, beside the sessions
+// folder dataDir: a folder of their own, apart from the devices' locks
+// (hostLockDir) even where the data and state folders are one.
+func watchLockDir(dataDir string) string {
+	return filepath.Join(filepath.Dir(dataDir), "locks", "watch")
+}
+
 // lockWatchDevice takes the device's lock in the data folder (whatever
 // --dir says: the lock is the device's, not the sessions').
 func lockWatchDevice(device, experiment string) (*devlock.Lock, error) {
@@ -226,7 +233,7 @@ func lockWatchDevice(device, experiment string) (*devlock.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return devlock.Take(filepath.Join(filepath.Dir(dataDir), "locks"), device, "perflab watch "+experiment)
+	return devlock.Take(watchLockDir(dataDir), device, "perflab watch "+experiment)
 }
 
 // hostHeld is the devices' options of a watch, which holds this host

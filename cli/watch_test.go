@@ -170,7 +170,7 @@ func TestWatchCLIResumeAndLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk, err := devlock.Take(filepath.Join(filepath.Dir(data), "locks"), "sim:pixel", "a test")
+	lk, err := devlock.Take(watchLockDir(data), "sim:pixel", "a test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,12 @@ func TrialNotes(events []lab.Event) []string {
 	var left []string
 	for _, e := range events {
 		if d := e.Device; d != nil && d.State == lab.DeviceLeft {
-			left = append(left, fmt.Sprintf("%s left the pool after %s (%s): the other devices ran the rest",
-				d.Device, Count(ran[d.Device], "trial"), d.Reason))
+			why := ""
+			if d.Reason != "" {
+				why = " (" + d.Reason + ")"
+			}
+			left = append(left, fmt.Sprintf("%s left the pool after %s%s: the other devices ran the rest",
+				d.Device, Count(ran[d.Device], "trial"), why))
 		}
 		if e.Trial != nil {
 			ran[e.Trial.Device]++

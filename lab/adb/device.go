@@ -555,5 +555,7 @@ func lockPhone(serial string) (*devlock.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return devlock.Take(filepath.Join(dir, "locks"), "adb:"+serial, devlock.Holder())
+	// This perflab's own earlier use of the phone may still be closing
+	// (Close restores its settings, for up to a minute): wait for it.
+	return devlock.TakeOwn(filepath.Join(dir, "locks"), "adb:"+serial, devlock.Holder(), 90*time.Second)
 }

@@ -40,18 +40,25 @@ type Options struct {
 // (devlock.Take), runs on it alone.
 type HostShare struct {
 	Dir  string
-	once sync.Once
-	err  error
+	mu   sync.Mutex
 	lock *devlock.Lock
 }
 
-// take takes the shared lock once; its error, if any, every time.
+// take takes the shared lock unless held already: a refusal (a watch
+// holds the host) is tried again at the next open, so a workbench goes on
+// once the watch has ended.
 func (h *HostShare) take() error {
 	if h == nil {
 		return nil
 	}
-	h.once.Do(func() { h.lock, h.err = devlock.Share(h.Dir, "local") })
-	return h.err
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lock != nil {
+		return nil
+	}
+	var err error
+	h.lock, err = devlock.Share(h.Dir, "local")
+	return err
 }
 
 // backend is one kind of device. To add one, write its open and list

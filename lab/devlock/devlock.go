@@ -36,7 +36,15 @@ func LockPath(dir, device string) string {
 // second Take of one device in one process fails too (flock locks belong
 // to the open file, not the process).
 func Take(dir, device, holder string) (*Lock, error) {
-	f, err := lockFile(dir, device, unix.LOCK_EX)
+	return TakeOwn(dir, device, holder, 0)
+}
+
+// TakeOwn is Take, except that a lock this process itself holds is waited
+// for, up to wait: a device whose close is still under way when it is
+// opened again (the workbench leaves a check on a phone, whose settings
+// take up to a minute to restore, and starts a run on it).
+func TakeOwn(dir, device, holder string, wait time.Duration) (*Lock, error) {
+	f, err := lockFile(dir, device, unix.LOCK_EX, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +55,9 @@ func Take(dir, device, holder string) (*Lock, error) {
 
 // lockFile opens device's lock file in dir and flocks it (how: LOCK_EX
 // or LOCK_SH), at once or not at all: a BusyError naming the file's
-// holder when another holds it.
-func lockFile(dir, device string, how int) (*os.File, error) {
+// holder when another holds it. A lock this process itself holds
+// exclusively is waited for up to selfWait (TakeOwn).
+func lockFile(dir, device string, how int, selfWait time.Duration) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -57,15 +66,42 @@ func lockFile(dir, device string, how int) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			who, _ := os.ReadFile(path)
-			return nil, &BusyError{Device: device, Holder: strings.TrimSpace(string(who)), Path: path}
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	self := fmt.Sprintf("pid %d,", os.Getpid())
+	deadline := time.Now().Add(selfWait)
+	if selfWait <= 0 {
+		self = "\x00" // no holder text starts so: never wait
 	}
-	return f, nil
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		who, exclusive := "", true
+		if how == unix.LOCK_SH || unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+			// An exclusive holder, who wrote the file (or is about
+			// to, or has just emptied it as it lets go).
+			b, _ := os.ReadFile(path)
+			who = strings.TrimSpace(string(b))
+		} else {
+			// Shared holders: the file's text, if any, is an earlier
+			// exclusive holder's. Ours got the lock shared; let it go.
+			exclusive = false
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		}
+		ours := strings.HasPrefix(who, self) || exclusive && who == "" && selfWait > 0
+		if !ours || time.Now().After(deadline) {
+			f.Close()
+			return nil, &BusyError{Device: device, Holder: who, Path: path}
+		}
+		// This perflab holds it (or a holder is between its flock and
+		// its name): a close still under way (a phone's takes up to a
+		// minute, restoring its settings) lets it go.
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Share takes device's lock in dir shared: any number of perflab
@@ -74,7 +110,7 @@ func lockFile(dir, device string, how int) (*os.File, error) {
 // hand may share the host as they always have, a watch may not share it
 // with them.
 func Share(dir, device string) (*Lock, error) {
-	f, err := lockFile(dir, device, unix.LOCK_SH)
+	f, err := lockFile(dir, device, unix.LOCK_SH, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTake(t *testing.T) {
@@ -69,9 +70,41 @@ func TestShare(t *testing.T) {
 		t.Errorf("Share beside Take's holder: %v", err)
 	}
 	w.Release()
+	// A killed exclusive holder left its name in the file: beside shared
+	// holders, a refused Take does not name it.
+	if err := os.WriteFile(LockPath(dir, "local"), []byte("pid 1, perflab watch dead.json, since then\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := Share(dir, "local")
 	if err != nil {
 		t.Fatalf("Share once Take's holder is gone: %v", err)
 	}
+	if _, err := Take(dir, "local", "perflab watch w.json"); err == nil || strings.Contains(err.Error(), "dead.json") {
+		t.Errorf("Take beside shared holders, a dead holder's name in the file: %v", err)
+	}
 	c.Release()
+}
+
+// TestTakeOwn: a lock this process holds is waited for, up to the wait;
+// another process's never is (TestTake's refusals are immediate).
+func TestTakeOwn(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Take(dir, "adb:X", "closing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		first.Release()
+	}()
+	second, err := TakeOwn(dir, "adb:X", "reopening", time.Minute)
+	if err != nil {
+		t.Fatalf("after our own close: %v", err)
+	}
+	start := time.Now()
+	var busy *BusyError
+	if _, err := TakeOwn(dir, "adb:X", "third", 300*time.Millisecond); !errors.As(err, &busy) || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("a lock we keep: %v after %v, want a refusal after the wait", err, time.Since(start))
+	}
+	second.Release()
 }
