@@ -18,6 +18,8 @@ import (
 	"slices"
 	"sort"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/perflab/perflab/analysis"
 )
 
@@ -246,13 +248,7 @@ func newStep(a, b []float64, at int) Step {
 	return Step{Index: at, Before: ma, After: mb, DeltaPct: dp, P: welchP(a, b), NBefore: len(a), NAfter: len(b)}
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
+func mean(xs []float64) float64 { return stat.Mean(xs, nil) }
 
 // welchP is the two-sided p of Welch's t-test of a against b. When both
 // parts are constant the test is undefined; equal constants are then no
@@ -369,12 +365,11 @@ func relocate(d distances, cps []int, minSeg int) {
 	}
 }
 
-// variance is the sample variance of xs (n − 1 in the denominator).
+// variance is the sample variance of xs (n − 1 in the denominator; 0
+// for one value, where gonum's is NaN).
 func variance(xs []float64) float64 {
-	m := mean(xs)
-	var v float64
-	for _, x := range xs {
-		v += (x - m) * (x - m)
+	if len(xs) < 2 {
+		return 0
 	}
-	return v / float64(max(len(xs)-1, 1))
+	return stat.Variance(xs, nil)
 }
