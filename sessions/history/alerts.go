@@ -14,7 +14,7 @@ import (
 // Alert is a step the detector found in a series and perflab watch
 // re-measured: Confirmed when a fresh paired A/B of the commits on either
 // side of the step's window (From, To) gave a regression or an
-// improvement; FirstBad when the bisect that followed named a commit.
+// improvement in the direction of the detected step (Confirms); FirstBad when the bisect that followed named a commit.
 // Unconfirmed alerts are kept too, so that a step is re-measured once.
 type Alert struct {
 	ID     int64  `json:"id"`
@@ -29,7 +29,8 @@ type Alert struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	FirstBad string `json:"first_bad,omitempty"`
-	// Confirmed is true when Verdict is regression or improvement.
+	// Confirmed is true when Verdict is regression or improvement and
+	// the A/B moved the way the detected step did (Confirms).
 	Confirmed bool   `json:"confirmed"`
 	Verdict   string `json:"verdict"`
 	// DetectedPct and P are the detector's step (after against before,
@@ -176,4 +177,16 @@ func PrecisionOf(alerts []Alert) Precision {
 		}
 	}
 	return p
+}
+
+// Confirms reports whether a confirmation A/B with verdict and estimate
+// abPct confirms a detected step of detectedPct: the verdict says the
+// metric changed (analysis decides; nothing here does) and it changed the
+// same way the detector saw. A step up that the A/B finds to be a change
+// down is a different change, not this one.
+func Confirms(verdict string, abPct, detectedPct analysis.Float) bool {
+	if verdict != analysis.VerdictRegression && verdict != analysis.VerdictImprovement {
+		return false
+	}
+	return abPct.Defined() && detectedPct.Defined() && (abPct > 0) == (detectedPct > 0)
 }

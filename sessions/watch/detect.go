@@ -187,7 +187,7 @@ func (w *Watcher) confirm(ctx context.Context, from, to string, st changepoint.S
 	a := history.Alert{Device: w.device, Metric: w.metric, Rev: rev, Index: index, From: from, To: to,
 		Verdict: ends.Verdict, DetectedPct: st.DeltaPct, P: analysis.Float(st.P),
 		DeltaPct: ends.DeltaPct, CILowPct: ends.CILowPct, CIHighPct: ends.CIHighPct, Sessions: ends.Sessions, Bisect: path}
-	a.Confirmed = a.Verdict == analysis.VerdictRegression || a.Verdict == analysis.VerdictImprovement
+	a.Confirmed = history.Confirms(a.Verdict, a.DeltaPct, a.DetectedPct)
 	if rec.FirstBad != nil {
 		a.FirstBad = rec.FirstBad.Rev
 	}
@@ -196,6 +196,9 @@ func (w *Watcher) confirm(ctx context.Context, from, to string, st changepoint.S
 		return a, err
 	}
 	what := "not confirmed (" + a.Verdict + ")"
+	if !a.Confirmed && history.Confirms(a.Verdict, -a.DeltaPct, a.DetectedPct) {
+		what = "not confirmed (" + a.Verdict + ", the other way than the detected step)"
+	}
 	if a.Confirmed {
 		what = "confirmed " + a.Verdict
 	}
