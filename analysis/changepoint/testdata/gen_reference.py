@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Generate reference.json: fixed series with known steps and SciPy's Welch
 t-test p of the segments on either side of each step, for
-analysis/changepoint/changepoint_test.go.
+analysis/changepoint/changepoint_test.go; and, for reference_test.go, the
+E-divisive split (Matteson & James 2014's Q, summed pair by pair) of
+random series with outliers, and Cohen's d of random samples (numpy).
 
 The series are drawn with numpy (seeded); the steps are placed by
 construction and large enough that the detector must find exactly them.
@@ -46,4 +48,39 @@ cases = [
     case("stationary with a spike", 50, [], spike=(25, 12.0), seed=6),
     case("three steps, wide noise", 120, [(30, 20.0), (70, 30.0), (95, -25.0)], seed=7, scale=5.0),
 ]
-print(json.dumps({"scipy": scipy.__version__, "cases": cases}, indent=1))
+
+
+def q_stat(x, y, alpha=0.5):
+    """Matteson & James (2014), eq. (5)-(6): the scaled sample divergence
+    of X and Y, written out pair by pair (no running sums)."""
+    m, k = len(x), len(y)
+    between = sum(abs(a - b) ** alpha for a in x for b in y)
+    within_x = sum(abs(x[i] - x[j]) ** alpha for i in range(m) for j in range(i + 1, m))
+    within_y = sum(abs(y[i] - y[j]) ** alpha for i in range(k) for j in range(i + 1, k))
+    return m * k / (m + k) * (2 * between / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2))
+
+
+def split_case(n, lo, hi, min_seg, seed):
+    """The τ in [lo+min_seg, hi−min_seg] maximising Q of x[lo:τ], x[τ:hi]."""
+    rng = np.random.default_rng(seed)
+    xs = [round(float(v), 6) for v in 100 + rng.standard_normal(n) + (rng.random(n) < 0.1) * 8]
+    qs = {t: q_stat(xs[lo:t], xs[t:hi]) for t in range(lo + min_seg, hi - min_seg + 1)}
+    tau = max(qs, key=qs.get)
+    return {"series": xs, "lo": lo, "hi": hi, "min_segment": min_seg, "tau": tau, "q": qs[tau]}
+
+
+def effect_case(n1, n2, shift, seed):
+    """Cohen's d (Cohen 1988): |mean(b) − mean(a)| over the pooled standard
+    deviation, sqrt(((n1−1)s1² + (n2−1)s2²)/(n1+n2−2)), s with ddof=1."""
+    rng = np.random.default_rng(seed)
+    a = [round(float(v), 6) for v in 10 + 2 * rng.standard_normal(n1)]
+    b = [round(float(v), 6) for v in 10 + shift + 3 * rng.standard_normal(n2)]
+    s1, s2 = np.std(a, ddof=1), np.std(b, ddof=1)
+    pooled = np.sqrt(((n1 - 1) * s1 ** 2 + (n2 - 1) * s2 ** 2) / (n1 + n2 - 2))
+    return {"a": a, "b": b, "d": float(abs(np.mean(b) - np.mean(a)) / pooled)}
+
+
+splits = [split_case(30, 0, 30, 3, 11), split_case(60, 5, 55, 6, 12), split_case(45, 0, 45, 2, 13),
+          split_case(80, 10, 80, 8, 14)]
+effects = [effect_case(12, 20, 1.5, 21), effect_case(6, 6, -4.0, 22), effect_case(40, 9, 0.2, 23)]
+print(json.dumps({"scipy": scipy.__version__, "cases": cases, "splits": splits, "effects": effects}, indent=1))
