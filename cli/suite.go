@@ -192,7 +192,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}
-	if *f.measure == "cachegrind" && slices.ContainsFunc(ids, isLocalWorker) {
+	if *f.measure == "cachegrind" && slices.ContainsFunc(ids, devices.IsLocal) {
 		if _, err := exec.LookPath("valgrind"); err != nil {
 			fmt.Fprintln(stderr, "perflab suite: --measure cachegrind needs valgrind on this host (apt-get install valgrind)")
 			return exitError

@@ -49,7 +49,7 @@ func suiteWorkers(n int, nSet bool, specs []string, file string) ([]string, erro
 			if _, err := sshworker.Parse(w); err != nil {
 				return nil, err
 			}
-		case isLocalWorker(w) || strings.HasPrefix(w, "adb:"):
+		case devices.IsLocal(w) || strings.HasPrefix(w, "adb:"):
 		default:
 			return nil, fmt.Errorf("--worker %q: want ssh://HOST, adb:SERIAL, adb:model=MODEL, local or local#N", w)
 		}
@@ -145,6 +145,3 @@ func cachegrindWorker(ctx context.Context, d lab.Device, id, plat string) error 
 	}
 	return nil
 }
-
-// isLocalWorker reports whether worker id is this host (local, local#N).
-func isLocalWorker(id string) bool { return id == "local" || strings.HasPrefix(id, "local#") }

@@ -178,7 +178,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return fail(err)
 	}
 	defer lk.Release()
-	if isLocalWorker(loaded.Experiment.Device) {
+	if devices.IsLocal(loaded.Experiment.Device) {
 		// This host whole: no run started by hand shares it meanwhile
 		// (they take it shared, devices.HostShare), nor is the watch
 		// started while one does.

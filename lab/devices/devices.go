@@ -88,7 +88,7 @@ func backends() []backend {
 // Open opens the device with the given ID.
 func Open(ctx context.Context, id string, opt Options) (lab.Device, error) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(id), ":")
-	if _, ok := localWorker(name); ok || name == "local" {
+	if IsLocal(name) {
 		if err := opt.Host.take(); err != nil {
 			return nil, err
 		}

@@ -26,6 +26,16 @@ func listLocal(ctx context.Context, opt Options) ([]lab.DeviceInfo, error) {
 
 // localWorker reads "local#N" (N ≥ 2), another local device for a pool of
 // workers on this host (local.NewWorker).
+// IsLocal reports whether id names this host: local, or a local worker
+// local#N (N from 2 to 64).
+func IsLocal(id string) bool {
+	if id == "local" {
+		return true
+	}
+	_, ok := localWorker(id)
+	return ok
+}
+
 func localWorker(name string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, "local#")
 	if !ok {
