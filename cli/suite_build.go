@@ -244,9 +244,9 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		if c.cachegrind {
 			// One process per benchmark under valgrind, each its own
 			// instructions and estimated cycles (suite-cachegrind), run
-			// by a copy of this perflab at the bundle's top, two folders
-			// up from a package's (a/pkgN), on every worker alike.
-			specs[i].Wrapper = []string{"../../" + suitePerflab, suiteCachegrindCmd}
+			// by a copy of this perflab at the bundle's top, on every
+			// worker alike.
+			specs[i].Wrapper = []string{suitePerflab, suiteCachegrindCmd}
 		}
 	}
 	n := 0

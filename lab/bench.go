@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -43,7 +44,8 @@ type BenchSpec struct {
 	// Wrapper, when set, runs a package's benchmarks itself (the
 	// cachegrind mode): the trial runs Wrapper --pkg PKG --benchtime T
 	// ./BINARY NAME... in the package's folder, NAMEs without
-	// "Benchmark".
+	// "Benchmark". A relative Wrapper[0] is a path from the build's
+	// folder (Build.Dir, or its copy on a remote worker).
 	Wrapper []string `json:"wrapper,omitempty"`
 }
 
@@ -156,6 +158,7 @@ func (s *BenchSpec) script(refs []benchRef) string {
 		var run string
 		if len(s.Wrapper) > 0 {
 			args := append(slices.Clone(s.Wrapper), "--pkg", p.Path, "--benchtime", s.Benchtime, "./"+p.Binary, r.name)
+			args[0] = fromPackage(p.Dir, args[0])
 			quoted := make([]string, len(args))
 			for i, a := range args {
 				quoted[i] = shquote.Quote(a)
@@ -172,6 +175,23 @@ func (s *BenchSpec) script(refs []benchRef) string {
 		return "true"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// fromPackage is path, relative to the build's folder when not
+// absolute, as seen from the package's folder dir (inside it) where the
+// trial runs: "perflab" from "a/pkg0" is "../../perflab".
+func fromPackage(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	up, err := filepath.Rel(dir, ".")
+	if err != nil {
+		return path
+	}
+	if p := filepath.Join(up, path); strings.Contains(p, "/") {
+		return p
+	}
+	return "./" + path // not looked up in PATH
 }
 
 // benchFailedPrefix starts the line a suite's trial prints on stdout for

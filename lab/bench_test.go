@@ -230,3 +230,16 @@ func TestTrialBuildWarmup(t *testing.T) {
 		t.Errorf("a build without Bench: %v", plain.Command)
 	}
 }
+
+func TestFromPackage(t *testing.T) {
+	for _, tt := range []struct{ dir, path, want string }{
+		{"a/pkg0", "perflab", "../../perflab"},
+		{"pkg", "bin/perflab", "../bin/perflab"},
+		{".", "perflab", "./perflab"},
+		{"a/pkg0", "/usr/bin/perflab", "/usr/bin/perflab"},
+	} {
+		if got := fromPackage(tt.dir, tt.path); got != tt.want {
+			t.Errorf("fromPackage(%q, %q) = %q, want %q", tt.dir, tt.path, got, tt.want)
+		}
+	}
+}
