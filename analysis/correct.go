@@ -90,3 +90,24 @@ func sortByP(idx []int, ps []Float) {
 		return 0
 	})
 }
+
+// Across returns the options of one test among m asked together, each
+// at level Alpha/m with its interval at confidence 1 − (1 − Confidence)/m:
+// Bonferroni's inequality makes the chance that any of the m tests
+// rejects a true null at most Alpha, and the m intervals hold their
+// estimands all at once with at least the original confidence (Dunn 1961,
+// "Multiple comparisons among means", JASA 56(293): 52–64). perflab watch
+// uses it for its per-commit lines, one comparison with the reference for
+// each commit of the range, where neither the number of lines nor their
+// order is known when a line is printed (a step-up procedure such as
+// Benjamini–Hochberg needs every p first). m ≤ 1 returns o unchanged.
+// The verdict is still decide's: a test whose discrete floor lies above
+// Alpha/m is made inconclusive with the reason (guardFloors).
+func (o Options) Across(m int) Options {
+	if m <= 1 {
+		return o
+	}
+	o.Alpha /= float64(m)
+	o.Confidence = 1 - (1-o.Confidence)/float64(m)
+	return o
+}

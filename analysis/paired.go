@@ -288,6 +288,22 @@ func signedRankExactP(n, r int) float64 {
 // non-zero differences: 2/2ⁿ.
 func signedRankMinP(n int) float64 { return math.Min(1, math.Ldexp(2, -n)) }
 
+// SignedRankMinPairs is the fewest pairs with which the exact two-sided
+// signed-rank test can give a p below alpha (its floor 2/2ⁿ, all
+// differences of one sign and untied: scipy.stats.wilcoxon's exact
+// distribution): a plan with fewer rounds can never report a change at
+// that level; alpha ≤ 0 never (0).
+func SignedRankMinPairs(alpha float64) int {
+	if alpha <= 0 {
+		return 0
+	}
+	n := 1
+	for signedRankMinP(n) >= alpha {
+		n++
+	}
+	return n
+}
+
 // walshMedian returns the median of the Walsh averages (d[i]+d[j])/2,
 // i ≤ j, of sorted d: the one-sample Hodges–Lehmann estimate. It never
 // builds the n(n+1)/2 averages: the sums d[i]+d[j] form a triangular

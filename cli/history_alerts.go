@@ -98,6 +98,13 @@ func printAlerts(w io.Writer, alerts []history.Alert) {
 			format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct), format.SignedPct(a.DetectedPct), mark, strings.Join(files, " "))
 	}
 	tw.Flush()
+	// A mark's note is free text: one line each below the table, where it
+	// cannot push the columns apart.
+	for _, a := range alerts {
+		if a.Mark != nil && a.Mark.Note != "" {
+			fmt.Fprintf(w, "note on alert %d (marked %s): %s\n", a.ID, map[bool]string{true: "real", false: "false"}[a.Mark.Real], a.Mark.Note)
+		}
+	}
 }
 
 func shortRev(rev string) string {

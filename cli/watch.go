@@ -62,6 +62,12 @@ checks and the workbench on local are refused while it runs, and it is
 not started while one of them runs. A phone is held by whichever perflab
 has it open.
 
+Each commit's line (median, Δ and interval against the reference,
+verdict) is corrected across the range's commits (Bonferroni): in a range
+where nothing changed, at most alpha that any line says regression or
+improvement. Over 30 commits a line needs 11 paired trials a build to
+decide; with fewer, lines say inconclusive and the detector finds steps.
+
 Alerts go out as the exit status, as --alerts files (.json, or .md for a
 CI summary; the alerts raised in this run) and as a POST of the same JSON
 to --webhook URL when a confirmed alert was raised (retried 3 times, then

@@ -134,6 +134,7 @@ func TestWatchCLIOnce(t *testing.T) {
 		{[]string{"mark", "2", "false"}, exitError, "no alert 2"},
 		{[]string{"mark", "1", "maybe"}, exitUsage, "want ALERT-ID real|false"},
 		{[]string{"alerts"}, exitOK, "all alerts 1/1 = 1.00"},
+		{[]string{"alerts"}, exitOK, "note on alert 1 (marked real): commit 7"},
 	} {
 		code, stdout, stderr := simCmd(t, append(append([]string{"history"}, tt.args...), "--history", db)...)
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
@@ -196,5 +197,31 @@ func TestWatchCLIUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", tt.args, code, tt.want, stderr)
 		}
+	}
+}
+
+// TestWatchCLIRepositoryErrors: a folder that is no repository, a
+// revision that does not exist and a commit without perflab-sim.json are
+// said in perflab's words, not git's (issue 35).
+func TestWatchCLIRepositoryErrors(t *testing.T) {
+	exp, db, sessDir := watchSetup(t)
+	plain := t.TempDir()
+	bare := gittest.New(t)
+	bare.Commit("one", map[string]string{"a": "1"})
+	bare.Commit("two", map[string]string{"a": "2"})
+	for _, tt := range []struct {
+		name, dir, since, want string
+	}{
+		{"not a repository", plain, "HEAD~1", "is not a git repository: perflab watch follows the commits of a git checkout (--git DIR"},
+		{"no such revision", bare.Dir, "nosuch", `--since nosuch: revision "nosuch" does not exist in`},
+		{"too young", bare.Dir, "HEAD~5", "(HEAD has 2 first-parent commits; name a commit, tag or branch, e.g. --since HEAD~1)"},
+		{"no perflab-sim.json", bare.Dir, "HEAD~1", "has no perflab-sim.json: on a simulated phone (sim:pixel) each commit's build is the perflab-sim.json it commits"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := simCmd(t, "watch", exp, "--git", tt.dir, "--since", tt.since, "--once", "--history", db, "--dir", sessDir)
+			if code != exitError || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "fatal:") {
+				t.Errorf("exit %d, want 1 and %q without git's words\n%s%s", code, tt.want, stdout, stderr)
+			}
+		})
 	}
 }

@@ -62,12 +62,21 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// processes: another perflab creating the history at this moment has
 	// a database without its schema yet, which the check would take for
 	// another program's.
-	unlock, err := lockOpen(path)
+	// A file that is plainly not a database is refused before its lock
+	// file is made beside it.
+	if err := checkMagic(path); err != nil {
+		return nil, err
+	}
+	unlock, created, err := lockOpen(path)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	defer unlock()
 	if err := checkForeign(ctx, path); err != nil {
+		if created {
+			// Every perflab refuses this file: nobody needs the lock.
+			os.Remove(path + ".lock")
+		}
 		return nil, err
 	}
 	db, err := sql.Open(DriverName, dsn(path, false))
@@ -84,17 +93,42 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // lockOpen takes the exclusive lock of path's opening (an flock on
 // PATH.lock beside it, which the kernel releases if perflab dies) and
-// returns its release.
-func lockOpen(path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+// returns its release; created is true when this call made the lock file.
+func lockOpen(path string) (unlock func(), created bool, err error) {
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	created = err == nil
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path+".lock", os.O_RDWR, 0o644)
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, created, nil
+}
+
+// checkMagic refuses an existing file at path that does not start as an
+// SQLite database does. A file shorter than the magic is let through: it
+// may be a history another perflab is creating at this moment, which
+// checkForeign, under the lock, sees whole.
+func checkMagic(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing (created under the lock) or unreadable (said there)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	if n, _ := io.ReadFull(f, head); n == len(head) && string(head) != sqliteMagic {
+		return notSQLite(path)
+	}
+	return nil
+}
+
+func notSQLite(path string) error {
+	return fmt.Errorf("history %s: not a perflab history (not an SQLite database); left untouched", path)
 }
 
 // Close closes the file.
@@ -129,10 +163,12 @@ func checkForeign(ctx context.Context, path string) error {
 	n, err := io.ReadFull(f, head)
 	f.Close()
 	if n == 0 && (err == io.EOF || err == nil) {
-		return nil // an empty file: SQLite makes it a database
+		// Under the lock, an empty file is no history being created: it
+		// was made by someone else (touch, a shell redirection, a typo).
+		return fmt.Errorf("history %s: an empty file, not a perflab history; left untouched (remove it, or name a file that does not exist to start a new history)", path)
 	}
 	if string(head[:n]) != sqliteMagic {
-		return fmt.Errorf("history %s: not a perflab history (not an SQLite database); left untouched", path)
+		return notSQLite(path)
 	}
 	db, err := sql.Open(DriverName, dsn(path, true))
 	if err != nil {

@@ -173,8 +173,13 @@ func TestHistoryRefusesForeign(t *testing.T) {
 	if err := os.WriteFile(truncated, []byte("SQLite format 3\x00\x10\x00garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{text, "not an SQLite database"},
+		{empty, "an empty file"},
 		{other, "another program"},
 		{newer, "newer than this perflab's"},
 		{truncated, "left untouched"},
@@ -191,6 +196,11 @@ func TestHistoryRefusesForeign(t *testing.T) {
 		}
 		if after, _ := os.ReadFile(c.path); !bytes.Equal(before, after) {
 			t.Errorf("%s was changed", c.path)
+		}
+		// The refused file gets no lock file beside it (newer.db had one
+		// from the history it was).
+		if _, err := os.Stat(c.path + ".lock"); c.path != newer && err == nil {
+			t.Errorf("%s.lock left beside a refused file", c.path)
 		}
 	}
 }

@@ -87,6 +87,10 @@ type Watcher struct {
 	refReady bool
 	refRev   history.Rev
 	built    map[string]lab.Build
+	// lines is the number of per-commit comparisons asked together: the
+	// commits of the range at this round (Run), over which each line's
+	// verdict and interval are corrected (analysis.Options.Across).
+	lines int
 }
 
 // New checks the repository and the device and returns a watcher.
@@ -112,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Watcher, error) {
 	w.cfg.Cache = abs
 	s := cfg.Loaded.Spec
 	w.git = &bisect.GitRange{Dir: cfg.Repo, Build: s.Build, Run: s.Run, APK: s.APK, Cache: abs}
+	if _, err := w.gitOut(ctx, "rev-parse", "--git-dir"); err != nil {
+		return nil, fmt.Errorf("%s is not a git repository: perflab watch follows the commits of a git checkout (--git DIR, default the current folder)", cfg.Repo)
+	}
 	since, err := w.commit(ctx, cfg.Since)
 	if err != nil {
 		return nil, fmt.Errorf("--since %s: %w", cfg.Since, err)
@@ -187,6 +194,10 @@ func (w *Watcher) Run(ctx context.Context) (Round, error) {
 		return r, err
 	}
 	r.Commits = len(commits)
+	w.lines = len(commits)
+	if len(commits) > len(done) {
+		w.cfg.Logf("%s", w.linesRate())
+	}
 	for _, c := range commits {
 		if done[c.Rev] {
 			r.Done++
@@ -245,6 +256,28 @@ func (w *Watcher) measure(ctx context.Context, c Commit) (ok bool, err error) {
 	return true, nil
 }
 
+// linesRate says what a per-commit line's verdict is worth: each is one
+// of the range's comparisons with the reference, corrected across them
+// (Bonferroni), so that in a range where nothing changed the chance that
+// any line says regression or improvement is at most the plan's α; and,
+// when the plan's rounds are too few for a paired line to reach the
+// corrected level, that no line can decide and how many rounds would.
+func (w *Watcher) linesRate() string {
+	plan := engine.Options(&w.exp)
+	o := plan.Across(w.lines)
+	msg := fmt.Sprintf("per-commit lines: each commit against %s at α %.2g with %.4g%% intervals, corrected across the range's %d commits (Bonferroni): at most %g that any line calls an unchanged commit changed; steps come from the change-point detector",
+		w.refRev.Name, o.Alpha, o.Confidence*100, w.lines, plan.Alpha)
+	if w.lines <= 1 {
+		msg = fmt.Sprintf("per-commit lines: the range's one commit against %s at α %g with %.4g%% intervals", w.refRev.Name, o.Alpha, o.Confidence*100)
+	}
+	if (w.exp.Order == lab.OrderRandom || w.exp.Order == lab.OrderAlternate || w.exp.Order == "") && !o.Sequential {
+		if need := analysis.SignedRankMinPairs(o.Alpha); w.exp.TrialCap() < need {
+			msg += fmt.Sprintf(" (with %d trials a build no line can decide: %d would)", w.exp.TrialCap(), need)
+		}
+	}
+	return msg
+}
+
 // reference builds the reference once.
 func (w *Watcher) reference(ctx context.Context) (lab.Build, error) {
 	if w.refReady {
@@ -279,7 +312,7 @@ func (w *Watcher) session(ctx context.Context, exp *lab.Experiment) (string, *an
 	if err := engine.EndErr(res.End); err != nil {
 		return s.Path, nil, fmt.Errorf("session %s: %w", s.Path, err)
 	}
-	rep := analysis.Compare(fold.Inputs(), engine.Options(&s.Header.Plan))
+	rep := analysis.Compare(fold.Inputs(), engine.Options(&s.Header.Plan).Across(w.lines))
 	for i := range rep.Metrics {
 		if w.metric == "" || rep.Metrics[i].Name == w.metric {
 			return s.Path, &rep.Metrics[i], nil
@@ -313,6 +346,10 @@ func (w *Watcher) build(ctx context.Context, c Commit) (lab.Build, error) {
 // simBuild reads commit c's perflab-sim.json: a sim build (app,
 // effect_pct, ...), strictly.
 func (w *Watcher) simBuild(ctx context.Context, c Commit) (lab.Build, error) {
+	if _, err := w.gitOut(ctx, "cat-file", "-e", c.Rev+":"+SimFile); err != nil {
+		return lab.Build{}, fmt.Errorf("commit %s has no %s: on a simulated phone (%s) each commit's build is the %s it commits, e.g. {\"app\": \"feed\", \"effect_pct\": 2} (docs/history.md, \"A watchable repository\")",
+			c.Short, SimFile, w.exp.Device, SimFile)
+	}
 	data, err := w.gitOut(ctx, "show", c.Rev+":"+SimFile)
 	if err != nil {
 		return lab.Build{}, fmt.Errorf("%s at %s: %w", SimFile, c.Short, err)
@@ -332,9 +369,9 @@ func (w *Watcher) simBuild(ctx context.Context, c Commit) (lab.Build, error) {
 // commits lists the first-parent commits after Since up to Branch,
 // oldest first.
 func (w *Watcher) commits(ctx context.Context) ([]Commit, error) {
-	head, err := w.gitOut(ctx, "rev-parse", "--verify", "--end-of-options", w.cfg.Branch+"^{commit}")
-	if err != nil {
-		return nil, fmt.Errorf("--branch %s: %w", w.cfg.Branch, err)
+	head, err := w.gitOut(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", w.cfg.Branch+"^{commit}")
+	if err != nil || head == "" {
+		return nil, fmt.Errorf("--branch %s: %w", w.cfg.Branch, w.noRevision(ctx, w.cfg.Branch))
 	}
 	if _, err := w.gitOut(ctx, "merge-base", "--is-ancestor", w.since.Rev, head); err != nil {
 		return nil, fmt.Errorf("--since %s is not an ancestor of %s", w.cfg.Since, w.cfg.Branch)
@@ -360,6 +397,9 @@ func (w *Watcher) commits(ctx context.Context) ([]Commit, error) {
 
 // commit resolves one revision.
 func (w *Watcher) commit(ctx context.Context, rev string) (Commit, error) {
+	if full, err := w.gitOut(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil || full == "" {
+		return Commit{}, w.noRevision(ctx, rev)
+	}
 	line, err := w.gitOut(ctx, "log", "-1", "--format=%H%x00%h%x00%cI%x00%s", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		return Commit{}, err
@@ -374,6 +414,25 @@ func (w *Watcher) commit(ctx context.Context, rev string) (Commit, error) {
 	}
 	c.Seq, err = strconv.Atoi(n)
 	return c, err
+}
+
+// noRevision says that rev names no commit of the repository, with how
+// many commits HEAD has (a young repository's HEAD~5 is the usual case).
+func (w *Watcher) noRevision(ctx context.Context, rev string) error {
+	msg := fmt.Sprintf("revision %q does not exist in %s", rev, w.cfg.Repo)
+	if n, err := w.gitOut(ctx, "rev-list", "--first-parent", "--count", "HEAD"); err == nil {
+		msg += fmt.Sprintf(" (HEAD has %s first-parent %s; name a commit, tag or branch, e.g. --since HEAD~%d)", n,
+			map[bool]string{true: "commit", false: "commits"}[n == "1"], max(1, atoiOr(n, 2)-1))
+	}
+	return errors.New(msg)
+}
+
+// atoiOr is s as an int, or def when it is not one.
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
 }
 
 func parseCommit(line string) (Commit, error) {

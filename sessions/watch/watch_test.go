@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,69 @@ func revOf(t *testing.T, repo string, i int) string {
 		t.Fatal(err)
 	}
 	return c.Rev
+}
+
+// TestWatchLinesCorrectedAcrossRange checks that each per-commit line's
+// verdict is one of the range's comparisons corrected together (issue
+// 34: unchanged commits were called regression and improvement at the
+// plan's α each): the round states the rate, and with too few trials a
+// build to reach α over the range's commits it says so and no line
+// decides; with enough, the commits after a 20% step are regressions and
+// those before it are not.
+func TestWatchLinesCorrectedAcrossRange(t *testing.T) {
+	tests := []struct {
+		trials    int
+		rate      string
+		decisive  bool
+		firstStep int // 1-based commit of the step
+	}{
+		{6, "at α 0.0083 with 99.17% intervals, corrected across the range's 6 commits (Bonferroni): at most 0.05 that any line calls an unchanged commit changed; steps come from the change-point detector (with 6 trials a build no line can decide: 8 would)", false, 4},
+		{12, "corrected across the range's 6 commits (Bonferroni): at most 0.05 that any line calls an unchanged commit changed; steps come from the change-point detector\n", true, 4},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.trials, " trials"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), hangWait)
+			defer cancel()
+			repo := simRepo(t, 7, func(i int) float64 {
+				if i >= tt.firstStep {
+					return 20
+				}
+				return 0
+			})
+			var log strings.Builder
+			w, err := New(ctx, Config{Repo: repo.Dir, Since: "HEAD~6", Loaded: simExperiment(t, tt.trials, 3), History: openDB(t),
+				Lab: bisect.SimLab(), Dir: t.TempDir(), Cache: t.TempDir(), Tool: "test", Source: "test",
+				Logf: func(format string, args ...any) { fmt.Fprintf(&log, format+"\n", args...) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			out := log.String()
+			if !strings.Contains(out, tt.rate) {
+				t.Fatalf("no rate line %q in\n%s", tt.rate, out)
+			}
+			for i := 2; i <= 7; i++ {
+				line := lineOf(out, fmt.Sprintf("commit %d: median", i))
+				want := analysis.VerdictInconclusive
+				if tt.decisive && i >= tt.firstStep {
+					want = analysis.VerdictRegression
+				}
+				if !strings.Contains(line, ": "+want+" (") {
+					t.Errorf("commit %d: want %s in %q", i, want, line)
+				}
+			}
+		})
+	}
+}
+
+// lineOf is the line of out that contains s.
+func lineOf(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }
