@@ -96,9 +96,9 @@ the threshold); 1 error or cancelled (the file keeps what was done); 2
 usage.
 
 Examples:
-  perflab bisect examples/sim-bisect.json
-  perflab bisect examples/sim-bisect.json --headless
-  perflab bisect examples/sim-bisect.json --json --max-trials 60 --threshold 0.5%
+  perflab bisect example:sim-bisect
+  perflab bisect example:sim-bisect --headless
+  perflab bisect example:sim-bisect --json --max-trials 60 --threshold 0.5%
   perflab bisect --git ~/src/app --good v1.0 --bad main --build 'make && cp app "$PERFLAB_OUT"/' \
       --run '{out}/app --bench'
   perflab bisect --show ~/.local/share/perflab/sessions/bisect-20260101-120000.json

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions/bisect"
@@ -67,7 +66,7 @@ func (g *gitFlags) load(ctx context.Context) (*lab.Experiment, []bisect.Candidat
 func gitTemplate(path string) (*lab.Experiment, error) {
 	obj := map[string]json.RawMessage{}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, _, err := lab.ReadExperimentFile(path)
 		if err != nil {
 			return nil, err
 		}

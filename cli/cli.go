@@ -41,6 +41,7 @@ func commands() []command {
 		{"bisect", "find the build that caused a regression in a range (builds list or git)", cmdBisect},
 		{"history", "the results history across experiments: import, export, change points, alerts, marks", cmdHistory},
 		{"watch", "follow a branch: measure each commit, detect steps, confirm and bisect them", cmdWatch},
+		{"example", "the example experiments and files shipped in perflab; a repository to watch", cmdExample},
 	}
 }
 
@@ -110,10 +111,15 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Start with the simulated phone, no setup needed:
+Start with the simulated phone, no setup needed (perflab example lists
+the examples; example:NAME runs one from any folder):
   perflab                                   # the workbench
   perflab check sim:pixel                   # is performance stable?
-  perflab run examples/sim-controls-on.json --headless
+  perflab run example:sim-controls-on --headless
+Where the time went, a Go module's benchmarks, a branch watched:
+  perflab run example:sim-profile --headless --out p.jsonl && perflab profile p.jsonl
+  perflab suite --base HEAD~1               # in a Go module: the last commit's benchmarks
+  perflab example watch-repo /tmp/w && perflab watch example:sim-watch --git /tmp/w --since base --once
 
 Manual: README.md, then docs/ (one page per subject; each command's help names its page)
 `)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/perflab/perflab/examples"
 	"io"
 	"os"
 	"strings"
@@ -70,6 +71,7 @@ Examples:
   perflab compare run.json                        # A = ./app-old, B = ./app-new
   perflab compare fps-a.txt fps-b.txt --higher-is-better --json
   perflab compare a.txt b.txt --paired --threshold 1%   # line i of a with line i of b
+  perflab compare example:compare/startup-a.txt example:compare/startup-b.txt --name startup --unit ms
 
 Exit status: 0 when the comparison ran, whatever the verdicts (read them
 from the table or --json); 1 when an input cannot be read or parsed; 2 for
@@ -242,7 +244,7 @@ func readCompareInputs(c *compareFlags, stdin io.Reader) ([]*parse.File, error) 
 			name = "<stdin>"
 			data, err = io.ReadAll(stdin)
 		} else {
-			data, err = os.ReadFile(in)
+			data, err = examples.ReadFile(in)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)

@@ -78,7 +78,7 @@ Exit status: 0, 1 error (a bad file, an unreadable history), 2 bad flags.
 
 Examples:
   perflab history import cli/testdata/sim-effect.jsonl
-  perflab history import --csv examples/history.csv
+  perflab history import --csv example:history.csv
   perflab history changepoints
   perflab history changepoints --json --alpha 0.001
   perflab history export --json

@@ -38,9 +38,9 @@ of control and treatment, paired by run.
 Exit status: 0 order does not matter; 3 it does; 1 error.
 
 Examples:
-  perflab order sim:pixel --experiment examples/sim-order-carryover.json
-  perflab order sim:pixel --experiment examples/sim-order-clean.json --runs 20 --json
-  perflab order local --experiment examples/local-aa.json --runs 5
+  perflab order sim:pixel --experiment example:sim-order-carryover
+  perflab order sim:pixel --experiment example:sim-order-clean --runs 20 --json
+  perflab order local --experiment example:local-aa --runs 5
 
 Manual: docs/validate-order.md
 

@@ -53,10 +53,11 @@ all.folded (collapsed stacks for flame graphs, speedscope):
 delta_ms, delta_pct, ci_low_pct, ci_high_pct, p, p_adjusted, verdict,
 samples_a, samples_b.
 
-Exit status: 0, 1 error (no profiles in the session, a bad flag).
+Exit status: 0 done; 1 error (no profiles in the session, a session that does
+not read); 2 usage (no session named, a bad flag).
 
 Examples:
-  perflab run examples/sim-profile.json --headless --out /tmp/p.jsonl
+  perflab run example:sim-profile --headless --out /tmp/p.jsonl
   perflab profile /tmp/p.jsonl
   perflab profile /tmp/p.jsonl --phase first_frame --top 10
   perflab profile /tmp/p.jsonl --pprof /tmp/p-pprof

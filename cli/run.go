@@ -63,12 +63,12 @@ Examples:
   perflab run --headless -- 'gzip -1 -c big.txt' 'gzip -9 -c big.txt'
   perflab run --headless -n old -n new --trials 30 --export-markdown ab.md -- ./old ./new
   perflab run --headless -n gz1 -n gz6 -n gz9 -- 'gzip -1 -c f' 'gzip -6 -c f' 'gzip -9 -c f'
-  perflab run examples/local-aa.json --headless --trials 10 --order alternate
-  perflab run examples/local-regression.json --headless --out /tmp/s.jsonl
+  perflab run example:local-aa --headless --trials 10 --order alternate
+  perflab run example:local-regression --headless --out /tmp/s.jsonl
   perflab run exp.json --headless --device sim:pixel --json > report.json
   perflab run exp.json --headless --device sim:pixel --device sim:pixel#2 --device sim:pixel#3
   perflab run exp.json --headless --device 'adb:model=Pixel 3' --adb 127.0.0.1:5037 --adb labhost:5037
-  perflab run examples/sim-controls-on.json --headless --probe 30s
+  perflab run example:sim-controls-on --headless --probe 30s
   perflab report /tmp/s.jsonl
 
 Manual: docs/sessions.md, docs/experiment-file.md (the experiment file)

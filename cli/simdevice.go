@@ -54,7 +54,7 @@ Examples:
   perflab simdevice --listen 127.0.0.1:6520 --preset pixel
   adb connect 127.0.0.1:6520 && adb -s 127.0.0.1:6520 shell getprop ro.product.model
   perflab simdevice --listen 127.0.0.1:6520 --connect 127.0.0.1:5037
-  perflab run examples/sim-controls-on.json --device adb:127.0.0.1:6520 --headless
+  perflab run example:sim-controls-on --device adb:127.0.0.1:6520 --headless
   perflab simdevice --listen 127.0.0.1:6520 --count 4 --spread 0.1 --connect 127.0.0.1:5037
 
 Manual: docs/adb.md

@@ -54,7 +54,7 @@ Examples:
   perflab                               # start on the simulated phone
   perflab --device local                # preselect this Linux host
   perflab --adb 127.0.0.1:5037          # list phones of that adb server
-  perflab run examples/sim-controls-on.json   # the workbench on an experiment
+  perflab run example:sim-controls-on   # the workbench on an experiment
   perflab replay SESSION.jsonl          # replay a saved session
 
 Manual: docs/workbench.md

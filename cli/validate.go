@@ -44,9 +44,9 @@ Exit status: 0 the setup validates (false-positive interval holds α and,
 with an effect, at least 80% detected); 3 it does not; 1 error.
 
 Examples:
-  perflab validate sim:pixel --experiment examples/sim-controls-on.json
-  perflab validate sim:pixel --experiment examples/sim-controls-off.json --aa 300 --effect 1%
-  perflab validate local --experiment examples/local-aa.json --aa 20 --json
+  perflab validate sim:pixel --experiment example:sim-controls-on
+  perflab validate sim:pixel --experiment example:sim-controls-off --aa 300 --effect 1%
+  perflab validate local --experiment example:local-aa --aa 20 --json
   perflab validate adb:SERIAL --experiment app.json --aa 10 --effect 5%
 
 Manual: docs/validate-order.md

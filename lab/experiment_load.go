@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/examples"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -41,7 +42,7 @@ func ValidOrder(mode string) bool {
 // build directories and state_dir are resolved against the file's directory,
 // and a build without "dir" runs in that directory.
 func LoadExperiment(path string) (*Experiment, error) {
-	data, err := os.ReadFile(path)
+	data, base, err := ReadExperimentFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -49,12 +50,28 @@ func LoadExperiment(path string) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	base, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
 	exp.ResolvePaths(base)
 	return exp, nil
+}
+
+// ReadExperimentFile reads an experiment file, or a shipped example named
+// "example:NAME" (perflab example lists them), and returns the folder its
+// relative paths are resolved against: the file's, or for an example the
+// current folder (an example's commands run where perflab was started).
+func ReadExperimentFile(path string) (data []byte, base string, err error) {
+	if examples.Is(path) {
+		data, _, err = examples.Read(path)
+		if err != nil {
+			return nil, "", err
+		}
+		base, err = os.Getwd()
+		return data, base, err
+	}
+	if data, err = os.ReadFile(path); err != nil {
+		return nil, "", err
+	}
+	base, err = filepath.Abs(filepath.Dir(path))
+	return data, base, err
 }
 
 // ResolvePaths makes build directories, files and state_dir absolute, relative to

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -21,17 +19,13 @@ import (
 // "name" is called "build N". Relative directories are resolved against
 // the file's directory.
 func LoadRange(path string) (*lab.Experiment, []Candidate, error) {
-	data, err := os.ReadFile(path)
+	data, base, err := lab.ReadExperimentFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	exp, cands, err := ParseRange(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	base, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, nil, err
 	}
 	m := map[string]lab.Build{}
 	for i, c := range cands {

@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/examples"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -170,7 +170,7 @@ func csvReadError(name string, err error) error {
 // its content: importing the same file again adds nothing. Nothing is
 // written unless the whole file reads.
 func (d *DB) ImportCSV(ctx context.Context, path, device string) (Imported, error) {
-	data, err := os.ReadFile(path)
+	data, err := examples.ReadFile(path)
 	if err != nil {
 		return Imported{File: path}, err
 	}

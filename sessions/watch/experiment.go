@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/perflab/perflab/lab"
@@ -43,7 +41,7 @@ func IsSim(device string) bool { return strings.HasPrefix(device, "sim:") }
 // the reference ("control") or be left out, plus a "watch" object (Spec).
 // Errors name the file and the field.
 func LoadExperiment(path string) (*Loaded, error) {
-	data, err := os.ReadFile(path)
+	data, base, err := lab.ReadExperimentFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -85,10 +83,6 @@ func LoadExperiment(path string) (*Loaded, error) {
 	}
 	exp.Builds = nil
 	if out.Reference != nil {
-		base, err := filepath.Abs(filepath.Dir(path))
-		if err != nil {
-			return nil, err
-		}
 		exp.Builds = map[string]lab.Build{lab.ArmControl: *out.Reference}
 		exp.ResolvePaths(base)
 		ref := exp.Builds[lab.ArmControl]
