@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
+
 	"context"
 	"fmt"
+	"github.com/perflab/perflab/sessions"
+	"github.com/perflab/perflab/sessions/bisect"
 	"io"
 	"os"
 
@@ -15,7 +19,8 @@ import (
 // historyView is perflab history view: the workbench's history screen
 // over every series of the history, each with its change points (the
 // detector of history changepoints, with its flags); enter on an alert
-// replays its session, and the screen comes back when the replay ends.
+// replays its confirmation session in the workbench's replay screen, b
+// shows its bisect, and esc comes back to the history.
 func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pos, o, code, ok := parseHistory("view", args, []string{"history", "min-segment", "alpha", "min-effect"}, stdout, stderr)
 	if !ok {
@@ -38,9 +43,13 @@ func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	defer st.close()
 	screen := st.screen
 	screen.NoColor = os.Getenv("NO_COLOR") != ""
-	sel := 0
+	styles := tui.NewStyles(true, screen.NoColor)
+	sel, alert := -1, 0 // first: the series of the newest alert
 	for {
-		v := tui.NewHistoryView(tui.NewStyles(true, screen.NoColor), series, sel)
+		v := tui.NewHistoryView(styles, series, sel)
+		if sel >= 0 {
+			v.SelectAlert(alert)
+		}
 		if err := tui.Run(ctx, v, screen); err != nil {
 			fmt.Fprintln(stderr, "perflab history view:", err)
 			return exitError
@@ -48,9 +57,39 @@ func historyView(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if v.Open == "" || ctx.Err() != nil {
 			return exitOK
 		}
-		sel = v.Selected()
-		if code := dispatch(ctx, []string{"replay", v.Open}, stdout, stderr); code != exitOK {
-			fmt.Fprintf(stderr, "perflab history view: replay %s: exit %d\n", v.Open, code)
+		sel, alert = v.Selected(), v.SelectedAlert()
+		// The alert opens in the workbench's own screens; esc (or q)
+		// comes back here.
+		var err error
+		var s *sessions.Session
+		var lerr error
+		if !bisect.IsRecord(v.Open) {
+			s, lerr = sessions.Load(v.Open)
+		}
+		switch {
+		case bisect.IsRecord(v.Open):
+			var text bytes.Buffer
+			showBisect(v.Open, false, &text, &text)
+			err = tui.Run(ctx, tui.NewTextView(styles, "bisect of the alert · "+v.Open, text.String()), screen)
+		case lerr != nil:
+			err = tui.Run(ctx, tui.NewTextView(styles, "session "+v.Open, lerr.Error()), screen)
+		default:
+			opt := tuiOptions(ctx, tuiFlags{sessions: tui.DefaultSessionDir()})
+			opt.BackQuits = true
+			var problems []string
+			for _, p := range s.Problems {
+				problems = append(problems, p.String())
+			}
+			r := tui.NewReplay(opt, s.Header.Device, s.Header.Plan, s.Events, 0, problems)
+			r.SetReplayPath(v.Open)
+			err = tui.Run(ctx, r, screen)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab history view:", err)
+			return exitError
+		}
+		if ctx.Err() != nil {
+			return exitOK
 		}
 	}
 }
@@ -123,16 +162,20 @@ func viewAlerts(s history.Series, alerts []history.Alert) []tui.HistoryAlert {
 				continue
 			}
 		}
-		open := a.Bisect
-		if open == "" && len(a.Sessions) > 0 {
-			open = a.Sessions[len(a.Sessions)-1]
+		session := ""
+		if len(a.Sessions) > 0 {
+			session = a.Sessions[len(a.Sessions)-1]
 		}
 		what := "not confirmed (" + a.Verdict + ")"
 		if a.Confirmed {
 			what = "confirmed " + a.Verdict
 		}
-		out = append(out, tui.HistoryAlert{Index: i, Confirmed: a.Confirmed, FirstBad: shortRev(a.FirstBad), Session: open,
-			Text: fmt.Sprintf("alert %d %s: %s [%s, %s]", a.ID, what, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct))})
+		first := ""
+		if a.FirstBad != "" {
+			first = a.FirstBad[:min(len(a.FirstBad), 7)]
+		}
+		out = append(out, tui.HistoryAlert{ID: int(a.ID), Index: i, Confirmed: a.Confirmed, FirstBad: first, Session: session, Bisect: a.Bisect,
+			Text: fmt.Sprintf("alert %d %s %s [%s, %s]", a.ID, what, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct))})
 	}
 	return out
 }

@@ -387,3 +387,48 @@ func TestTUIFlags(t *testing.T) {
 		t.Errorf("missing experiment: code %d, %q", code, errb.String())
 	}
 }
+
+// TestHistoryViewInTmux: a watched repository's history at 80×24 opens
+// on the series with the alert, shows the whole alert line; enter opens
+// the alert's confirmation session in the workbench's replay screen, esc
+// comes back to the history; b shows the bisect, esc comes back; q quits
+// (issue 35).
+func TestHistoryViewInTmux(t *testing.T) {
+	t.Parallel()
+	bin, err := perflabBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	env := fmt.Sprintf("env XDG_DATA_HOME=%s XDG_CONFIG_HOME=%s XDG_CACHE_HOME=%s XDG_STATE_HOME=%s", home, home, home, home)
+	repo, db := filepath.Join(home, "repo"), filepath.Join(home, "h.db")
+	for _, args := range [][]string{
+		{"example", "watch-repo", repo, "--commits", "14", "--step-at", "8", "--step", "4"},
+		{"watch", "example:sim-watch", "--git", repo, "--since", "base", "--once", "--history", db},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_CACHE_HOME="+home, "XDG_STATE_HOME="+home)
+		if out, err := cmd.CombinedOutput(); err != nil && cmd.ProcessState.ExitCode() != exitRegression {
+			t.Fatalf("perflab %v: %v\n%s", args, err, out)
+		}
+	}
+	p := newTmuxPane(t, 80, 24, fmt.Sprintf("%s %s history view --history %s; echo PERFLAB-EXIT=$?", env, bin, db))
+	s := p.waitText("enter its session", screenWait)
+	if !strings.Contains(s, "▸ ! startup_ms (ms)") || !regexp.MustCompile(`alert 1 confirmed regression \+\d`).MatchString(s) ||
+		!strings.Contains(strings.Join(strings.Fields(s), " "), "first bad") {
+		t.Fatalf("history screen:\n%s", s)
+	}
+	p.keys("Enter")
+	s = p.waitText("replay", screenWait)
+	p.keys("Escape")
+	p.waitText("enter its session", screenWait)
+	p.keys("b")
+	s = p.waitText("bisect of the alert", screenWait)
+	if !strings.Contains(s, "first bad") {
+		t.Errorf("bisect screen:\n%s", s)
+	}
+	p.keys("Escape")
+	p.waitText("enter its session", screenWait)
+	p.keys("q")
+	p.waitText("PERFLAB-EXIT=0", screenWait)
+}

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/guptarohit/asciigraph"
 )
 
@@ -35,21 +36,26 @@ type HistoryStep struct {
 }
 
 // HistoryAlert is an alert on a series: where, whether confirmed, and
-// the session (or bisect record) a key opens.
+// what keys open: its confirmation session (enter) and its bisect record
+// (b).
 type HistoryAlert struct {
+	ID        int // the history's alert id: the newest is the largest
 	Index     int
 	Confirmed bool
 	FirstBad  string
-	Text      string // e.g. "confirmed: +2.1% [+1.6%, +2.6%]"
-	Session   string
+	Text      string // e.g. "alert 1 confirmed regression: +2.1% [+1.6%, +2.6%]"
+	Session   string // the confirmation's session ("" none)
+	Bisect    string // the bisect record ("" none)
 }
 
-// HistoryView is the history screen: the series on the left (up/down),
-// the selected one's chart with its change points (^) and alerts (!, ?
-// when not confirmed) marked under the builds, the steps and alerts
-// listed below; tab moves between the alerts, enter opens the selected
-// alert's session (the view quits with Open set, for the caller to
-// replay it), q quits.
+// HistoryView is the history screen: the series listed on top (up/down;
+// ! marks those with alerts), the selected one's chart below at full
+// width with its change points (^) and alerts (!, ? when not confirmed)
+// marked under the builds and the builds' commits on the axis, the steps
+// and alerts listed below it; tab moves between the alerts, enter opens
+// the selected alert's confirmation session and b its bisect (the view
+// quits with Open set, for the caller to open it in the workbench's
+// screens and come back), q quits.
 type HistoryView struct {
 	st     Styles
 	series []HistorySeries
@@ -57,14 +63,42 @@ type HistoryView struct {
 	alert  int
 	width  int
 	height int
-	// Open is the session the user chose to open (enter on an alert);
-	// "" when the view quit otherwise.
+	status string
+	// Open is what the user chose to open: the alert's session (enter)
+	// or bisect record (b); "" when the view quit otherwise.
 	Open string
 }
 
-// NewHistoryView shows series; sel selects one to start with.
+// NewHistoryView shows series; sel selects one to start with, or, when
+// negative, the series of the newest alert (else the first).
 func NewHistoryView(st Styles, series []HistorySeries, sel int) *HistoryView {
-	return &HistoryView{st: st, series: series, sel: min(max(sel, 0), max(len(series)-1, 0)), width: 100, height: 30}
+	v := &HistoryView{st: st, series: series, width: 80, height: 24}
+	if sel < 0 {
+		sel = 0
+		newest := 0
+		for i, s := range series {
+			for _, a := range s.Alerts {
+				if a.ID > newest {
+					newest, sel = a.ID, i
+				}
+			}
+		}
+		// The newest alert is the one selected on its series.
+		for k, a := range v.alertsOf(sel) {
+			if a.ID == newest {
+				v.alert = k
+			}
+		}
+	}
+	v.sel = min(max(sel, 0), max(len(series)-1, 0))
+	return v
+}
+
+func (v *HistoryView) alertsOf(i int) []HistoryAlert {
+	if i < 0 || i >= len(v.series) {
+		return nil
+	}
+	return v.series[i].Alerts
 }
 
 // Init does nothing: the data is all there.
@@ -76,6 +110,7 @@ func (v *HistoryView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		v.width, v.height = msg.Width, msg.Height
 	case tea.KeyPressMsg:
+		v.status = ""
 		switch msg.String() {
 		case "q", "ctrl+c", "esc":
 			return v, tea.Quit
@@ -91,13 +126,22 @@ func (v *HistoryView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if n := v.alerts(); n > 0 {
 				v.alert = (v.alert + 1) % n
 			}
-		case "enter", "o":
-			if v.alerts() > 0 {
-				if s := v.series[v.sel].Alerts[v.alert].Session; s != "" {
-					v.Open = s
-					return v, tea.Quit
-				}
+		case "enter", "o", "b":
+			if v.alerts() == 0 {
+				v.status = "this series has no alert to open"
+				return v, nil
 			}
+			a := v.series[v.sel].Alerts[v.alert]
+			open, what := a.Session, "confirmation session"
+			if msg.String() == "b" {
+				open, what = a.Bisect, "bisect"
+			}
+			if open == "" {
+				v.status = "this alert has no " + what
+				return v, nil
+			}
+			v.Open = open
+			return v, tea.Quit
 		}
 	}
 	return v, nil
@@ -106,51 +150,90 @@ func (v *HistoryView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // Selected is the series selected when the view quit.
 func (v *HistoryView) Selected() int { return v.sel }
 
-func (v *HistoryView) alerts() int {
-	if len(v.series) == 0 {
-		return 0
+// SelectedAlert is the alert selected on it.
+func (v *HistoryView) SelectedAlert() int { return v.alert }
+
+// SelectAlert selects alert k of the selected series (coming back from
+// an opened alert).
+func (v *HistoryView) SelectAlert(k int) {
+	if k >= 0 && k < v.alerts() {
+		v.alert = k
 	}
-	return len(v.series[v.sel].Alerts)
 }
+
+func (v *HistoryView) alerts() int { return len(v.alertsOf(v.sel)) }
 
 // View draws the screen.
 func (v *HistoryView) View() tea.View {
 	return tea.NewView(v.Render())
 }
 
-// Render is the screen as text.
+// historyListRows is the most series listed at once; the list scrolls.
+const historyListRows = 4
+
+// Render is the screen as text: the title, the series list, the chart
+// and its text, the help, fitted to the window.
 func (v *HistoryView) Render() string {
 	if len(v.series) == 0 {
 		return v.st.Title.Render("history") + "\n\nThe history has no series yet: perflab history import SESSION, or perflab watch.\n\nq quit"
 	}
-	var rows [][]string
+	w := max(v.width, 40)
+	var b strings.Builder
+	alerts := 0
 	for _, s := range v.series {
-		mark := ""
+		alerts += len(s.Alerts)
+	}
+	b.WriteString(v.st.Title.Render("history") + v.st.Muted.Render(fmt.Sprintf(" · %d series, %d %s", len(v.series), alerts, plural(alerts, "alert", "alerts"))) + "\n")
+	first := min(max(v.sel-historyListRows/2, 0), max(len(v.series)-historyListRows, 0))
+	for i := first; i < min(first+historyListRows, len(v.series)); i++ {
+		s := v.series[i]
+		mark, cur := " ", "  "
 		if len(s.Alerts) > 0 {
 			mark = "!"
 		}
-		rows = append(rows, []string{seriesName(s), mark})
+		if i == v.sel {
+			cur = "▸ "
+		}
+		line := truncate(fmt.Sprintf("%s%s %s · %s · %d builds", cur, mark, seriesName(s), s.Device, len(s.Values)), w)
+		if i == v.sel {
+			line = v.st.Selected.Render(line)
+		}
+		b.WriteString(line + "\n")
 	}
-	left := pickerTable(&v.st, rows, v.sel, v.width/3, func(int, int) (lipgloss.Style, bool) { return lipgloss.Style{}, false })
-	listW := lipgloss.Width(left)
-	chart := v.chart(v.series[v.sel], max(v.width-listW-4, 30), max(v.height-10, 6))
-	body := joinColumns(left, chart, listW+2)
-	help := "↑/↓ series · tab next alert · enter open the alert's session · q quit"
-	return v.st.Title.Render("history") + "\n\n" + body + "\n\n" + v.st.Muted.Render(help)
+	if len(v.series) > historyListRows {
+		b.WriteString(v.st.Muted.Render(fmt.Sprintf("  (%d of %d series; ↑/↓ for more)", v.sel+1, len(v.series))) + "\n")
+	}
+	text := v.chartText(v.series[v.sel], w)
+	help := "↑/↓ series · tab next alert · enter its session · b its bisect · q quit"
+	if v.status != "" {
+		help = v.status
+	}
+	used := strings.Count(b.String(), "\n") + 1 + len(text) + 1 + 3 // header, text, help; axis, marks, labels
+	plotH := max(v.height-used-1, 3)
+	b.WriteString("\n" + v.chart(v.series[v.sel], w, plotH))
+	for _, l := range text {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(v.st.Muted.Render(truncate(help, w)))
+	return b.String()
 }
 
+// seriesName is the series' metric with its unit.
 func seriesName(s HistorySeries) string {
-	return s.Metric + " @ " + s.Device
+	if s.Unit == "" {
+		return s.Metric
+	}
+	return s.Metric + " (" + s.Unit + ")"
 }
 
-// chart is the series' plot with the builds' marks under it, then its
-// steps and alerts.
+// chart is the series' plot, at most w wide and h high, with the builds'
+// marks under it and, under those, the builds' commits at the first, the
+// marked and the last build, as many as fit.
 func (v *HistoryView) chart(s HistorySeries, w, h int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s) on %s, %d builds\n", s.Metric, s.Unit, s.Device, len(s.Values))
 	vals := finite(s.Values)
 	if len(vals) < 2 {
-		b.WriteString("\n(fewer than 2 values: nothing to draw)\n")
+		b.WriteString("(fewer than 2 values: nothing to draw)\n")
 		return b.String()
 	}
 	// One column a build: the plot is as wide as the series, at most w.
@@ -162,47 +245,94 @@ func (v *HistoryView) chart(s HistorySeries, w, h int) string {
 	lines := strings.Split(plot, "\n")
 	margin := 0
 	if last := lines[len(lines)-1]; last != "" {
-		margin = strings.IndexAny(last, "┼┤") + 1
+		margin = lipgloss.Width(last[:strings.IndexAny(last, "┼┤")]) + 1
 	}
 	marks := []rune(strings.Repeat(" ", width))
 	col := func(i int) int {
-		if len(vals) <= 1 {
-			return 0
-		}
 		return int(math.Round(float64(i) * float64(width-1) / float64(len(vals)-1)))
 	}
+	var at []int // builds whose commit is labelled
 	for _, st := range s.Steps {
 		if st.Index >= 0 && st.Index < len(vals) {
 			marks[col(st.Index)] = '^'
+			at = append(at, st.Index)
 		}
 	}
 	for _, a := range s.Alerts {
 		if a.Index >= 0 && a.Index < len(vals) {
 			marks[col(a.Index)] = map[bool]rune{true: '!', false: '?'}[a.Confirmed]
+			at = append(at, a.Index)
 		}
 	}
-	b.WriteString(strings.Repeat(" ", max(margin, 0)) + string(marks) + "\n")
+	pad := strings.Repeat(" ", max(margin, 0))
+	b.WriteString(pad + string(marks) + "\n")
+	b.WriteString(pad + axisLabels(s.Builds, append([]int{0, len(vals) - 1}, at...), col, width+max(w-margin-width, 0)) + "\n")
+	return b.String()
+}
+
+// axisLabels writes the names of the builds at (in that order of
+// preference: the first, the last, then the marked ones) under their
+// columns, each starting at its column (or ending there, past the
+// width), leaving out those that would overlap one already placed.
+func axisLabels(builds []string, at []int, col func(int) int, width int) string {
+	line := []rune(strings.Repeat(" ", width))
+	taken := make([]bool, width)
+	for _, i := range at {
+		if i < 0 || i >= len(builds) {
+			continue
+		}
+		name := []rune(builds[i])
+		start := col(i)
+		if start+len(name) > width {
+			start = max(col(i)-len(name)+1, 0)
+		}
+		end := min(start+len(name), width)
+		free := true
+		for c := max(start-1, 0); c < min(end+1, width); c++ {
+			free = free && !taken[c]
+		}
+		if !free {
+			continue
+		}
+		for c := start; c < end; c++ {
+			line[c], taken[c] = name[c-start], true
+		}
+	}
+	return strings.TrimRight(string(line), " ")
+}
+
+// chartText is the lines under the chart: its steps and its alerts,
+// wrapped to w, the selected alert marked.
+func (v *HistoryView) chartText(s HistorySeries, w int) []string {
+	var out []string
 	if len(s.Steps) == 0 {
-		b.WriteString("no change point\n")
+		out = append(out, "no change point")
 	}
 	for _, st := range s.Steps {
-		fmt.Fprintf(&b, "^ step at %s: %+.2f%% (p %.2g)\n", buildAt(s, st.Index), st.DeltaPct, st.P)
+		out = append(out, wrapLines(fmt.Sprintf("^ step at %s: %+.2f%% (p %.2g)", buildAt(s, st.Index), st.DeltaPct, st.P), w)...)
 	}
 	for i, a := range s.Alerts {
 		mark := "  "
 		if i == v.alert {
 			mark = "> "
 		}
-		line := fmt.Sprintf("%s%s alert at %s: %s", mark, map[bool]string{true: "!", false: "?"}[a.Confirmed], buildAt(s, a.Index), a.Text)
+		line := fmt.Sprintf("%s%s %s at %s", mark, map[bool]string{true: "!", false: "?"}[a.Confirmed], a.Text, buildAt(s, a.Index))
 		if a.FirstBad != "" {
 			line += ", first bad " + a.FirstBad
 		}
-		if i == v.alert {
-			line = v.st.Selected.Render(line)
+		for _, l := range wrapLines(line, w) {
+			if i == v.alert {
+				l = v.st.Selected.Render(l)
+			}
+			out = append(out, l)
 		}
-		b.WriteString(line + "\n")
 	}
-	return b.String()
+	return out
+}
+
+// wrapLines wraps s to w columns, the continuation lines indented.
+func wrapLines(s string, w int) []string {
+	return strings.Split(ansi.Wrap(s, w, " "), "\n")
 }
 
 func buildAt(s HistorySeries, i int) string {

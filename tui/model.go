@@ -115,6 +115,9 @@ type Options struct {
 	Instant bool
 	// Now stamps session file names (tests fix it).
 	Now func() time.Time
+	// BackQuits makes esc on a replay quit: the replay was opened from
+	// another screen (the history's), which comes back.
+	BackQuits bool
 }
 
 // Model is the root model: it owns the window size, the global keys, the
@@ -409,6 +412,9 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // back returns to the previous step of the picking flow, when the pane in
 // front can be left.
 func (m *Model) back() tea.Cmd {
+	if m.screen == screenReplay && m.opt.BackQuits {
+		return tea.Quit
+	}
 	if !m.focused().CanLeave() {
 		return nil
 	}

@@ -38,8 +38,12 @@ func (m *Model) paneHelp() keyHelp {
 	if p.Typing() {
 		return h // keys go to the prompt: ? and q are text there
 	}
+	if m.screen == screenReplay && m.opt.BackQuits {
+		// Opened from another screen: esc is the way back, first.
+		h.short = append([]key.Binding{m.keys.Back}, h.short...)
+	}
 	h.short = append(h.short, m.keys.Help, m.keys.Quit)
-	if p.CanLeave() {
+	if p.CanLeave() && !(m.screen == screenReplay && m.opt.BackQuits) {
 		h.short = append(h.short, m.keys.Back)
 	}
 	h.full = append(h.full, []key.Binding{m.keys.Help, m.keys.Back, m.keys.Quit})
