@@ -131,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "perflab run: --trials, --warmup, --order, --threshold, --stop, --max-trials and --export-* apply with --headless; the workbench sets them in its stepper")
 			return exitUsage
 		}
-		return openRunTUI(ctx, pos[0], args, stdout, stderr)
+		return openRunTUI(ctx, "perflab run", pos[0], args, stdout, stderr)
 	}
 	var exp *lab.Experiment
 	var err error

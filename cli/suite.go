@@ -115,7 +115,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	fs.Var(percentFlag{&f.threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
 	f.out = fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
-	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the undecided ones on top; enter starts it)")
+	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the changed ones on top, ↑/↓ to scroll; enter starts it)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	return f
 }
@@ -155,6 +155,9 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		if *f.parallel > runtime.NumCPU() {
 			fmt.Fprintf(stderr, "perflab suite: warning: --parallel %d on a host of %d CPUs: workers share CPUs and CPU-bound benchmarks disturb each other (at most %d can be isolated)\n", *f.parallel, runtime.NumCPU(), runtime.NumCPU())
 		}
+	} else if w := *f.workers; w > 1 && 2*w > runtime.NumCPU() {
+		fmt.Fprintf(stderr, "perflab suite: warning: --workers %d on a host of %d CPUs: the workers' benchmarks run at once on shared CPUs (each Go benchmark uses every CPU), so CPU-bound ones disturb each other: their times rise and spread, the intervals widen; --workers suits benchmarks that wait more than they compute, --parallel N pins each worker to its own CPUs on a larger host\n",
+			w, runtime.NumCPU())
 	}
 	return 0, true
 }
@@ -255,7 +258,7 @@ func (f *suiteFlags) openTUI(ctx context.Context, exp *lab.Experiment, s *suiteP
 			if *f.out != "" {
 				args = []string{"--out", *f.out}
 			}
-			return openRunTUI(ctx, path, args, stdout, stderr)
+			return openRunTUI(ctx, "perflab suite", path, args, stdout, stderr)
 		}
 	}
 	fmt.Fprintln(stderr, "perflab suite:", err)

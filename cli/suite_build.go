@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -109,7 +110,14 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 		if spec.rev != "" {
 			commit, err := output(ctx, top, "git", "rev-parse", "--verify", "--quiet", spec.rev+"^{commit}")
 			if err != nil || commit == "" {
-				return s, fmt.Errorf("revision %q does not exist in %s", spec.rev, top)
+				msg := fmt.Sprintf("revision %q does not exist in %s", spec.rev, top)
+				if n, err := output(ctx, top, "git", "rev-list", "--count", "HEAD"); err == nil {
+					msg += fmt.Sprintf(" (HEAD has %s %s)", n, map[bool]string{true: "commit", false: "commits"}[n == "1"])
+				}
+				if i == 0 {
+					msg += "; name the base with --base REV (--base HEAD: the work tree against the last commit), or compare a revision with itself with --aa"
+				}
+				return s, errors.New(msg)
 			}
 			wt := filepath.Join(s.tmp, []string{"base", "head"}[i])
 			if out, err := exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/perflab/perflab/internal/gittest"
 	"os"
 	"os/exec"
 	"path"
@@ -124,12 +125,23 @@ func TestSuiteErrors(t *testing.T) {
 		{t.TempDir(), nil, "not in a Go module"},
 		{repo, []string{"--base", "v9.9.9"}, `revision "v9.9.9" does not exist`},
 		{repo, []string{"-bench", "Nothing"}, `no benchmark matching -bench "Nothing" is in both revisions`},
+		{oneCommit(t), nil, `revision "HEAD~1" does not exist in`},
+		{oneCommit(t), nil, "(HEAD has 1 commit); name the base with --base REV (--base HEAD: the work tree against the last commit), or compare a revision with itself with --aa"},
+		// More workers than half the CPUs: said before anything runs.
+		{t.TempDir(), []string{"--workers", "64"}, "--workers 64 on a host of"},
 	} {
 		_, errs, code := perflabIn(t, tc.dir, append([]string{"suite", "--quiet"}, tc.args...)...)
 		if code != exitError || !strings.Contains(errs, tc.want) {
 			t.Errorf("suite %v: exit %d, %s", tc.args, code, errs)
 		}
 	}
+}
+
+// oneCommit is a Go module of one commit.
+func oneCommit(t *testing.T) string {
+	r := gittest.New(t)
+	r.Commit("one", map[string]string{"go.mod": "module one\n\ngo 1.22\n", "one_test.go": "package one\n\nimport \"testing\"\n\nfunc BenchmarkX(b *testing.B) {}\n"})
+	return r.Dir
 }
 
 // TestSuiteCachegrind measures the suite under cachegrind, on this host

@@ -85,7 +85,7 @@ func cmdTUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer f.access.close()
 	m := tui.New(tuiOptions(ctx, f))
-	return workbenchExit(m, runProgram(ctx, m, stdout, stderr), stderr)
+	return workbenchExit("perflab", m, runProgram(ctx, m, stdout, stderr), stderr)
 }
 
 // defaultSimDevice is the simulated phone the picker starts on.
@@ -96,7 +96,7 @@ func defaultSimDevice() string {
 // openRunTUI opens the workbench on an experiment file (perflab run without
 // --headless): the device and builds come from the file, the user reviews
 // the controls and starts.
-func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stderr io.Writer) int {
+func openRunTUI(ctx context.Context, cmd, expPath string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perflab run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f tuiFlags
@@ -122,18 +122,18 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 		}
 	}
 	if _, err := parseInterleaved(fs, known); err != nil {
-		fmt.Fprintf(stderr, "perflab run: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return 2
 	}
 	exp, err := lab.LoadExperiment(expPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "perflab run: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 		return 1
 	}
 	if f.device != "" {
 		exp.SetDevices([]string{f.device})
 	}
-	if !f.access.openOr(ctx, "perflab run", stderr) {
+	if !f.access.openOr(ctx, cmd, stderr) {
 		return exitError
 	}
 	defer f.access.close()
@@ -146,7 +146,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 			err = fmt.Errorf("no device matches %s", strings.Join(exp.Devices, ", "))
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "perflab run: %s: %v\n", expPath, err)
+			fmt.Fprintf(stderr, "%s: %s: %v\n", cmd, expPath, err)
 			return 1
 		}
 		exp.SetDevices(ids)
@@ -165,7 +165,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	if !found {
 		d, err := opt.Backend.Lab.Open(ctx, exp.Device, false)
 		if err != nil {
-			fmt.Fprintf(stderr, "perflab run: %s: device %s: %v\n", expPath, exp.Device, err)
+			fmt.Fprintf(stderr, "%s: %s: device %s: %v\n", cmd, expPath, exp.Device, err)
 			return 1
 		}
 		info = d.Info()
@@ -177,7 +177,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 	}
 	opt.Source = expPath
 	m := tui.NewRun(opt, info, *exp)
-	return workbenchExit(m, runProgram(ctx, m, stdout, stderr), stderr)
+	return workbenchExit(cmd, m, runProgram(ctx, m, stdout, stderr), stderr)
 }
 
 // workbenchExit is the exit status after the workbench (code: the
@@ -185,7 +185,7 @@ func openRunTUI(ctx context.Context, expPath string, args []string, stdout, stde
 // completed with a regression, 1 when it was cancelled or failed, else 0.
 // The verdict is report's, read from the file on disk, so quitting before
 // the dashboard's final analysis came in cannot change the exit status.
-func workbenchExit(m *tui.Model, code int, stderr io.Writer) int {
+func workbenchExit(cmd string, m *tui.Model, code int, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
@@ -194,11 +194,11 @@ func workbenchExit(m *tui.Model, code int, stderr io.Writer) int {
 			if code == exitError {
 				fmt.Fprintln(stderr, "perflab: the run did not complete; the session keeps every finished trial")
 			}
-			return regressionFound(stderr, "perflab run", code)
+			return regressionFound(stderr, cmd, code)
 		}
 	}
 	if m.Regressed() {
-		return regressionFound(stderr, "perflab run", exitRegression)
+		return regressionFound(stderr, cmd, exitRegression)
 	}
 	return code
 }

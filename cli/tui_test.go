@@ -383,7 +383,7 @@ func TestTUIFlags(t *testing.T) {
 		t.Errorf("positional: code %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := openRunTUI(t.Context(), "examples/no-such.json", nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no-such.json") {
+	if code := openRunTUI(t.Context(), "perflab run", "examples/no-such.json", nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no-such.json") {
 		t.Errorf("missing experiment: code %d, %q", code, errb.String())
 	}
 }

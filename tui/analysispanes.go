@@ -37,10 +37,36 @@ type analysisView struct {
 	data  panelData
 	width int
 	rows  int // metric (or regime) rows drawn
+	off   int // the first metric drawn (the dashboard scrolls them)
 }
 
 // SetSize sets the width and the number of rows.
 func (v *analysisView) SetSize(w, rows int) { v.width, v.rows = w, rows }
+
+// SetOffset sets the first metric drawn.
+func (v *analysisView) SetOffset(off int) { v.off = max(off, 0) }
+
+// shown is the range of metrics drawn: from the offset, as many as the
+// rows (all when they fit).
+func (v *analysisView) shown() (from, to int) {
+	n := len(v.data.metrics)
+	if n <= v.rows {
+		return 0, n
+	}
+	from = min(v.off, n-v.rows)
+	return from, from + v.rows
+}
+
+// moreLine says which metrics are shown when they do not all fit, and
+// how to see the rest; "" when they fit.
+func (v *analysisView) moreLine() string {
+	from, to := v.shown()
+	n := len(v.data.metrics)
+	if from == 0 && to == n {
+		return ""
+	}
+	return v.st.Muted.Render(fmt.Sprintf("  metrics %d–%d of %d · ↑/↓ pgup/pgdn scroll", from+1, to, n))
+}
 
 // take keeps the analysis an analysisShownMsg carries.
 func (v *analysisView) take(msg tea.Msg) {
@@ -111,11 +137,8 @@ func (p ciPane) View() string {
 	if barW > 40 {
 		barW = 40
 	}
-	for i, m := range pd.metrics {
-		if i >= p.rows {
-			lines = append(lines, st.Muted.Render(fmt.Sprintf("  … %d more metrics", len(pd.metrics)-i)))
-			break
-		}
+	from, to := p.shown()
+	for _, m := range pd.metrics[from:to] {
 		vs := st.Verdict(m.verdict)
 		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.ciLow), fmtPctShort(m.ciHigh))
 		line := pad(m.name, nameW) + " " + pad(fmtPctShort(m.deltaPct), numW) + " " + pad(rng, rangeW) + " "
@@ -124,6 +147,9 @@ func (p ciPane) View() string {
 		}
 		line += vs.Render(verdictWord(m.verdict))
 		lines = append(lines, truncate(line, w))
+	}
+	if more := p.moreLine(); more != "" {
+		lines = append(lines, more)
 	}
 	if barW >= 7 {
 		axis := []rune(strings.Repeat(" ", barW))
@@ -185,8 +211,9 @@ func (p seqPane) View() string {
 		return ""
 	}
 	var rows []string
-	for i, m := range pd.metrics {
-		if !m.seq.ok || i >= p.rows {
+	from, to := p.shown()
+	for _, m := range pd.metrics[from:to] {
+		if !m.seq.ok {
 			continue
 		}
 		rng := fmt.Sprintf("[%s, %s]", fmtPctShort(m.seq.low), fmtPctShort(m.seq.high))
@@ -253,10 +280,8 @@ func (p pPane) View() string {
 	}
 	head += fmt.Sprintf(" %7s %9s", "MDE", nHead)
 	lines = append(lines, st.Muted.Render(truncate(head, w)))
-	for i, m := range pd.metrics {
-		if i >= p.rows {
-			break
-		}
+	from, to := p.shown()
+	for _, m := range pd.metrics[from:to] {
 		pstyle := st.NoChange
 		if !math.IsNaN(m.pAdj) && m.pAdj < pd.alpha {
 			pstyle = st.Verdict(m.verdict)

@@ -41,6 +41,9 @@ type controlsPane struct {
 	runs      int
 	profiles  []string // governor profile names offered for this device
 	rows      []controlRow
+	// absent names the device's controls it cannot apply: one line under
+	// the rows rather than a row each (on local, 7 of the 11).
+	absent []string
 	cursor    int
 	live      bool // editing controls of a running run: no run settings
 	keys      controlsKeys
@@ -93,6 +96,12 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	if dev.Has(lab.CapProbe) && !live {
 		p.probeS = 30
 	}
+	if exp.Suite != nil && !dev.Has(lab.CapGovernor) {
+		// A suite on a host whose governor perflab cannot set: nothing
+		// would act on the check's answer, and a suite's paired rounds
+		// already keep a drifting clock out of the comparison.
+		p.probeS = 0
+	}
 	p.realtime = dev.Has(lab.CapSimTime)
 	p.mode, p.runs, p.aa = modeRun, study.DefaultOrderRuns, studyAAReal
 	if dev.Has(lab.CapSimTime) {
@@ -112,6 +121,15 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 		}
 		p.rows = append(p.rows, controlRow{def: d})
 	}
+	var kept []controlRow
+	for _, r := range p.rows {
+		if p.supported(r) {
+			kept = append(kept, r)
+		} else {
+			p.absent = append(p.absent, p.label(r))
+		}
+	}
+	p.rows = kept
 	if !live {
 		p.rows = append(p.rows,
 			controlRow{setting: "order"}, controlRow{setting: "trials"},
@@ -503,6 +521,9 @@ func (p controlsPane) View() string {
 	}
 	// Keep the cursor visible when the rows do not fit.
 	avail := p.height - 2 - len(about)
+	if len(p.absent) > 0 {
+		avail--
+	}
 	if len(about) > 0 {
 		avail--
 	}
@@ -536,6 +557,9 @@ func (p controlsPane) View() string {
 	}
 	if len(p.rows) > avail {
 		b.WriteString(st.Muted.Render(fmt.Sprintf("  %d/%d", p.cursor+1, len(p.rows))) + "\n")
+	}
+	if len(p.absent) > 0 {
+		b.WriteString(st.Disabled.Render(truncate("  not on "+p.device.ID+": "+strings.Join(p.absent, ", "), p.width)) + "\n")
 	}
 	if len(about) > 0 {
 		b.WriteString("\n")

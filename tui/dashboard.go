@@ -41,6 +41,9 @@ type feed struct {
 	lanes   lanesPane // a pool's devices
 	where   wherePane // the differential profile (where.go)
 	notes   notesPane // every warning and log line in full (notes.go)
+	// metricOff is the first metric the analysis panes show: a suite's
+	// many benchmarks scroll (↑/↓, pgup/pgdn) when they do not fit.
+	metricOff int
 }
 
 // analyzer is what a dashboard computes its panels with: analyze takes
@@ -132,7 +135,34 @@ func (f *feed) viewKey(msg tea.KeyPressMsg) (bool, tea.Cmd) {
 	if ok && f.where.open {
 		f.notes.open = false
 	}
+	if !ok && !f.where.open {
+		ok = f.scrollKey(msg)
+	}
 	return ok, cmd
+}
+
+// scrollKey scrolls the analysis panes' metrics when they do not all fit
+// (panels clamps the offset to the rows shown): ↑/↓ one, pgup/pgdn a
+// page.
+func (f *feed) scrollKey(msg tea.KeyPressMsg) bool {
+	rows := f.ci.rows
+	if len(f.panel.metrics) <= rows || rows <= 0 {
+		return false
+	}
+	switch msg.String() {
+	case "down", "j":
+		f.metricOff++
+	case "up", "k":
+		f.metricOff--
+	case "pgdown":
+		f.metricOff += rows
+	case "pgup":
+		f.metricOff -= rows
+	default:
+		return false
+	}
+	f.metricOff = min(max(f.metricOff, 0), len(f.panel.metrics)-rows)
+	return true
 }
 
 // closeView closes the notes or the where view (esc); false when none

@@ -99,6 +99,15 @@ func (d *feed) warnings() []string {
 	return warn
 }
 
+// scrollTo clamps the metrics' offset to rows shown and hands it to the
+// analysis panes.
+func (d *feed) scrollTo(rows int) {
+	d.metricOff = min(d.metricOff, max(len(d.panel.metrics)-rows, 0))
+	d.ci.SetOffset(d.metricOff)
+	d.seq.SetOffset(d.metricOff)
+	d.p.SetOffset(d.metricOff)
+}
+
 // panels lays out the combined panels (body without the lanes).
 func (d *feed) panels(w, h int) string {
 	st := d.st
@@ -119,6 +128,7 @@ func (d *feed) panels(w, h int) string {
 		d.ci.SetSize(w, maxRows)
 		d.seq.SetSize(w, maxRows)
 		d.p.SetSize(w, maxRows)
+		d.scrollTo(maxRows)
 		// Regimes: the analysed one only on short screens.
 		d.regimes.SetSize(w, map[bool]int{true: 1, false: 3}[h < 30])
 		var lines []string
@@ -167,6 +177,7 @@ func (d *feed) panels(w, h int) string {
 	d.ci.SetSize(rw, 12)
 	d.seq.SetSize(rw, 12)
 	d.p.SetSize(rw, 12)
+	d.scrollTo(12)
 	d.regimes.SetSize(rw, 6)
 	var right []string
 	right = append(right, viewLines(d.ci.View())...)

@@ -124,13 +124,14 @@ func analyzeSession(in []analysis.MetricInput, evs []lab.Event, plan *lab.Experi
 	pd.warnings = append(pd.warnings, sessions.HostWarnings(rc.Events)...)
 	pd.warnings = append(pd.warnings, sessions.TrialNotes(rc.Events)...)
 	if plan != nil && plan.Suite != nil {
-		// A suite's list: the benchmarks still undecided on top, then
-		// the changed ones, then those without a test.
+		// A suite's list: the changed benchmarks on top (what the run
+		// found), then those still undecided, then the unchanged ones,
+		// then those without a test; the rest scroll.
 		rank := func(m metricPanel) int {
 			switch {
-			case m.verdict == analysis.VerdictInconclusive && !math.IsNaN(m.pAdj):
-				return 0
 			case m.verdict == analysis.VerdictRegression || m.verdict == analysis.VerdictImprovement:
+				return 0
+			case m.verdict == analysis.VerdictInconclusive && !math.IsNaN(m.pAdj):
 				return 1
 			case m.verdict == analysis.VerdictNoChange:
 				return 2

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,8 +134,15 @@ func TestControlsStepperGreysOutAndToggles(t *testing.T) {
 	}
 	send("restore_snapshot", "space")
 	check("restore_snapshot", "on")
-	send("proxy", "space") // not supported: no change
-	check("proxy", "off")
+	// Not supported: no row of its own, named on the line under them.
+	for _, r := range p.rows {
+		if r.def.key == "proxy" {
+			t.Error("unsupported proxy has a row")
+		}
+	}
+	if !slices.Contains(p.absent, "proxy") {
+		t.Errorf("absent %v, want proxy among them", p.absent)
+	}
 	send("governor", "space", "space")
 	check("governor", "max")
 	send("order", "space")
@@ -158,8 +166,8 @@ func TestControlsStepperGreysOutAndToggles(t *testing.T) {
 		t.Errorf("all on: %+v", p.controls)
 	}
 	view := p.View()
-	if !strings.Contains(view, "not supported on sim:pixel") {
-		t.Errorf("view does not grey out unsupported controls:\n%s", view)
+	if !strings.Contains(view, "not on sim:pixel: ") {
+		t.Errorf("view does not name the unsupported controls:\n%s", view)
 	}
 	exp := p.experiment(lab.Experiment{})
 	if exp.Order != "fixed" || exp.Trials != 20 || !exp.Controls.RestoreSnapshot {

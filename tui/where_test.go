@@ -2,6 +2,10 @@ package tui
 
 import (
 	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,10 +83,11 @@ func TestCIScaleBeyondSteps(t *testing.T) {
 	}
 }
 
-// TestSuiteRowsUndecidedFirst: a suite's dashboard lists the benchmarks
-// still undecided on top, then the changed ones, then those without a
-// test; another experiment keeps its metrics' order.
-func TestSuiteRowsUndecidedFirst(t *testing.T) {
+// TestSuiteRowsChangedFirst: a suite's dashboard lists the changed
+// benchmarks on top, then those still undecided, then those without a
+// test (issue 35: the regression was below the fold); another experiment
+// keeps its metrics' order.
+func TestSuiteRowsChangedFirst(t *testing.T) {
 	pair := func(name string, a, b []float64) analysis.MetricInput {
 		in := analysis.MetricInput{Name: name, Unit: "ns/op", Samples: [][]float64{a, b}}
 		for i := range a {
@@ -100,8 +105,8 @@ func TestSuiteRowsUndecidedFirst(t *testing.T) {
 	for _, m := range analyzeSession(ins, nil, plan, analysis.DefaultOptions()).metrics {
 		names = append(names, m.name)
 	}
-	if strings.Join(names, ",") != "Noisy,Slower,Const" {
-		t.Errorf("suite rows %v, want Noisy, Slower, Const", names)
+	if strings.Join(names, ",") != "Slower,Noisy,Const" {
+		t.Errorf("suite rows %v, want Slower, Noisy, Const", names)
 	}
 	names = nil
 	for _, m := range analyzeSession(ins, nil, &lab.Experiment{}, analysis.DefaultOptions()).metrics {
@@ -109,5 +114,50 @@ func TestSuiteRowsUndecidedFirst(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "Const,Slower,Noisy" {
 		t.Errorf("run rows %v", names)
+	}
+}
+
+// TestSuiteRowsScroll: more metrics than the panels' rows scroll with
+// ↓ and pgdn, the panel saying which are shown; ↑ at the top and ↓ at
+// the bottom stay put.
+func TestSuiteRowsScroll(t *testing.T) {
+	var ins []analysis.MetricInput
+	for i := range 20 {
+		in := analysis.MetricInput{Name: fmt.Sprintf("Bench%02d", i), Unit: "ns/op", Samples: [][]float64{nil, nil}}
+		for r := range 8 {
+			a, b := 10+float64(r%3), 10+float64((r+i)%4)
+			in.Samples[0], in.Samples[1] = append(in.Samples[0], a), append(in.Samples[1], b)
+			in.Pairs = append(in.Pairs, analysis.Pair{A: a, B: b})
+		}
+		ins = append(ins, in)
+	}
+	plan := lab.Experiment{Suite: &lab.SuiteInfo{Module: "m"}}
+	st := NewStyles(true, true)
+	f := newFeed(&st, simInfo(), plan, analyzer{}, 0)
+	f.panel = analyzeSession(ins, nil, &plan, analysis.DefaultOptions())
+	msg := analysisShownMsg{f.panel}
+	f.ci, _ = f.ci.Update(msg)
+	f.seq, _ = f.seq.Update(msg)
+	f.p, _ = f.p.Update(msg)
+	view := func() string { return ansi.Strip(f.panels(80, 20)) }
+	if v := view(); !strings.Contains(v, "metrics 1–6 of 20 · ↑/↓ pgup/pgdn scroll") {
+		t.Fatalf("first page:\n%s", v)
+	}
+	press := func(k string) {
+		code := map[string]rune{"down": tea.KeyDown, "up": tea.KeyUp, "pgdown": tea.KeyPgDown}[k]
+		if ok, _ := f.viewKey(tea.KeyPressMsg{Code: code}); !ok {
+			t.Fatalf("%s not taken", k)
+		}
+	}
+	press("up")
+	press("down")
+	if v := view(); !strings.Contains(v, "metrics 2–7 of 20") {
+		t.Errorf("after ↓:\n%s", v)
+	}
+	for range 5 {
+		press("pgdown")
+	}
+	if v := view(); !strings.Contains(v, "metrics 15–20 of 20") || !strings.Contains(v, f.panel.metrics[19].name) {
+		t.Errorf("after pgdn to the end:\n%s", v)
 	}
 }
