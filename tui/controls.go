@@ -44,11 +44,11 @@ type controlsPane struct {
 	// absent names the device's controls it cannot apply: one line under
 	// the rows rather than a row each (on local, 7 of the 11).
 	absent []string
-	cursor    int
-	live      bool // editing controls of a running run: no run settings
-	keys      controlsKeys
-	width     int
-	height    int
+	cursor int
+	live   bool // editing controls of a running run: no run settings
+	keys   controlsKeys
+	width  int
+	height int
 }
 
 type controlsKeys struct {
