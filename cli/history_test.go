@@ -51,11 +51,7 @@ func TestHistorySimEndToEnd(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "0 runs and 0 rows added, 3 runs already there") {
 		t.Errorf("second import: exit %d\n%s", code, stdout)
 	}
-	// 13 builds, 7 and 6 a side of the step: the detector's p (trimmed
-	// t, autocorrelation and both possible splits accounted for) of this
-	// sim's 5% step is about 1e-3, above the default alpha of 3e-4 meant
-	// for long histories; --alpha 0.01 asks for it.
-	code, stdout, stderr = simCmd(t, "history", "changepoints", "--history", db, "--json", "--alpha", "0.01")
+	code, stdout, stderr = simCmd(t, "history", "changepoints", "--history", db, "--json")
 	if code != exitOK {
 		t.Fatalf("changepoints: exit %d\n%s", code, stderr)
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestSplitAndEffectReference checks bestSplit's running sums against
 // Matteson & James's Q written out pair by pair, the effect floor
-// against Cohen's d, Yuen's trimmed t and its normal z against
+// against Cohen's d, the pooled trimmed t and its normal z against
 // scipy.stats.ttest_ind(trim=0.2) and norm.isf, the AR(1) variance factor
 // against numpy's quadratic form, and the max-split p against the same
 // formula through scipy.stats.norm, all in testdata/gen_reference.py.
@@ -54,7 +54,7 @@ func TestSplitAndEffectReference(t *testing.T) {
 		xs := append(append([]float64{}, c.A...), c.B...)
 		tt, df, ok := trimmedT(xs, 0, len(c.A), len(xs))
 		if z := tToZ(tt, df); !ok || !rel(tt, c.T, 1e-9) || !rel(z, c.Z, 1e-6) {
-			t.Errorf("Yuen %d: t %v z %v; SciPy's trimmed t %v, p %v (z %v)", i, tt, z, c.T, c.P, c.Z)
+			t.Errorf("trimmed t %d: t %v z %v; SciPy's %v, p %v (z %v)", i, tt, z, c.T, c.P, c.Z)
 		}
 	}
 	for i, c := range ref.AR {

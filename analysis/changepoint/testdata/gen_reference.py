@@ -4,8 +4,8 @@ trimmed means (scipy.stats.trim_mean) of the segments on either side of
 each step, for analysis/changepoint/changepoint_test.go; and, for
 reference_test.go, the E-divisive split (Matteson & James 2014's Q, summed
 pair by pair) of random series with outliers, Cohen's d of random samples
-(numpy), Yuen's trimmed t (scipy.stats.ttest_ind(a, b, equal_var=False,
-trim=0.2): statistic and p; the normal z of the same two-sided p,
+(numpy), the pooled trimmed t of Yuen & Dixon (scipy.stats.ttest_ind(a, b,
+trim=0.2), equal_var=True: statistic and p; the normal z of the same two-sided p,
 scipy.stats.norm.isf(p/2)), the AR(1) variance factor of a two-sample
 contrast (the quadratic form c'Rc/c'c with R the Toeplitz matrix of
 rho^|i-j|, numpy), and Lausen & Schumacher's (1992) p of a maximally
@@ -90,12 +90,13 @@ effects = [effect_case(12, 20, 1.5, 21), effect_case(6, 6, -4.0, 22), effect_cas
 
 
 def yuen_case(n1, n2, shift, seed):
-    """Yuen (1974) through SciPy, on samples with an outlier each."""
+    """Yuen & Dixon (1973), the pooled trimmed t, through SciPy, on
+    samples with an outlier in the first."""
     rng = np.random.default_rng(seed)
     a = [round(float(v), 6) for v in 10 + rng.standard_normal(n1)]
     b = [round(float(v), 6) for v in 10 + shift + 2 * rng.standard_normal(n2)]
     a[1] += 9
-    r = stats.ttest_ind(a, b, equal_var=False, trim=0.2)
+    r = stats.ttest_ind(a, b, equal_var=True, trim=0.2)
     return {"a": a, "b": b, "t": float(-r.statistic), "p": float(r.pvalue), "z": float(stats.norm.isf(r.pvalue / 2))}
 
 
