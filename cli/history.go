@@ -49,7 +49,7 @@ export writes every row, as CSV (default) or --json.
 changepoints looks for steps in every series (a device's metric over its
 builds, each build's median once, in commit order or else the order the
 runs were made): E-divisive means (Matteson & James 2014) proposes where
-a series splits, Yuen's trimmed t-test on the two sides decides (p below
+a series splits, a trimmed t-test on the two sides decides (p below
 --alpha), its variance widened for the builds' autocorrelation and its p
 taken over all the splits searched; a step that a straight line fits as
 well is a drift and left out; a side needs --min-segment points, so one

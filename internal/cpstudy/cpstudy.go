@@ -199,6 +199,9 @@ type Result struct {
 	// spike right next to a true step can shift where that step is
 	// located, which counts against precision and recall instead).
 	SpikeSteps int
+	// SpikeOnly counts those of SpikeSteps in the Spike family, whose
+	// series have no step at all.
+	SpikeOnly int
 }
 
 // Precision is the share of steps reported in step series that lie within
@@ -258,6 +261,9 @@ func (res *Result) score(s Series, steps []changepoint.Step) {
 			res.TruePos++
 		} else if s.SpikeAt >= 0 && abs(st.Index-s.SpikeAt) <= Tolerance && !near(s.Steps, st.Index, 5) {
 			res.SpikeSteps++
+			if s.Kind == Spike {
+				res.SpikeOnly++
+			}
 		}
 	}
 	if s.Kind == Steps {
@@ -328,7 +334,7 @@ func (r Result) Write(w io.Writer) {
 		ratio(r.ByDistanceFound[2], r.ByDistance[2]), ratio(r.NearFound, r.NearSteps), r.NearFound, r.NearSteps)
 	fmt.Fprintf(w, "false steps per 100 series without a step: %.2f (stationary %d, outliers %d, spike %d)\n",
 		r.FalsePer100(), r.Found[Stationary], r.Found[Outliers], r.Found[Spike])
-	fmt.Fprintf(w, "spikes reported as a step: %d\n", r.SpikeSteps)
+	fmt.Fprintf(w, "spikes reported as a step: %d (in series of the spike family: %d)\n", r.SpikeSteps, r.SpikeOnly)
 	fmt.Fprintf(w, "drift 1–3σ over the series: %.2f steps per series\n", ratio(r.Found[Drift], r.Series[Drift]))
 }
 
