@@ -49,12 +49,15 @@ export writes every row, as CSV (default) or --json.
 changepoints looks for steps in every series (a device's metric over its
 builds, each build's median once, in commit order or else the order the
 runs were made): E-divisive means (Matteson & James 2014) proposes where
-a series splits, Welch's t-test on the two sides decides (p below
---alpha), as Apache Otava does; a side needs --min-segment points, so one
+a series splits, a trimmed t-test on the two sides decides (p below
+--alpha), its variance widened for the builds' autocorrelation and its p
+taken over all the splits searched; a step that a straight line fits as
+well is a drift and left out; a side needs --min-segment points, so one
 noisy point is never a step; a step smaller than --min-effect standard
-deviations of the noise around it (default 1) is left out. Per step: series, index (the first build of
-the new level), commit (or build) and time, before and after (the means
-of the segments on either side), delta_pct and p.
+deviations of the noise around it (default 1) is left out. Per step:
+series, index (the first build of the new level), commit (or build) and
+time, before and after (the 20% trimmed means of the segments on either
+side), delta_pct and p.
 
 view is the workbench's history screen: the series listed (up/down), the
 selected one charted over its builds with its change points (^) and
@@ -143,7 +146,7 @@ func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	fs.BoolVar(&o.asJSON, "json", false, "export, changepoints, alerts: JSON")
 	fs.StringVar(&o.note, "note", "", "mark: a note kept with the mark")
 	fs.IntVar(&o.minSegment, "min-segment", changepoint.DefaultMinSegment, "changepoints: the fewest builds on each side of a step (at least 2)")
-	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's Welch t-test p must be below `A`")
+	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's p (trimmed t-test, autocorrelation and the splits searched accounted for) must be below `A`")
 	fs.Float64Var(&o.minEffect, "min-effect", changepoint.DefaultMinEffect, "changepoints: the smallest step reported, in standard deviations of the noise around it (`S`; negative: any)")
 	return fs, o
 }
@@ -396,7 +399,7 @@ func writeChangepoints(w io.Writer, path string, opt changepoint.Options, series
 	if short > 0 {
 		fmt.Fprintf(w, ", %d with fewer than %d builds not", short, 2*opt.MinSegment)
 	}
-	fmt.Fprintf(w, " (E-divisive means, Welch t-test p < %g, at least %d builds a side)\n", opt.Alpha, opt.MinSegment)
+	fmt.Fprintf(w, " (E-divisive means, trimmed t-test for autocorrelated builds, p over the splits < %g, at least %d builds a side)\n", opt.Alpha, opt.MinSegment)
 	if len(steps) == 0 {
 		fmt.Fprintln(w, "no steps")
 		return nil

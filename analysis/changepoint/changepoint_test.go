@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/analysis/changepoint"
@@ -12,8 +15,9 @@ import (
 )
 
 // TestChangepointScipy checks the steps found in fixed series, and each
-// step's p, before and after, against testdata/reference.json, computed
-// with scipy.stats.ttest_ind(equal_var=False) by testdata/gen_reference.py.
+// step's before and after against testdata/reference.json, SciPy's 20%
+// trimmed means (scipy.stats.trim_mean) by testdata/gen_reference.py;
+// each step's p must pass the default alpha.
 func TestChangepointScipy(t *testing.T) {
 	b, err := os.ReadFile("testdata/reference.json")
 	if err != nil {
@@ -24,8 +28,8 @@ func TestChangepointScipy(t *testing.T) {
 			Name   string
 			Series []float64
 			Steps  []struct {
-				Index            int
-				Before, After, P float64
+				Index         int
+				Before, After float64
 			}
 		}
 	}
@@ -50,9 +54,9 @@ func TestChangepointScipy(t *testing.T) {
 					t.Errorf("step %d at %d, want %d", i, got.Index, want.Index)
 					continue
 				}
-				if !close(got.P, want.P, 1e-6) || !close(got.Before, want.Before, 1e-12) || !close(got.After, want.After, 1e-12) {
-					t.Errorf("step at %d: p %g before %g after %g, scipy p %g before %g after %g",
-						got.Index, got.P, got.Before, got.After, want.P, want.Before, want.After)
+				if !(got.P < changepoint.DefaultAlpha) || !close(got.Before, want.Before, 1e-12) || !close(got.After, want.After, 1e-12) {
+					t.Errorf("step at %d: p %g before %g after %g, SciPy's trimmed means before %g after %g",
+						got.Index, got.P, got.Before, got.After, want.Before, want.After)
 				}
 				if d := (got.After - got.Before) / got.Before * 100; !close(float64(got.DeltaPct), d, 1e-12) {
 					t.Errorf("step at %d: delta_pct %v, want %v", got.Index, got.DeltaPct, d)
@@ -79,7 +83,7 @@ func TestChangepointOptions(t *testing.T) {
 	check("empty", nil, changepoint.Options{}, false)
 }
 
-// TestChangepointConstantSegments: constant levels make Welch's test
+// TestChangepointConstantSegments: constant levels make the t-test
 // undefined; a jump between them is still a step, and a constant series
 // has none.
 func TestChangepointConstantSegments(t *testing.T) {
@@ -115,57 +119,142 @@ func TestChangepointZeroBefore(t *testing.T) {
 }
 
 // TestChangepointSmallStudy is a seeded small version of
-// bench/changepoint_study: steps of 2σ located within ±1, spikes never a
-// step, stationary series clean.
+// bench/changepoint_study: steps of 3σ located within ±2, spikes never a
+// step, step-free series clean, for independent and autocorrelated noise.
 func TestChangepointSmallStudy(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 30))
-	found := 0
-	const reps = 40
-	for range reps {
-		s := cpstudy.Generate(r, cpstudy.Stationary, 200)
-		at := 50 + r.IntN(100)
-		for i := at; i < len(s.Values); i++ {
-			s.Values[i] += 2 * cpstudy.Sigma
+	for _, tc := range []struct {
+		phi                   float64
+		precision, recall     float64 // at least
+		maxFalse, minMiddle3σ int
+	}{
+		// The study's figures at 1,000 series a family: precision 0.973,
+		// recall 0.863 (φ 0); 0.935, 0.739 (φ 0.5). 60 series leave room
+		// for chance but not for a broken detector.
+		// False steps: 0.4 and 0.7 per 100 step-free series in the
+		// study, 0.7 and 1.3 expected in these 180.
+		{phi: 0, precision: 0.9, recall: 0.8, maxFalse: 3, minMiddle3σ: 36},
+		{phi: 0.5, precision: 0.85, recall: 0.65, maxFalse: 5, minMiddle3σ: 30},
+	} {
+		r := rand.New(rand.NewPCG(7, 30))
+		found := 0
+		const reps = 40
+		for range reps {
+			s := cpstudy.Generate(r, cpstudy.Stationary, 200, tc.phi)
+			at := 50 + r.IntN(100)
+			for i := at; i < len(s.Values); i++ {
+				s.Values[i] += 3 * cpstudy.Sigma
+			}
+			steps, err := changepoint.Detect(s.Values, changepoint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(steps) == 1 && math.Abs(float64(steps[0].Index-at)) <= cpstudy.Tolerance {
+				found++
+			}
 		}
-		steps, err := changepoint.Detect(s.Values, changepoint.Options{})
+		if found < tc.minMiddle3σ {
+			t.Errorf("φ %g: one 3σ step located within ±2 in %d of %d series", tc.phi, found, reps)
+		}
+		res, err := cpstudy.Run(cpstudy.Config{Seed: 3, PerKind: 60, N: 200, Phi: tc.phi})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(steps) == 1 && math.Abs(float64(steps[0].Index-at)) <= 1 {
-			found++
+		if res.SpikeSteps != 0 {
+			t.Errorf("φ %g: %d spikes reported as a step", tc.phi, res.SpikeSteps)
 		}
-	}
-	// A 2σ step is located within ±1 about 3 times in 4 (the study's
-	// recall for 2σ, 0.73): 20 of 40 leaves room for chance but not for a
-	// broken locator.
-	if found < reps/2 {
-		t.Errorf("one 2σ step located within ±1 in %d of %d series", found, reps)
-	}
-	res, err := cpstudy.Run(cpstudy.Config{Seed: 3, PerKind: 60, N: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.SpikeSteps != 0 {
-		t.Errorf("%d spikes reported as a step", res.SpikeSteps)
-	}
-	if f := res.Found[cpstudy.Stationary] + res.Found[cpstudy.Spike]; f > 1 {
-		t.Errorf("%d steps in %d stationary and spike series", f, 2*res.Config.PerKind)
-	}
-	if res.Precision() < 0.8 || res.Recall() < 0.8 {
-		t.Errorf("precision %.3f, recall %.3f of steps ≥ 2σ, want both ≥ 0.8", res.Precision(), res.Recall())
+		if f := res.Found[cpstudy.Stationary] + res.Found[cpstudy.Outliers] + res.Found[cpstudy.Spike]; f > tc.maxFalse {
+			t.Errorf("φ %g: %d steps in %d step-free series", tc.phi, f, 3*res.Config.PerKind)
+		}
+		if res.Precision() < tc.precision || res.Recall() < tc.recall {
+			t.Errorf("φ %g: precision %.3f, recall %.3f of steps ≥ 2σ, want ≥ %g and ≥ %g", tc.phi, res.Precision(), res.Recall(), tc.precision, tc.recall)
+		}
 	}
 }
 
-// TestChangepointEffectFloor: a step of 0.7σ over 100 points a side is
+// TestChangepointTigerBeetle: a real benchmark history (testdata/README.md)
+// whose −12% step comes five builds after a one-build outlier; the
+// outlier widened the Welch test's variance past the step, so the
+// detector before this one found only the +17% and −4% steps (71 and 95).
+// All must be found, with the +3.5% step at 61 that Apache Otava's own
+// tests of this history also report (at p 0.001), and the outlier is no
+// step.
+func TestChangepointTigerBeetle(t *testing.T) {
+	b, err := os.ReadFile("testdata/tigerbeetle.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs []float64
+	for _, f := range strings.Fields(string(b)) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, v)
+	}
+	steps, err := changepoint.Detect(xs, changepoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []int
+	for _, s := range steps {
+		at = append(at, s.Index)
+	}
+	if !slices.Equal(at, []int{15, 61, 71, 95}) {
+		t.Fatalf("steps at %v (%+v), want 15, 61, 71, 95", at, steps)
+	}
+	if d := float64(steps[0].DeltaPct); d > -11 || d < -13 {
+		t.Errorf("step at 15: %+.1f%%, want about −12%% (the outlier left out of the level)", d)
+	}
+	if d := float64(steps[2].DeltaPct); d < 15 {
+		t.Errorf("largest step at 71: %+.1f%%, want about +16%%", d)
+	}
+}
+
+// TestChangepointDrift: a slow drift of 3σ over the series, with
+// independent or autocorrelated noise, is not a ladder of steps.
+func TestChangepointDrift(t *testing.T) {
+	for _, tc := range []struct {
+		phi              float64
+		maxTotal, maxOne int
+	}{
+		// The study: about 0.1 and 0.2 steps per series of drifts of 1σ
+		// to 3σ at φ 0 and 0.5 (the old detector: 0.50 and 1.93); 3σ is
+		// the steepest, and here 2 and 12 steps were found in 30 series.
+		// Wanted: fewer than one step in two series, and no series cut
+		// into a ladder of three or more.
+		{0, 15, 2},
+		{0.5, 15, 2},
+	} {
+		r := rand.New(rand.NewPCG(11, 5))
+		total, most := 0, 0
+		for range 30 {
+			s := cpstudy.Generate(r, cpstudy.Stationary, 200, tc.phi)
+			for i := range s.Values {
+				s.Values[i] += 3 * cpstudy.Sigma * float64(i) / 199
+			}
+			steps, err := changepoint.Detect(s.Values, changepoint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += len(steps)
+			most = max(most, len(steps))
+		}
+		if total > tc.maxTotal || most > tc.maxOne {
+			t.Errorf("φ %g: %d steps in 30 drifting series, up to %d in one; want at most %d and %d", tc.phi, total, most, tc.maxTotal, tc.maxOne)
+		}
+	}
+}
+
+// TestChangepointEffectFloor: a step of 0.8σ over 200 points a side is
 // significant, but below the default floor of one standard deviation; a
 // negative MinEffect reports it.
 func TestChangepointEffectFloor(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
-	xs := make([]float64, 200)
+	xs := make([]float64, 400)
 	for i := range xs {
 		xs[i] = 100 + r.NormFloat64()
-		if i >= 100 {
-			xs[i] += 0.7
+		if i >= 200 {
+			xs[i] += 0.8
 		}
 	}
 	for _, tc := range []struct {

@@ -8,9 +8,11 @@ import (
 )
 
 // TestSplitAndEffectReference checks bestSplit's running sums against
-// Matteson & James's Q written out pair by pair, and the effect floor
-// against Cohen's d, both computed by numpy in
-// testdata/gen_reference.py.
+// Matteson & James's Q written out pair by pair, the effect floor
+// against Cohen's d, the pooled trimmed t and its normal z against
+// scipy.stats.ttest_ind(trim=0.2) and norm.isf, the AR(1) variance factor
+// against numpy's quadratic form, and the max-split p against the same
+// formula through scipy.stats.norm, all in testdata/gen_reference.py.
 func TestSplitAndEffectReference(t *testing.T) {
 	b, err := os.ReadFile("testdata/reference.json")
 	if err != nil {
@@ -26,12 +28,44 @@ func TestSplitAndEffectReference(t *testing.T) {
 			A, B []float64
 			D    float64
 		}
+		Yuen []struct {
+			A, B    []float64
+			T, P, Z float64
+		}
+		AR []struct {
+			M, K        int
+			Rho, Factor float64
+		}
+		Maxsel []struct {
+			Z          float64
+			N          int
+			MinSegment int `json:"min_segment"`
+			P          float64
+		}
 	}
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Splits) == 0 || len(ref.Effects) == 0 {
-		t.Fatal("no split or effect cases in testdata/reference.json")
+	if len(ref.Splits) == 0 || len(ref.Effects) == 0 || len(ref.Yuen) == 0 || len(ref.AR) == 0 || len(ref.Maxsel) == 0 {
+		t.Fatal("missing cases in testdata/reference.json")
+	}
+	rel := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+	for i, c := range ref.Yuen {
+		xs := append(append([]float64{}, c.A...), c.B...)
+		tt, df, ok := trimmedT(xs, 0, len(c.A), len(xs))
+		if z := tToZ(tt, df); !ok || !rel(tt, c.T, 1e-9) || !rel(z, c.Z, 1e-6) {
+			t.Errorf("trimmed t %d: t %v z %v; SciPy's %v, p %v (z %v)", i, tt, z, c.T, c.P, c.Z)
+		}
+	}
+	for i, c := range ref.AR {
+		if got := arInflation(c.M, c.K, c.Rho); !rel(got, c.Factor, 1e-9) {
+			t.Errorf("AR factor %d (%d, %d, ρ %g): %v, numpy's quadratic form %v", i, c.M, c.K, c.Rho, got, c.Factor)
+		}
+	}
+	for i, c := range ref.Maxsel {
+		if got := maxSplitP(c.Z, c.N, c.MinSegment); !rel(got, c.P, 1e-9) {
+			t.Errorf("max-split p %d (z %g, n %d, min %d): %v, SciPy %v", i, c.Z, c.N, c.MinSegment, got, c.P)
+		}
 	}
 	for i, c := range ref.Splits {
 		tau, ok := newDistances(c.Series).bestSplit(c.Lo, c.Hi, c.MinSegment)

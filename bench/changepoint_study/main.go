@@ -1,11 +1,15 @@
 // Command changepoint_study measures perflab's change-point detector
-// (analysis/changepoint) on seeded synthetic series of 200 points: Gaussian
-// noise, slow outliers, single spikes, steps of 1–5σ and slow drifts. It
-// prints precision and recall for steps of at least 2σ (located within ±1
-// point), false steps per 100 series without a step, spikes taken as
-// steps and steps reported on drifts, and how often a single step in the
-// middle of a series is located within ±1, for each alpha and minimum
-// segment length asked for. docs/history.md gives its figures.
+// (analysis/changepoint) on seeded synthetic series of 200 points: AR(1)
+// Gaussian noise of each lag-1 autocorrelation φ asked for, slow outliers,
+// single spikes, steps of 1–6σ anywhere from 6 builds of an end with a
+// one-build outlier near one of them, and slow drifts. It prints precision
+// and recall for steps of at least 2σ (located within ±2 builds), recall
+// by size, by distance to the nearer end and beside the outlier, false
+// steps per 100 series without a step, spikes taken as steps and steps
+// reported on drifts, and how often a single step in the middle of a
+// series is located within ±1, for each φ, alpha and minimum segment
+// length asked for. docs/history.md gives its figures;
+// bench/changepoint_old.sh runs the same study on an older detector.
 //
 //	go run ./bench/changepoint_study -series 1000
 package main
@@ -25,41 +29,60 @@ func main() {
 	series := flag.Int("series", 1000, "series per family")
 	points := flag.Int("n", 200, "points per series")
 	seed := flag.Uint64("seed", 1, "seed")
-	alphas := flag.String("alpha", "1e-3,1e-4,1e-5,1e-6", "alphas to study, comma-separated")
-	minSegs := flag.String("min-segment", "5", "minimum segment lengths to study, comma-separated")
+	phis := flag.String("phi", "0,0.3,0.5,0.7", "lag-1 autocorrelations of the noise to study, comma-separated")
+	alphas := flag.String("alpha", "0", "alphas to study, comma-separated (0: the detector's default)")
+	minSegs := flag.String("min-segment", "0", "minimum segment lengths to study, comma-separated (0: the default)")
 	flag.Parse()
-	if err := run(*series, *points, *seed, *alphas, *minSegs); err != nil {
+	if err := run(*series, *points, *seed, *phis, *alphas, *minSegs); err != nil {
 		fmt.Fprintln(os.Stderr, "changepoint_study:", err)
 		os.Exit(1)
 	}
 }
 
-func run(series, points int, seed uint64, alphas, minSegs string) error {
-	for _, ms := range strings.Split(minSegs, ",") {
-		m, err := strconv.Atoi(strings.TrimSpace(ms))
+func floats(flagName, list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
-			return fmt.Errorf("-min-segment: %w", err)
+			return nil, fmt.Errorf("-%s: %w", flagName, err)
 		}
-		for _, as := range strings.Split(alphas, ",") {
-			a, err := strconv.ParseFloat(strings.TrimSpace(as), 64)
-			if err != nil {
-				return fmt.Errorf("-alpha: %w", err)
-			}
-			res, err := cpstudy.Run(cpstudy.Config{Seed: seed, PerKind: series, N: points,
-				Detector: changepoint.Options{MinSegment: m, Alpha: a}})
-			if err != nil {
-				return err
-			}
-			res.Write(os.Stdout)
-			fmt.Print("one step at the middle, with outliers, located within ±1:")
-			for _, size := range []float64{2, 3} {
-				f, err := cpstudy.Middle(seed, points, series, size, res.Config.Detector)
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func run(series, points int, seed uint64, phis, alphas, minSegs string) error {
+	ph, err := floats("phi", phis)
+	if err != nil {
+		return err
+	}
+	al, err := floats("alpha", alphas)
+	if err != nil {
+		return err
+	}
+	ms, err := floats("min-segment", minSegs)
+	if err != nil {
+		return err
+	}
+	for _, phi := range ph {
+		for _, m := range ms {
+			for _, a := range al {
+				opt := changepoint.Options{MinSegment: int(m), Alpha: a}
+				res, err := cpstudy.Run(cpstudy.Config{Seed: seed, PerKind: series, N: points, Phi: phi, Detector: opt})
 				if err != nil {
 					return err
 				}
-				fmt.Printf(" %gσ %.3f", size, f)
+				res.Write(os.Stdout)
+				fmt.Print("one step at the middle, with outliers, located within ±1:")
+				for _, size := range []float64{2, 3} {
+					f, err := cpstudy.Middle(seed, points, series, size, phi, opt)
+					if err != nil {
+						return err
+					}
+					fmt.Printf(" %gσ %.3f", size, f)
+				}
+				fmt.Print("\n\n")
 			}
-			fmt.Print("\n\n")
 		}
 	}
 	return nil

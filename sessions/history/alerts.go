@@ -34,7 +34,8 @@ type Alert struct {
 	Confirmed bool   `json:"confirmed"`
 	Verdict   string `json:"verdict"`
 	// DetectedPct and P are the detector's step (after against before,
-	// segment means) and its Welch p.
+	// segments' trimmed means) and its p (changepoint.Step.P; alerts
+	// recorded before 2026-11-29 hold a Welch p and means).
 	DetectedPct analysis.Float `json:"detected_pct"`
 	P           analysis.Float `json:"p"`
 	// DeltaPct, CILowPct and CIHighPct are the confirmation's paired Δ%

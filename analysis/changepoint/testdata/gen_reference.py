@@ -1,13 +1,18 @@
 #!/usr/bin/python3
-"""Generate reference.json: fixed series with known steps and SciPy's Welch
-t-test p of the segments on either side of each step, for
-analysis/changepoint/changepoint_test.go; and, for reference_test.go, the
-E-divisive split (Matteson & James 2014's Q, summed pair by pair) of
-random series with outliers, and Cohen's d of random samples (numpy).
+"""Generate reference.json: fixed series with known steps and SciPy's 20%
+trimmed means (scipy.stats.trim_mean) of the segments on either side of
+each step, for analysis/changepoint/changepoint_test.go; and, for
+reference_test.go, the E-divisive split (Matteson & James 2014's Q, summed
+pair by pair) of random series with outliers, Cohen's d of random samples
+(numpy), the pooled trimmed t of Yuen & Dixon (scipy.stats.ttest_ind(a, b,
+trim=0.2), equal_var=True: statistic and p; the normal z of the same two-sided p,
+scipy.stats.norm.isf(p/2)), the AR(1) variance factor of a two-sample
+contrast (the quadratic form c'Rc/c'c with R the Toeplitz matrix of
+rho^|i-j|, numpy), and Lausen & Schumacher's (1992) p of a maximally
+selected statistic against the Bonferroni bound (scipy.stats.norm).
 
 The series are drawn with numpy (seeded); the steps are placed by
 construction and large enough that the detector must find exactly them.
-p is scipy.stats.ttest_ind(before, after, equal_var=False).pvalue, where
 before/after reach to the neighbouring step or the series' end. Regenerate
 with Debian's python3-scipy (`apt-get install python3-scipy`):
 
@@ -34,8 +39,7 @@ def case(name, n, steps, spike=None, seed=0, scale=1.0):
         lo = cps[k - 1] if k > 0 else 0
         hi = cps[k + 1] if k + 1 < len(cps) else n
         a, b = np.array(xs[lo:at]), np.array(xs[at:hi])
-        out.append({"index": at, "before": float(a.mean()), "after": float(b.mean()),
-                    "p": float(stats.ttest_ind(a, b, equal_var=False).pvalue)})
+        out.append({"index": at, "before": float(stats.trim_mean(a, 0.2)), "after": float(stats.trim_mean(b, 0.2))})
     return {"name": name, "series": xs, "steps": out}
 
 
@@ -83,4 +87,43 @@ def effect_case(n1, n2, shift, seed):
 splits = [split_case(30, 0, 30, 3, 11), split_case(60, 5, 55, 6, 12), split_case(45, 0, 45, 2, 13),
           split_case(80, 10, 80, 8, 14)]
 effects = [effect_case(12, 20, 1.5, 21), effect_case(6, 6, -4.0, 22), effect_case(40, 9, 0.2, 23)]
-print(json.dumps({"scipy": scipy.__version__, "cases": cases, "splits": splits, "effects": effects}, indent=1))
+
+
+def yuen_case(n1, n2, shift, seed):
+    """Yuen & Dixon (1973), the pooled trimmed t, through SciPy, on
+    samples with an outlier in the first."""
+    rng = np.random.default_rng(seed)
+    a = [round(float(v), 6) for v in 10 + rng.standard_normal(n1)]
+    b = [round(float(v), 6) for v in 10 + shift + 2 * rng.standard_normal(n2)]
+    a[1] += 9
+    r = stats.ttest_ind(a, b, equal_var=True, trim=0.2)
+    return {"a": a, "b": b, "t": float(-r.statistic), "p": float(r.pvalue), "z": float(stats.norm.isf(r.pvalue / 2))}
+
+
+def ar_case(m, k, rho):
+    """c'Rc / c'c, c = 1/m on the first m points and -1/k on the next k,
+    R[i][j] = rho^|i-j| (the AR(1) correlation matrix)."""
+    c = np.r_[np.full(m, 1 / m), np.full(k, -1 / k)]
+    idx = np.arange(m + k)
+    R = rho ** np.abs(idx[:, None] - idx[None, :])
+    return {"m": m, "k": k, "rho": rho, "factor": float(c @ R @ c / (c @ c))}
+
+
+def maxsel_case(z, n, min_seg):
+    """min(Bonferroni over the n-2*min_seg+1 splits, Lausen & Schumacher
+    1992: phi(b)(b-1/b)log(e2(1-e1)/((1-e2)e1)) + 4phi(b)/b), at most 1."""
+    splits = n - 2 * min_seg + 1
+    p = splits * 2 * stats.norm.sf(z)
+    e1 = min_seg / n
+    if e1 < 0.5 and z > 1:
+        e2 = 1 - e1
+        phi = stats.norm.pdf(z)
+        p = min(p, phi * (z - 1 / z) * np.log(e2 * (1 - e1) / ((1 - e2) * e1)) + 4 * phi / z)
+    return {"z": z, "n": n, "min_segment": min_seg, "p": float(min(1.0, p))}
+
+
+yuens = [yuen_case(12, 20, 1.5, 31), yuen_case(6, 6, -4.0, 32), yuen_case(40, 9, 0.7, 33)]
+ars = [ar_case(6, 6, 0.5), ar_case(20, 100, 0.7), ar_case(50, 50, 0.3), ar_case(7, 13, 0.9)]
+maxsels = [maxsel_case(3.0, 200, 6), maxsel_case(4.5, 60, 6), maxsel_case(2.5, 14, 6), maxsel_case(6.0, 1000, 10)]
+print(json.dumps({"scipy": scipy.__version__, "cases": cases, "splits": splits, "effects": effects,
+                  "yuen": yuens, "ar": ars, "maxsel": maxsels}, indent=1))
