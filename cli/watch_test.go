@@ -111,13 +111,15 @@ func TestWatchCLIOnce(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// The history screen marks the alert under commit 7 and opens its bisect.
+	// The history screen marks the alert under commit 7 and opens its
+	// confirmation session (enter) and its bisect (b).
 	series, err := historySeries(context.Background(), &historyOpts{file: db, minSegment: changepoint.DefaultMinSegment, alpha: changepoint.DefaultAlpha})
 	if err != nil || len(series) != 1 || len(series[0].Alerts) != 1 {
 		t.Fatalf("history screen series %+v, %v; want one with one alert", series, err)
 	}
-	if a := series[0].Alerts[0]; a.Index != 6 || !a.Confirmed || a.Session != rep.Alerts[0].Bisect {
-		t.Errorf("history screen alert %+v; want under build 6 (commit 7), confirmed, opening %s", a, rep.Alerts[0].Bisect)
+	if a := series[0].Alerts[0]; a.Index != 6 || !a.Confirmed || a.Bisect != rep.Alerts[0].Bisect || len(rep.Alerts[0].Sessions) == 0 ||
+		a.Session != rep.Alerts[0].Sessions[len(rep.Alerts[0].Sessions)-1] {
+		t.Errorf("history screen alert %+v; want under build 6 (commit 7), confirmed, opening %s and %v", a, rep.Alerts[0].Bisect, rep.Alerts[0].Sessions)
 	}
 
 	code, stdout, stderr = simCmd(t, args...)
