@@ -129,7 +129,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // uses its own and refuses the others'.
 type historyOpts struct {
 	file, csv, device, note string
-	asCSV, asJSON           bool
+	asCSV, asJSON, wide     bool
 	minSegment              int
 	alpha, minEffect        float64
 }
@@ -145,6 +145,7 @@ func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	fs.BoolVar(&o.asCSV, "csv-out", false, "export: CSV, the default (export --csv means the same)")
 	fs.BoolVar(&o.asJSON, "json", false, "export, changepoints, alerts: JSON")
 	fs.StringVar(&o.note, "note", "", "mark: a note kept with the mark")
+	fs.BoolVar(&o.wide, "wide", false, "alerts: the whole table, however wide (default on a terminal: fitted to its width)")
 	fs.IntVar(&o.minSegment, "min-segment", changepoint.DefaultMinSegment, "changepoints: the fewest builds on each side of a step (at least 2)")
 	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's p (trimmed t-test, autocorrelation and the splits searched accounted for) must be below `A`")
 	fs.Float64Var(&o.minEffect, "min-effect", changepoint.DefaultMinEffect, "changepoints: the smallest step reported, in standard deviations of the noise around it (`S`; negative: any)")

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
@@ -17,7 +22,7 @@ import (
 // historyAlerts lists the alerts perflab watch raised, with the
 // detector's precision from the marks.
 func historyAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	pos, o, code, ok := parseHistory("alerts", args, []string{"history", "json"}, stdout, stderr)
+	pos, o, code, ok := parseHistory("alerts", args, []string{"history", "json", "wide"}, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -51,7 +56,7 @@ func historyAlerts(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "history %s: %d %s\n", db.Path(), len(alerts), sessions.Plural(len(alerts), "alert"))
-	printAlerts(stdout, alerts)
+	printAlerts(stdout, alerts, fitWidth(stdout, o.wide))
 	if p.Marked == 0 {
 		if len(alerts) > 0 {
 			fmt.Fprintln(stdout, "precision: no alert is marked yet (perflab history mark ID real|false)")
@@ -80,9 +85,21 @@ func ratio(f analysis.Float) string {
 	return strconv.FormatFloat(float64(f), 'f', 2, 64)
 }
 
-// printAlerts prints alerts as a table (nothing when there are none).
-func printAlerts(w io.Writer, alerts []history.Alert) {
+// printAlerts prints alerts (nothing when there are none): as a table,
+// or, when width > 0 and the table would be wider, as a block of lines
+// per alert wrapped to width.
+func printAlerts(w io.Writer, alerts []history.Alert, width int) {
 	if len(alerts) == 0 {
+		return
+	}
+	if width > 0 {
+		var table bytes.Buffer
+		printAlerts(&table, alerts, 0)
+		if widest(table.String()) > width {
+			printAlertBlocks(w, alerts, width)
+			return
+		}
+		w.Write(table.Bytes())
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -147,4 +164,80 @@ func historyMark(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "alert %d marked %s\n", id, what)
 	return exitOK
+}
+
+// printAlertBlocks prints each alert as a few lines that fit width: what
+// and how much, where, its mark and note, and the commands that open it.
+func printAlertBlocks(w io.Writer, alerts []history.Alert, width int) {
+	for _, a := range alerts {
+		what := "not confirmed (" + a.Verdict + ")"
+		if a.Confirmed {
+			what = "confirmed " + a.Verdict
+		}
+		lines := []string{fmt.Sprintf("alert %d · %s: %s %s [%s, %s], detected %s", a.ID, a.Series, what,
+			format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct), format.SignedPct(a.DetectedPct))}
+		where := "  at " + shortRev(a.Rev)[:min(7, len(shortRev(a.Rev)))]
+		if a.FirstBad != "" {
+			where += ", first bad " + a.FirstBad[:min(7, len(a.FirstBad))]
+		}
+		if a.Mark != nil {
+			where += ", marked " + map[bool]string{true: "real", false: "false"}[a.Mark.Real]
+			if a.Mark.Note != "" {
+				where += ": " + a.Mark.Note
+			}
+		} else {
+			where += ", not marked"
+		}
+		lines = append(lines, where)
+		for _, l := range lines {
+			fmt.Fprintln(w, ansi.Wrap(l, width, " "))
+		}
+		// Commands stay whole, to copy (the terminal folds them).
+		if n := len(a.Sessions); n > 0 {
+			fmt.Fprintln(w, "  perflab replay "+homeShort(a.Sessions[n-1]))
+		}
+		if a.Bisect != "" {
+			fmt.Fprintln(w, "  perflab bisect --show "+homeShort(a.Bisect))
+		}
+	}
+}
+
+// widest is the width of the widest line of s.
+func widest(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, ansi.StringWidth(l))
+	}
+	return n
+}
+
+// fitWidth is the width to fit a table to: the terminal's when w is one
+// (or $COLUMNS when set), 0 (no limit) for a pipe or a file, or with
+// --wide.
+func fitWidth(w io.Writer, wide bool) int {
+	if wide {
+		return 0
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c >= 40 {
+		return c
+	}
+	return 0
+}
+
+// homeShort writes a path under the home folder with ~, as a shell reads
+// it back.
+func homeShort(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return path
+	}
+	if rest, ok := strings.CutPrefix(path, home+"/"); ok {
+		return "~/" + rest
+	}
+	return path
 }

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/sessions/history"
 )
 
 // TestHistorySimEndToEnd records twelve sessions on the simulated phone,
@@ -123,5 +127,39 @@ func TestHistoryCLIErrors(t *testing.T) {
 	// The bad CSV added nothing.
 	if _, stdout, _ := simCmd(t, "history", "export", "--history", db); strings.Count(stdout, "\n") != 1 {
 		t.Errorf("after a bad import the history holds:\n%s", stdout)
+	}
+}
+
+// TestPrintAlertsFits: at a terminal's width the alerts are blocks of
+// lines no wider than it (commands whole, to copy); without a width, or
+// when it fits, the table.
+func TestPrintAlertsFits(t *testing.T) {
+	a := history.Alert{ID: 3, Series: "Pixel 3/startup_ms", Rev: "09a857c36fa5aaaa", FirstBad: "09a857c36fa5aaaa", Confirmed: true,
+		Verdict: analysis.VerdictRegression, DeltaPct: 1.83, CILowPct: 0.11, CIHighPct: 3.58, DetectedPct: 1.9,
+		Sessions: []string{"/data/sessions/20261129-045249-22eae6.jsonl"}, Bisect: "/data/sessions/watch-bisect-09a857c.json",
+		Mark: &history.Mark{Real: true, Note: "the image cache change"}}
+	for _, tt := range []struct {
+		width int
+		want  []string
+	}{
+		{0, []string{"id  series", "note on alert 3 (marked real): the image cache change"}},
+		{80, []string{"alert 3 · Pixel 3/startup_ms: confirmed regression +1.83% [+0.11%, +3.58%],", "  at 09a857c, first bad 09a857c, marked real: the image cache change",
+			"  perflab replay /data/sessions/20261129-045249-22eae6.jsonl", "  perflab bisect --show /data/sessions/watch-bisect-09a857c.json"}},
+		{400, []string{"id  series"}},
+	} {
+		var out bytes.Buffer
+		printAlerts(&out, []history.Alert{a}, tt.width)
+		for _, w := range tt.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("width %d: no %q in\n%s", tt.width, w, out.String())
+			}
+		}
+		if tt.width == 80 {
+			for _, l := range strings.Split(out.String(), "\n") {
+				if len([]rune(l)) > 80 {
+					t.Errorf("a line of %d columns: %q", len([]rune(l)), l)
+				}
+			}
+		}
 	}
 }

@@ -216,7 +216,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fail(err)
 	}
-	printAlerts(stdout, raised)
+	printAlerts(stdout, raised, fitWidth(stdout, false))
 	for _, a := range raised {
 		if a.Regression() {
 			return exitRegression
