@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"github.com/perflab/perflab/sessions/page"
+	"github.com/perflab/perflab/sessions/plot"
+	"github.com/perflab/perflab/sessions/profdiff"
 	"io"
 	"os"
 	"runtime/debug"
@@ -16,7 +20,7 @@ import (
 	"github.com/perflab/perflab/sessions/engine"
 )
 
-const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump] [--plot FILE]
+const reportUsage = `Usage: perflab report SESSION.jsonl [--json|--csv|--benchstat|--dump|--markdown] [--plot FILE] [--html FILE]
 
 Re-analyses a saved session: the counted trials of each arm (status ok, not
 warm-ups) are compared as perflab run does at its end. Unreadable lines (a
@@ -31,6 +35,12 @@ Output formats:
   --benchstat  Go benchmark format, control (the base) first, then every
                other build in order; compare with: benchstat -col arm FILE
   --dump       the whole session as one JSON document
+  --markdown   a GitHub-flavoured summary (the answer, the changed metrics
+               first with Δ, interval and verdict, warnings folded): for a
+               pull-request comment or $GITHUB_STEP_SUMMARY
+  --html FILE  also write the report as one self-contained web page (the
+               table, the plot, the where table when the session has
+               profiles): to attach to a bug or keep as a CI artifact
 
 Exit status: 0 no regression, 3 regression detected, 1 error.
 
@@ -40,6 +50,8 @@ Examples:
   perflab report s.jsonl --csv > trials.csv
   perflab report s.jsonl --benchstat > s.txt && benchstat -col arm s.txt
   perflab report s.jsonl --plot s.png         # or s.svg
+  perflab report s.jsonl --html s.html
+  perflab report s.jsonl --markdown >> "$GITHUB_STEP_SUMMARY"
 
 Manual: docs/sessions.md
 
@@ -61,6 +73,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		threshold:  fs.String("threshold", "", "practical threshold, e.g. 2% (default: the plan's)"),
 		regime:     fs.String("regime", "", "with toggles of controls or order: N analyses regime N, all pools them (default: the latest with enough trials)"),
 		plotFile:   fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)"),
+		markdown:   fs.Bool("markdown", false, "a GitHub-flavoured Markdown summary instead of the table"),
+		htmlFile:   fs.String("html", "", "also write the report as one self-contained web page to `FILE`"),
 	}
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
@@ -75,7 +89,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	n := f.formats()
 	if n > 1 {
-		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump")
+		fmt.Fprintln(stderr, "perflab report: choose one of --json, --csv, --benchstat, --dump, --markdown")
 		return exitUsage
 	}
 	defer holdGC(pos[0])()
@@ -87,7 +101,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, p := range s.Problems {
 		fmt.Fprintf(stderr, "%s:%d: %s\n", pos[0], p.Line, p.Err)
 	}
-	if n > 0 && !*f.asJSON {
+	if n > 0 && !*f.asJSON && !*f.markdown {
 		if err := f.export(stdout, s); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
 			return exitError
@@ -114,6 +128,24 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintln(stderr, "perflab report: plot written to", *f.plotFile)
 	}
+	if *f.htmlFile != "" || *f.markdown {
+		in := page.Input{Session: s, Reports: rep.Reports(), Lines: append(regimeLines.list, regimeLines.order...)}
+		if *f.htmlFile != "" {
+			err = writePage(*f.htmlFile, pos[0], in)
+			if err == nil {
+				fmt.Fprintln(stderr, "perflab report: page written to", *f.htmlFile)
+			}
+		} else {
+			err = page.Markdown(stdout, in)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "perflab report:", err)
+			return exitError
+		}
+	}
+	if *f.markdown {
+		return regressionFound(stderr, "perflab report", verdictCode(rep))
+	}
 	if *f.asJSON {
 		if err := writeSessionReport(stdout, s, rep); err != nil {
 			fmt.Fprintln(stderr, "perflab report:", err)
@@ -125,9 +157,31 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return regressionFound(stderr, "perflab report", verdictCode(rep))
 }
 
+// writePage writes the session's page to path: the report, its plot
+// and, when the session has profiles, the where table (perflab profile's).
+func writePage(path, sessionPath string, in page.Input) error {
+	if fig, err := plot.SessionVersus(in.Session, in.Reports); err == nil {
+		var svg bytes.Buffer
+		if fig.Write(&svg, "svg") == nil {
+			in.Plot = svg.Bytes()
+		}
+	}
+	if r, err := profdiff.Analyze(sessionPath, profdiff.Options{}); err == nil {
+		var where bytes.Buffer
+		printProfile(&where, r, 20)
+		in.Where = where.String()
+	}
+	var b bytes.Buffer
+	if err := page.HTML(&b, in); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
 // reportFlags are report's flags.
 type reportFlags struct {
-	asJSON, asCSV, asBench, dump                  *bool
+	asJSON, asCSV, asBench, dump, markdown        *bool
+	htmlFile                                      *string
 	alpha, confidence                             *float64
 	correction, test, threshold, regime, plotFile *string
 }
@@ -135,7 +189,7 @@ type reportFlags struct {
 // formats counts the output formats asked for.
 func (f reportFlags) formats() int {
 	n := 0
-	for _, b := range []bool{*f.asJSON, *f.asCSV, *f.asBench, *f.dump} {
+	for _, b := range []bool{*f.asJSON, *f.asCSV, *f.asBench, *f.dump, *f.markdown} {
 		if b {
 			n++
 		}

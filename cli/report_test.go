@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,5 +38,30 @@ func TestReportCorruptLineAndFormats(t *testing.T) {
 	replay, _, code := runPerflab(t, "replay", session, "--headless", "--speed", "0")
 	if code != 0 || strings.Count(replay, " trial ") != 9 || !strings.Contains(replay, "end completed") {
 		t.Errorf("replay exit %d:\n%s", code, replay)
+	}
+}
+
+// TestReportMarkdownAndHTML: --markdown prints the summary instead of
+// the table (exit 3: the session's regression), --html writes the page
+// beside the table; --markdown with another format is refused.
+func TestReportMarkdownAndHTML(t *testing.T) {
+	const session = "cli/testdata/sim-effect.jsonl"
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"report", session, "--markdown"}, &out, &errb); code != exitRegression ||
+		!strings.HasPrefix(out.String(), "### perflab: 1 of 1 metric changed; 1 regression") || strings.Contains(out.String(), "p adj  ") {
+		t.Errorf("--markdown: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	page := filepath.Join(t.TempDir(), "s.html")
+	out.Reset()
+	errb.Reset()
+	if code := Main(context.Background(), []string{"report", session, "--html", page}, &out, &errb); code != exitRegression ||
+		!strings.Contains(out.String(), "startup_ms") || !strings.Contains(errb.String(), "page written to "+page) {
+		t.Errorf("--html: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte(`class="regression"`)) {
+		t.Errorf("page: %v, %d bytes", err, len(b))
+	}
+	if code := Main(context.Background(), []string{"report", session, "--markdown", "--json"}, &out, &errb); code != exitUsage {
+		t.Errorf("--markdown --json: exit %d", code)
 	}
 }
