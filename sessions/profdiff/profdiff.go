@@ -87,9 +87,13 @@ type Function struct {
 	P         analysis.Float `json:"p"`
 	PAdjusted analysis.Float `json:"p_adjusted"`
 	Verdict   string         `json:"verdict"`
-	SamplesA  int64          `json:"samples_a"` // over all of A's trials
-	SamplesB  int64          `json:"samples_b"`
-	Tested    bool           `json:"tested"` // false for the group of rare functions
+	// CILevel is the confidence of the interval: the false-coverage level
+	// that matches the function's weighted test (1 − (1 − confidence)·
+	// min(1, w·R/k), analysis' familyLevels).
+	CILevel  float64 `json:"ci_level"`
+	SamplesA int64   `json:"samples_a"` // over all of A's trials
+	SamplesB int64   `json:"samples_b"`
+	Tested   bool    `json:"tested"` // false for the group of rare functions
 	// Callers and Callees are the functions that call it and that it
 	// calls most, by samples over both builds (at most maxEdges each).
 	Callers []Edge `json:"callers,omitempty"`
@@ -122,9 +126,10 @@ type Report struct {
 	// words, for the screen.
 	Declared bool   `json:"declared_family"`
 	Family   string `json:"family"`
-	// CILevel is the confidence of the functions' intervals: the false
-	// coverage rate level of Benjamini & Yekutieli for the changes BH
-	// reports (analysis' familyLevels), so that they agree with the
+	// CILevel is the highest confidence of the functions' intervals
+	// (each function's is its own, Function.CILevel): the false coverage
+	// rate level of Benjamini & Yekutieli for the changes the weighted
+	// BH reports (analysis' familyLevels), so that they agree with the
 	// verdicts.
 	CILevel float64 `json:"ci_level"`
 	// TotalDeltaMs is the mean change per round of the view's time: the
@@ -500,6 +505,7 @@ func compare(r *Report, pairs []pair, opt Options, aopt analysis.Options) {
 			f := &tested[i]
 			f.DeltaPct, f.CILowPct, f.CIHighPct = m.Decision.DeltaPct, m.Decision.CILowPct, m.Decision.CIHighPct
 			f.P, f.PAdjusted, f.Verdict, f.Tested = analysis.TestedP(m, rep.PrimaryTest), m.PAdjusted, m.Verdict, true
+			f.CILevel = m.Decision.Confidence
 			r.CILevel = max(r.CILevel, m.Decision.Confidence)
 		}
 	}
