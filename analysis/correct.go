@@ -99,7 +99,7 @@ func Adjust(ps []Float, method string) []Float {
 // rejections satisfy p_i ≤ α·w_i·R/k and that only shrinks as a p-value
 // grows, so Blanchard & Roquain's self-consistency and dependency-control
 // conditions (2008, "Two simple sufficient conditions for FDR control",
-// Electron. J. Statist. 2: 963–992, Theorem 2.7 under independence or
+// Electron. J. Statist. 2: 963–992; their weighted step-up under independence or
 // positive regression dependence) give FDR ≤ α·Σ_{null} w_i/k ≤ α. With
 // every weight 1 the cap never binds (R ≤ k) and this is BH.
 //

@@ -71,6 +71,9 @@ func TestKnownSlowdownFound(t *testing.T) {
 		if _, err := profdiff.Analyze(path, profdiff.Options{Phase: "scroll"}); err == nil {
 			t.Error("an unknown phase was accepted")
 		}
+		if _, err := profdiff.Analyze(path, profdiff.Options{Weighting: "by-name"}); err == nil || r.Weighting != profdiff.WeightShare || r.Correction != analysis.CorrectionWeightedBH {
+			t.Errorf("weighting %q, correction %q; an unknown weighting: %v", r.Weighting, r.Correction, err)
+		}
 		cum, err := profdiff.Analyze(path, profdiff.Options{Cumulative: true})
 		if err != nil || cum.Kind != "cumulative" {
 			t.Fatalf("cumulative: %v", err)
