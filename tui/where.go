@@ -228,13 +228,13 @@ func (f *feed) whereView(wd, h int) string {
 		lines = append(lines, st.Muted.Render(truncate("  callers: "+edgeList(fn.Callers), wd)),
 			st.Muted.Render(truncate("  callees: "+edgeList(fn.Callees), wd)))
 	}
-	total := fmt.Sprintf("  total Δ %+.2f ms per round of %s", r.TotalDeltaMs, r.TotalOf)
+	total := fmt.Sprintf("  Δ %+.2f ms/round (%s)", r.TotalDeltaMs, r.TotalOf)
 	if r.ExplainedPct.Defined() {
-		summed := "reported functions add up"
+		summed := "reported functions"
 		if r.Kind == "cumulative" {
-			summed = "outermost reported functions come" // nested time counted once
+			summed = "outermost reported" // nested time counted once
 		}
-		total += fmt.Sprintf(" · %s to %.0f%% of it", summed, float64(r.ExplainedPct))
+		total += fmt.Sprintf(" · %s: %.0f%% of it", summed, float64(r.ExplainedPct))
 	}
 	if r.Rare > 0 {
 		total += fmt.Sprintf(" · %d too rare to test", r.Rare)
