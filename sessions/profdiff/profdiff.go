@@ -444,11 +444,11 @@ func pairRounds(trials []*lab.Trial, profs []loaded) []pair {
 // holds for any noise that is alike for A and B, sampling noise
 // included; the noise widens the spread of the log ratios and so the
 // interval, never the false-report rate. What a higher sampling rate buys
-// is power: at 20 kHz of simulated time (sim) a function holding 5% of a
-// 700 ms launch gets ~700 samples a trial (±3.8%), at perf -F 4000 or
-// simpleperf -f 4000 (their defaults) ~140 (±8.5%), so the same change
-// needs about the rounds to be found in proportion to the total
-// variance (docs/profiles.md has the measured detection rates).
+// is power: at 20 kHz of simulated time (sim) a function holding 5.6% of
+// a 694 ms launch gets ~780 samples a trial (±3.6%), at perflab's perf -F
+// 4000 or simpleperf -f 4000 ~156 (±8.0%), and the rounds a change needs
+// grow with the variance of a round's log ratio, here 4.7 times
+// (docs/profiles.md has the measured detection rates).
 func compare(r *Report, pairs []pair, opt Options, aopt analysis.Options) {
 	names := map[string]bool{}
 	for _, p := range pairs {
