@@ -146,9 +146,9 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--confidence must be between 0 and 1 (exclusive), got %v", o.Confidence))
 	}
 	switch o.Correction {
-	case CorrectionHolm, CorrectionBonferroni, CorrectionBH, CorrectionNone:
+	case CorrectionHolm, CorrectionBonferroni, CorrectionBH, CorrectionWeightedBH, CorrectionNone:
 	default:
-		errs = append(errs, fmt.Errorf("--correction must be holm, bonferroni, bh or none, got %q", o.Correction))
+		errs = append(errs, fmt.Errorf("--correction must be holm, bonferroni, bh, weighted-bh or none, got %q", o.Correction))
 	}
 	switch o.Test {
 	case TestMannWhitney, TestWelch:
@@ -191,6 +191,12 @@ type MetricInput struct {
 	// after B (C, D, ...) with A, for CompareVersus; Compare ignores them.
 	MorePairs   [][]Pair
 	MoreDropped []int
+	// Weight is the metric's weight under CorrectionWeightedBH (≥ 0; the
+	// weights of a family's members are rescaled to average 1); the
+	// other corrections ignore it. It must not depend on the outcome of
+	// the metric's test (a profile's share of time, from both arms
+	// pooled, does not: see profdiff).
+	Weight float64
 }
 
 // Trend holds the Spearman correlation of each arm's values with their
@@ -245,6 +251,7 @@ type MetricResult struct {
 	// may give a p-value (the same constant in both arms, every pair
 	// B = A): it is then no member of the family (family.go).
 	untested string
+	weight   float64     // MetricInput.Weight
 	moments  *welchParts // for the MDE at the corrected level
 	// The sequential analysis' inputs, and its decision at the family's
 	// level (familyLevels), for a secondary metric.
@@ -324,6 +331,7 @@ func compareAll(metrics []MetricInput, opt Options, c *Comparer) (Report, Option
 	for i := range metrics {
 		if m, ok := c.kept(metrics[i], opt); ok {
 			r.Metrics[i] = m
+			r.Metrics[i].weight = metrics[i].Weight
 			continue
 		}
 		wg.Add(1)
@@ -331,6 +339,7 @@ func compareAll(metrics []MetricInput, opt Options, c *Comparer) (Report, Option
 		go func() {
 			defer wg.Done()
 			r.Metrics[i] = c.compareMetric(metrics[i], opt)
+			r.Metrics[i].weight = metrics[i].Weight
 			<-sem
 		}()
 	}
@@ -365,7 +374,7 @@ func correctAndDecide(reps []*Report, opt Options) (members int) {
 			}
 		}
 	}
-	adj := fam.adjust(ps, opt.Correction)
+	adj := fam.adjust(ps, flat, opt.Correction)
 	// The floors of what each test could reach are judged within its
 	// family too.
 	guardFloors(flat, ps, fam, opt)
@@ -471,6 +480,9 @@ func guardFloors(ms []MetricResult, ps []Float, fam family, opt Options) {
 		best := f.p
 		switch {
 		case k < 2 || opt.Correction == CorrectionNone:
+		case opt.Correction == CorrectionWeightedBH:
+			// Every other test rejected: R = k, its level α·min(1, w_i).
+			best = math.Min(1, f.p/math.Min(1, fam.weight[i]))
 		case opt.Correction == CorrectionBonferroni:
 			best = math.Min(1, f.p*float64(k))
 		case opt.Correction == CorrectionHolm:

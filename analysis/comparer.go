@@ -91,7 +91,7 @@ func (m MetricResult) clone() MetricResult {
 // sameInput reports whether a and b are the same input, field by field
 // (a NaN is never the same: its metric is computed again).
 func sameInput(a, b MetricInput) bool {
-	return a.Name == b.Name && a.Unit == b.Unit && a.Better == b.Better && a.DroppedRounds == b.DroppedRounds &&
+	return a.Name == b.Name && a.Unit == b.Unit && a.Better == b.Better && a.DroppedRounds == b.DroppedRounds && a.Weight == b.Weight &&
 		slices.EqualFunc(a.Samples, b.Samples, slices.Equal) && slices.Equal(a.Pairs, b.Pairs) &&
 		slices.Equal(a.Strata, b.Strata) && slices.Equal(a.PairStrata, b.PairStrata) &&
 		slices.EqualFunc(a.MorePairs, b.MorePairs, slices.Equal) && slices.Equal(a.MoreDropped, b.MoreDropped)

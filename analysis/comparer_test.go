@@ -100,6 +100,8 @@ func TestSameInputSeesEveryField(t *testing.T) {
 			f.SetString("x")
 		case reflect.Int:
 			f.SetInt(1)
+		case reflect.Float64:
+			f.SetFloat(1)
 		case reflect.Slice:
 			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 		default:

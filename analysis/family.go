@@ -36,6 +36,9 @@ import (
 type family struct {
 	group []int  // per metric: famNone, famPrimary or famSecondary
 	size  [2]int // members of the primary and the secondary family
+	// weight is each member's weight under CorrectionWeightedBH, rescaled
+	// to average 1 over its family (1 for every member without weights).
+	weight []float64
 }
 
 const (
@@ -77,12 +80,31 @@ func familyOf(ms []MetricResult, ps []Float, primary string) family {
 			f.size[g]++
 		}
 	}
+	f.weight = make([]float64, len(ms))
+	for g := famPrimary; g <= famSecondary; g++ {
+		sum := 0.0
+		for i, m := range ms {
+			if f.group[i] == g && m.weight > 0 && !math.IsInf(m.weight, 1) {
+				sum += m.weight
+			}
+		}
+		for i, m := range ms {
+			switch {
+			case f.group[i] != g:
+			case sum == 0:
+				f.weight[i] = 1
+			case m.weight > 0 && !math.IsInf(m.weight, 1):
+				f.weight[i] = m.weight * float64(f.size[g]) / sum
+			}
+		}
+	}
 	return f
 }
 
 // adjust corrects ps within each family (the primary's at full α when it
-// has one member, else by the correction among its members).
-func (f family) adjust(ps []Float, correction string) []Float {
+// has one member, else by the correction among its members; under
+// CorrectionWeightedBH with the family's weights).
+func (f family) adjust(ps []Float, ms []MetricResult, correction string) []Float {
 	out := make([]Float, len(ps))
 	for i := range out {
 		out[i] = undefined()
@@ -95,7 +117,11 @@ func (f family) adjust(ps []Float, correction string) []Float {
 				sub[i] = ps[i]
 			}
 		}
-		for i, p := range Adjust(sub, correction) {
+		adj := Adjust(sub, correction)
+		if correction == CorrectionWeightedBH {
+			adj = AdjustWeighted(sub, f.weight)
+		}
+		for i, p := range adj {
 			if f.group[i] == g {
 				out[i] = p
 			}
@@ -183,6 +209,8 @@ func FamilyShort(r Report) string {
 // Welch's test and interval; the Mann–Whitney test's bootstrap interval is
 // not dual, and decide leaves out an interval that still disagrees.
 //
+// Under weighted Benjamini–Hochberg, metric i's level is 1 − min(1,
+// w_i·R/k)·(1 − confidence), its own threshold's share (AdjustWeighted).
 // Under Benjamini–Hochberg the level is the false-coverage-rate one of
 // Benjamini & Yekutieli (2005, "False discovery rate–adjusted multiple
 // confidence intervals for selected parameters", JASA 100: 71–81),
@@ -195,7 +223,7 @@ func familyLevels(ms []MetricResult, fam family, adj []Float, opt Options) {
 		return
 	}
 	share := 1.0
-	if opt.Correction == CorrectionBH {
+	if opt.Correction == CorrectionBH || opt.Correction == CorrectionWeightedBH {
 		r := 0
 		for i, p := range adj {
 			if fam.group[i] == famSecondary && p.Defined() && float64(p) <= opt.Alpha {
@@ -207,7 +235,14 @@ func familyLevels(ms []MetricResult, fam family, adj []Float, opt Options) {
 	level := 1 - (1-opt.Confidence)*share/float64(k)
 	for i := range ms {
 		if fam.group[i] == famSecondary {
-			atLevel(&ms[i], level, k, opt)
+			l := level
+			if opt.Correction == CorrectionWeightedBH {
+				// Weighted: test i's level is α·min(1, w_i·R/k)
+				// (AdjustWeighted), its interval's the same share of
+				// 1 − confidence.
+				l = 1 - (1-opt.Confidence)*math.Min(1, fam.weight[i]*share/float64(k))
+			}
+			atLevel(&ms[i], l, k, opt)
 		}
 	}
 }

@@ -25,6 +25,13 @@ func correctMDEs(ms []MetricResult, fam family, opt Options) {
 	for i := range ms {
 		m := &ms[i]
 		fa := familyAlpha(opt.Alpha, max(1, fam.k(i)), opt.Correction)
+		if opt.Correction == CorrectionWeightedBH && fam.k(i) >= 2 {
+			// A lone change among null tests: R = 1, its level
+			// α·min(1, w_i/k).
+			// A weight of 0 is never rejected: its MDE is that of
+			// the smallest level a float holds.
+			fa = math.Max(opt.Alpha*math.Min(1, fam.weight[i]/float64(fam.k(i))), 1e-300)
+		}
 		if m.moments != nil {
 			m.MDEPct = mdeFrom(*m.moments, fa, PowerTarget, opt.Test)
 		}

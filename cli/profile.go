@@ -29,17 +29,23 @@ time, the primary metric when it is a time), and a paired test over the
 rounds: Wilcoxon's signed-rank test of the per-round log ratio with its
 Hodges–Lehmann Δ and interval, the same verdict words as every other
 comparison (regression, improvement, no change, inconclusive), corrected
-across the functions by Benjamini–Hochberg (the false discovery rate: of
-the functions it reports as changed, at most alpha are expected not to
-have). Functions are sorted by their contribution to the total change; a
-line says how much of it the significant ones explain. A function needs a
-sample in every trial and at least --min-samples per trial on average in
-both builds to be tested; the rarer ones are grouped.
+across the functions by Benjamini–Hochberg weighted by each function's
+share of the time (Genovese, Roeder & Wasserman 2006: the false discovery
+rate stays at most alpha, and the error rate is spent where the time is).
+The reported functions come first, then the rest, each by its
+contribution to the total change; a line says how much of the total the
+reported ones explain. A function needs a sample in every trial and at
+least --min-samples per trial on average in both builds to be tested; the
+rarer ones are grouped.
 
 Self time (the function itself, default) or --cum (with its callees);
 --phase keeps the samples of one phase of the app (the simulated apps have
 startup, network and first_frame; an app names its own with PERFLAB_SPAN
-lines).
+lines). The declared family is self time, all phases: its verdicts keep
+the false discovery rate at alpha. A phase or --cum is an exploratory
+view, corrected within itself only, not across the views looked at, and
+says so; its total is the phase's own change, and with --cum only the
+outermost reported functions (no reported caller) are summed.
 
 --pprof DIR writes the merged profiles for pprof's own tools: all.pb.gz
 (every trial, every sample labelled arm, build, trial, round, device,
@@ -51,7 +57,8 @@ all.folded (collapsed stacks for flame graphs, speedscope):
 
 --json gives the table as one document: per function name, a_ms, b_ms,
 delta_ms, delta_pct, ci_low_pct, ci_high_pct, p, p_adjusted, verdict,
-samples_a, samples_b.
+samples_a, samples_b; and declared_family, family (the view's error rate
+in words), weighting, total_delta_ms, total_of, explained_pct, explained.
 
 Exit status: 0 done; 1 error (no profiles in the session, a session that does
 not read); 2 usage (no session named, a bad flag).
@@ -120,8 +127,13 @@ func printProfile(w io.Writer, r *profdiff.Report, top int) {
 		scale = "each trial's " + r.Metric
 	}
 	fmt.Fprintf(w, "where the time went: %s per trial (share of samples × %s), %d paired rounds\n", what, scale, r.Pairs)
-	fmt.Fprintf(w, "paired signed-rank test per function, Benjamini–Hochberg across %d tested %s, alpha %g (intervals at %.4g%%, the false-coverage level that matches); %d too rare to test\n\n",
-		r.Tested, format.Plural(r.Tested, "function", "functions"), r.Alpha, r.CILevel*100, r.Rare)
+	fmt.Fprintf(w, "paired signed-rank test per function, Benjamini–Hochberg weighted by %s across %d tested %s, alpha %g (each interval at its function's false-coverage level, which matches its test); %d too rare to test\n",
+		weightingText(r.Weighting), r.Tested, format.Plural(r.Tested, "function", "functions"), r.Alpha, r.Rare)
+	if r.Declared {
+		fmt.Fprintf(w, "%s: false discovery rate at most %g\n\n", r.Family, r.Alpha)
+	} else {
+		fmt.Fprintf(w, "%s\n\n", r.Family)
+	}
 	rows := [][]string{{"function", "A ms", "B ms", "Δ ms", "Δ", "CI", "p", "p adj", "verdict"}}
 	shown := 0
 	for _, f := range r.Functions {
@@ -146,9 +158,14 @@ func printProfile(w io.Writer, r *profdiff.Report, top int) {
 	if hidden := len(r.Functions) - shown; hidden > 0 {
 		fmt.Fprintf(w, "(%d more functions: --top 0 shows them all)\n", hidden)
 	}
-	fmt.Fprintf(w, "\ntotal: Δ %+.2f ms per round", r.TotalDeltaMs)
+	fmt.Fprintf(w, "\ntotal: Δ %+.2f ms per round of %s", r.TotalDeltaMs, r.TotalOf)
+	summed := "the reported functions add up"
+	if r.Kind == "cumulative" {
+		summed = fmt.Sprintf("the %d outermost reported %s (no reported caller; nested time is not counted twice) %s",
+			len(r.Explained), format.Plural(len(r.Explained), "function", "functions"), format.Plural(len(r.Explained), "comes", "come"))
+	}
 	if r.ExplainedPct.Defined() {
-		fmt.Fprintf(w, "; the functions with a significant change add up to %.0f%% of it (the total has its own noise)", float64(r.ExplainedPct))
+		fmt.Fprintf(w, "; %s to %.0f%% of it (the total has its own noise)", summed, float64(r.ExplainedPct))
 	}
 	fmt.Fprintln(w)
 	if len(r.Phases) > 0 && r.Phase == "" {
@@ -157,6 +174,17 @@ func printProfile(w io.Writer, r *profdiff.Report, top int) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// weightingText says how the functions' tests were weighted.
+func weightingText(weighting string) string {
+	switch weighting {
+	case profdiff.WeightShare:
+		return "each function's share of the time"
+	case profdiff.WeightSqrtShare:
+		return "the square root of each function's share of the time"
+	}
+	return "nothing (flat)"
 }
 
 // writeMerged writes a session's trial profiles merged for pprof: all,

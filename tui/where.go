@@ -166,9 +166,17 @@ func (f *feed) whereView(wd, h int) string {
 	r := w.report
 	title := fmt.Sprintf("where the time went · %s · %s", kind, phase)
 	if r != nil {
-		title += fmt.Sprintf(" · %d rounds · BH over %d functions", r.Pairs, r.Tested)
+		title += fmt.Sprintf(" · %d rounds · %d functions, BH by share", r.Pairs, r.Tested)
 	}
 	lines := []string{st.PanelTitle.Render(truncate(title, wd))}
+	if r != nil {
+		// Which error rate this view's verdicts have (issue 34).
+		family := fmt.Sprintf("  declared family (%s): false discovery rate ≤ %g", profdiff.DeclaredFamily, r.Alpha)
+		if !r.Declared {
+			family = "  exploratory view: not corrected across views; declared family: " + profdiff.DeclaredFamily
+		}
+		lines = append(lines, st.Muted.Render(truncate(family, wd)))
+	}
 	switch {
 	case w.err != nil && r == nil:
 		return strings.Join(append(lines, st.Muted.Render(truncate("  "+w.err.Error(), wd))), "\n")
@@ -220,9 +228,13 @@ func (f *feed) whereView(wd, h int) string {
 		lines = append(lines, st.Muted.Render(truncate("  callers: "+edgeList(fn.Callers), wd)),
 			st.Muted.Render(truncate("  callees: "+edgeList(fn.Callees), wd)))
 	}
-	total := fmt.Sprintf("  total Δ %+.2f ms per round", r.TotalDeltaMs)
+	total := fmt.Sprintf("  Δ %+.2f ms/round (%s)", r.TotalDeltaMs, r.TotalOf)
 	if r.ExplainedPct.Defined() {
-		total += fmt.Sprintf(" · reported functions add up to %.0f%% of it", float64(r.ExplainedPct))
+		summed := "reported functions"
+		if r.Kind == "cumulative" {
+			summed = "outermost reported" // nested time counted once
+		}
+		total += fmt.Sprintf(" · %s: %.0f%% of it", summed, float64(r.ExplainedPct))
 	}
 	if r.Rare > 0 {
 		total += fmt.Sprintf(" · %d too rare to test", r.Rare)

@@ -41,22 +41,34 @@ func profiledReplay(t *testing.T, w, h int) *Model {
 
 // TestWhereView: the where view of a profiled session lists the slowed
 // function first as a regression with its interval, its caller, the
-// phase filter narrows it, and w closes it; its golden is at 80×24.
+// family its verdicts belong to, the phase filter narrows it (an
+// exploratory view, which says so), and w closes it; its golden is at
+// 80×24.
 func TestWhereView(t *testing.T) {
 	m := profiledReplay(t, 80, 24)
 	got := screenText(m)
 	lines := strings.Split(got, "\n")
 	if !strings.Contains(lines[2], "where the time went · self · all phases · 16 rounds") ||
-		!strings.HasPrefix(lines[3], "▸ feed.decodeImage") || !strings.Contains(lines[3], "regression") ||
-		!strings.Contains(got, "callers: feed.image.run") {
+		!strings.Contains(lines[3], "declared family (self time, all phases): false discovery rate ≤ 0.05") ||
+		!strings.HasPrefix(lines[4], "▸ feed.decodeImage") || !strings.Contains(lines[4], "regression") ||
+		!strings.Contains(got, "callers: feed.image.run") || !strings.Contains(got, "Δ +31.49 ms/round (the launch) · reported functions: 94% of it") {
 		t.Errorf("where view:\n%s", got)
 	}
 	// The golden skips the progress line: its elapsed time is the real
 	// run's, which a loaded host stretches.
 	checkGolden(t, "where-80x24", strings.Join(append(lines[:1:1], lines[2:]...), "\n"))
 	press(t, m, "f")
-	if got := screenText(m); !strings.Contains(got, "phase first_frame") || strings.Contains(got, "libc.read") {
+	// A phase is an exploratory view, and says so; its total is its own.
+	if got := screenText(m); !strings.Contains(got, "phase first_frame") || strings.Contains(got, "libc.read") ||
+		!strings.Contains(got, "exploratory view: not corrected across views") || !strings.Contains(got, "ms/round (phase first_frame)") {
 		t.Errorf("phase first_frame:\n%s", got)
+	}
+	// Cumulative time: exploratory too; only the outermost reported
+	// functions are summed.
+	press(t, m, "t")
+	if got := screenText(m); !strings.Contains(got, "cumulative") || !strings.Contains(got, "exploratory view") ||
+		!strings.Contains(got, "outermost reported: 100% of it") {
+		t.Errorf("cumulative, phase first_frame:\n%s", got)
 	}
 	press(t, m, "w")
 	if got := screenText(m); strings.Contains(got, "where the time went") || !strings.Contains(got, "p-values") {

@@ -2,6 +2,7 @@ package profdiff_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,10 +29,11 @@ func runProfiled(t *testing.T, seed int64, rounds int, effect *lab.FunctionEffec
 }
 
 // TestKnownSlowdownFound: a +12% slowdown of one function (about 2.6% of
-// the whole launch) is ranked first and reported at 14 rounds (the fewest
-// whose smallest signed-rank p passes Benjamini–Hochberg's first step over
-// about a hundred functions); the study of +3% over many seeds at 40
-// rounds is bench/profilestudy.
+// the whole launch) is ranked first and reported at 14 rounds (few enough
+// that the smallest signed-rank p must pass the weighted
+// Benjamini–Hochberg step over about a hundred functions); the study of
+// +3% over many seeds and shares at 20, 40 and 80 rounds is
+// bench/profilestudy.
 func TestKnownSlowdownFound(t *testing.T) {
 	for _, seed := range []int64{3} {
 		path := runProfiled(t, seed, 14, &lab.FunctionEffect{Function: "feed.decodeImage", Pct: 12})
@@ -69,9 +71,42 @@ func TestKnownSlowdownFound(t *testing.T) {
 		if _, err := profdiff.Analyze(path, profdiff.Options{Phase: "scroll"}); err == nil {
 			t.Error("an unknown phase was accepted")
 		}
+		if _, err := profdiff.Analyze(path, profdiff.Options{Weighting: "by-name"}); err == nil || r.Weighting != profdiff.WeightShare || r.Correction != analysis.CorrectionWeightedBH {
+			t.Errorf("weighting %q, correction %q; an unknown weighting: %v", r.Weighting, r.Correction, err)
+		}
 		cum, err := profdiff.Analyze(path, profdiff.Options{Cumulative: true})
 		if err != nil || cum.Kind != "cumulative" {
 			t.Fatalf("cumulative: %v", err)
+		}
+		// One declared family; the other views say they are exploratory.
+		if !r.Declared || ph.Declared || cum.Declared || !contains(ph.Family, "exploratory") || !contains(cum.Family, profdiff.DeclaredFamily) {
+			t.Errorf("families: %v %q, %v %q, %v %q", r.Declared, r.Family, ph.Declared, ph.Family, cum.Declared, cum.Family)
+		}
+		// Self times partition the view's time: the functions' Δ (the
+		// rare ones' row too) add up to the total, the launch's or the
+		// phase's own.
+		for _, v := range []*profdiff.Report{r, ph} {
+			sum := 0.0
+			for _, f := range v.Functions {
+				sum += f.DeltaMs
+			}
+			if math.Abs(sum-v.TotalDeltaMs) > 1e-6 {
+				t.Errorf("%s: functions' Δ add up to %v, total %v", v.TotalOf, sum, v.TotalDeltaMs)
+			}
+		}
+		if ph.TotalOf != "phase first_frame" || math.Abs(ph.TotalDeltaMs-r.TotalDeltaMs) < 1e-9 {
+			t.Errorf("phase total %q %v, the launch's %v", ph.TotalOf, ph.TotalDeltaMs, r.TotalDeltaMs)
+		}
+		// Cumulative: decodeImage and its callers change together; only
+		// the outermost reported one is summed.
+		reported := 0
+		for _, f := range cum.Functions {
+			if f.Verdict == analysis.VerdictRegression || f.Verdict == analysis.VerdictImprovement {
+				reported++
+			}
+		}
+		if reported < 2 || len(cum.Explained) != 1 {
+			t.Errorf("cumulative: %d reported, summed %v", reported, cum.Explained)
 		}
 	}
 }
