@@ -41,6 +41,7 @@ func commands() []command {
 		{"bisect", "find the build that caused a regression in a range (builds list or git)", cmdBisect},
 		{"history", "the results history across experiments: import, export, change points, alerts, marks", cmdHistory},
 		{"watch", "follow a branch: measure each commit, detect steps, confirm and bisect them", cmdWatch},
+		{"serve", "a read-only web dashboard over a history and its sessions", cmdServe},
 		{"example", "the example experiments and files shipped in perflab; a repository to watch", cmdExample},
 	}
 }

@@ -160,6 +160,17 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // writePage writes the session's page to path: the report, its plot
 // and, when the session has profiles, the where table (perflab profile's).
 func writePage(path, sessionPath string, in page.Input) error {
+	fillPage(&in, sessionPath)
+	var b bytes.Buffer
+	if err := page.HTML(&b, in); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// fillPage adds the session's figure and, when it has profiles, the
+// where table to a page.
+func fillPage(in *page.Input, sessionPath string) {
 	if fig, err := plot.SessionVersus(in.Session, in.Reports); err == nil {
 		var svg bytes.Buffer
 		if fig.Write(&svg, "svg") == nil {
@@ -171,11 +182,6 @@ func writePage(path, sessionPath string, in page.Input) error {
 		printProfile(&where, r, 20)
 		in.Where = where.String()
 	}
-	var b bytes.Buffer
-	if err := page.HTML(&b, in); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // reportFlags are report's flags.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -123,6 +124,9 @@ func (d *DB) Alerts(ctx context.Context) ([]Alert, error) {
 	return out, rows.Err()
 }
 
+// ErrNoAlert is MarkAlert's error for an id the history does not hold.
+var ErrNoAlert = errors.New("no alert")
+
 // MarkAlert records a person's verdict on alert id: real (a step that is
 // there) or a false alarm. A later mark replaces an earlier one.
 func (d *DB) MarkAlert(ctx context.Context, id int64, real bool, note string) error {
@@ -131,7 +135,7 @@ func (d *DB) MarkAlert(ctx context.Context, id int64, real bool, note string) er
 		return fmt.Errorf("history %s: %w", d.path, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("history %s: no alert %d (perflab history alerts lists them)", d.path, id)
+		return fmt.Errorf("history %s: %w %d (perflab history alerts lists them)", d.path, ErrNoAlert, id)
 	}
 	_, err := d.db.ExecContext(ctx, "INSERT INTO marks (alert_id, real, note, created) VALUES (?, ?, ?, ?)",
 		id, real, note, time.Now().UTC().Format(time.RFC3339))

@@ -1,0 +1,109 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The queries of a browser over the history (perflab serve): each reads
+// one series, or one count per series, through the series index
+// (results_series), so that a page costs what its series holds, not the
+// whole history.
+
+// SeriesKey names a series with its size.
+type SeriesKey struct {
+	Device, Metric, Unit string
+	// Builds counts its builds with a median, each once.
+	Builds int
+}
+
+// SeriesKeys lists every series, by device and metric.
+func (d *DB) SeriesKeys(ctx context.Context) ([]SeriesKey, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT device, metric, max(unit), count(DISTINCT build || char(0) || rev) FROM results
+		WHERE median IS NOT NULL GROUP BY device, metric ORDER BY device, metric`)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var out []SeriesKey
+	for rows.Next() {
+		var k SeriesKey
+		if err := rows.Scan(&k.Device, &k.Metric, &k.Unit, &k.Builds); err != nil {
+			return nil, fmt.Errorf("history %s: %w", d.path, err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// SeriesOf returns one series (as AllSeries groups it), or ok false when
+// the history has no such series.
+func (d *DB) SeriesOf(ctx context.Context, device, metric string) (s Series, ok bool, err error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT r.key, r.kind, x.device, x.build, x.rev, x.rev_time, x.control, x.metric, x.unit,
+		x.n, x.median, x.delta_pct, x.ci_low_pct, x.ci_high_pct, x.verdict, x.session, x.seq, x.ord_time
+		FROM results x JOIN runs r ON r.id = x.run_id
+		WHERE x.device = ? AND x.metric = ?
+		ORDER BY x.ord_time, x.seq, r.created, x.id`, device, metric)
+	if err != nil {
+		return Series{}, false, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var list []Result
+	for rows.Next() {
+		var x Result
+		var med, dp, lo, hi sql.NullFloat64
+		if err := rows.Scan(&x.Run, &x.Kind, &x.Device, &x.Build, &x.Rev, &x.RevTime, &x.Control, &x.Metric, &x.Unit,
+			&x.N, &med, &dp, &lo, &hi, &x.Verdict, &x.Session, &x.Seq, &x.OrdTime); err != nil {
+			return Series{}, false, fmt.Errorf("history %s: %w", d.path, err)
+		}
+		x.Median, x.DeltaPct, x.CILowPct, x.CIHighPct = float(med), float(dp), float(lo), float(hi)
+		list = append(list, x)
+	}
+	if err := rows.Err(); err != nil {
+		return Series{}, false, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	all := AllSeries(list)
+	if len(all) == 0 {
+		return Series{}, false, nil
+	}
+	return all[0], true, nil
+}
+
+// Tail returns the medians of a series' last n rows, oldest first (a
+// small chart's points; a build measured again counts again).
+func (d *DB) Tail(ctx context.Context, device, metric string, n int) ([]float64, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT median FROM results
+		WHERE device = ? AND metric = ? AND median IS NOT NULL
+		ORDER BY ord_time DESC, seq DESC LIMIT ?`, device, metric, n)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var out []float64
+	for rows.Next() {
+		var v float64
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("history %s: %w", d.path, err)
+		}
+		out = append(out, v)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, rows.Err()
+}
+
+// Knows reports whether the history names file: a session of its rows,
+// or a confirmation session or bisect record of an alert. A browser opens
+// only such files.
+func (d *DB) Knows(ctx context.Context, file string) (bool, error) {
+	var n int
+	err := d.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM results WHERE session = ?) +
+		(SELECT count(*) FROM alerts WHERE bisect = ? OR EXISTS (SELECT 1 FROM json_each(alerts.sessions) WHERE value = ?))`,
+		file, file, file).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	return n > 0, nil
+}
