@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/examples"
+	"github.com/perflab/perflab/lab"
 )
 
 // TestExampleSummaries: every shipped example is listed with what it is.
@@ -134,5 +135,19 @@ func TestHelpExamplesRunAnywhere(t *testing.T) {
 	}
 	if ran < 7 {
 		t.Errorf("only %d help examples name a shipped example", ran)
+	}
+}
+
+// TestReadyBuildsOfferWhere: the simulated phone's build picker offers a
+// build whose change is in one function, for the where view (issue 35).
+func TestReadyBuildsOfferWhere(t *testing.T) {
+	found := false
+	for _, c := range readyBuilds(lab.DeviceInfo{ID: "sim:pixel", Caps: []string{lab.CapSimTime}}) {
+		if e := c.Build.Effect; e != nil && e.Function == "feed.decodeImage" && e.Pct > 0 && c.Build.App == "feed" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no build with a one-function effect")
 	}
 }

@@ -310,6 +310,15 @@ func readyBuilds(dev lab.DeviceInfo) []tui.BuildChoice {
 				out = append(out, tui.BuildChoice{Label: name, Detail: detail,
 					Build: lab.Build{Name: name, App: app.Name, EffectPct: eff}})
 			}
+			if app.Name == "feed" {
+				// A change in one function, for the where view: profiles
+				// go on with it (the controls' "profiles" row).
+				const fn, pct = "feed.decodeImage", 10
+				name := fmt.Sprintf("feed, decodeImage %+d%%", pct)
+				out = append(out, tui.BuildChoice{Label: name,
+					Detail: fmt.Sprintf("feed with %s %d%% slower (about +2%% of the launch): w on the dashboard shows where", fn, pct),
+					Build:  lab.Build{Name: name, App: app.Name, Effect: &lab.FunctionEffect{Function: fn, Pct: pct}}})
+			}
 		}
 	}
 	if dev.Has(lab.CapCommandBuilds) {

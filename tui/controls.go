@@ -85,6 +85,13 @@ func newControlsPane(st *Styles, dev lab.DeviceInfo, exp lab.Experiment, profile
 	if p.order == "" {
 		p.order = "random"
 	}
+	for _, b := range exp.Builds {
+		if b.Effect != nil {
+			// A build whose change is in one function: where it went is
+			// the question, which needs profiles.
+			p.profile = true
+		}
+	}
 	if b := exp.Builds[lab.ArmControl].Bench; exp.Suite != nil && b != nil {
 		p.benches = b.Count()
 	}

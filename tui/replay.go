@@ -14,6 +14,11 @@ import (
 // replayFrame is how often a playing replay advances.
 const replayFrame = 50 * time.Millisecond
 
+// maxGap is the longest gap between two events (seconds of session time)
+// a replay at ×1 or ×10 plays out; a longer one is skipped to its last
+// second.
+const maxGap = 30.0
+
 // maxPerFrame bounds the events a "max" speed replay applies per frame, so
 // the dashboard visibly fills instead of jumping.
 const maxPerFrame = 400
@@ -73,10 +78,12 @@ func (r *replayer) tick(msg replayTickedMsg) ([]lab.Event, tea.Cmd) {
 		evs = r.take(maxPerFrame)
 	} else {
 		r.clock += dt * r.speed
-		// Skip dead time: the next event is never more than two seconds of
-		// session time away, so a long idle gap does not stall the replay.
-		if r.pos < len(r.events) && r.events[r.pos].T > r.clock+2 {
-			r.clock = r.events[r.pos].T
+		// Skip dead time: a gap of more than maxGap seconds of session
+		// time (a pause, a wait for a device) plays as one second, so it
+		// does not stall the replay; shorter gaps, the spacing of trials
+		// and probe samples, play at the chosen speed.
+		if r.pos < len(r.events) && r.events[r.pos].T > r.clock+maxGap {
+			r.clock = r.events[r.pos].T - 1
 		}
 		start := r.pos
 		for r.pos < len(r.events) && r.events[r.pos].T <= r.clock && r.pos-start < 50*maxPerFrame {
@@ -243,7 +250,8 @@ func (d *replayDash) Update(msg tea.Msg) (*replayDash, tea.Cmd) {
 
 // ShortHelp lists the replay keys, an open view's first.
 func (d *replayDash) ShortHelp() []key.Binding {
-	if d.notes.open {
+	if d.notes.open || d.where.open {
+		// The open view's keys first: they are what the screen shows.
 		return append(d.viewHelp(true), d.keys.ShortHelp()...)
 	}
 	return append(d.keys.ShortHelp(), d.viewHelp(true)...)

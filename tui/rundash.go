@@ -146,7 +146,8 @@ func (d *runDash) applyEvents(evs []lab.Event) tea.Cmd {
 			d.status = d.sessionStatus()
 		}
 	}
-	return d.maybeAnalyze(d.ended())
+	// The where view follows the trials as the other panels do.
+	return tea.Batch(d.maybeAnalyze(d.ended()), d.whereRefresh())
 }
 
 // Update handles the run's stream, its analyses and the steering keys.
@@ -333,7 +334,7 @@ func (d *runDash) keyMap() keyHelp {
 	}
 	h := keyHelp{short: k.ShortHelp(), full: k.FullHelp()}
 	switch {
-	case d.notes.open:
+	case d.notes.open || d.where.open:
 		h.short = append(d.viewHelp(true), h.short...)
 	case !d.steerable():
 		h.short = append(h.short, d.viewHelp(false)...) // the end screen has room

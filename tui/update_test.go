@@ -385,6 +385,37 @@ func TestReplayTicksFollowTheSessionClock(t *testing.T) {
 	}
 }
 
+// TestReplayKeepsTheTrialsSpacing: trials 5 s apart (a session on a
+// real-time phone) replay 5 s apart at ×1, not back to back (issue 35:
+// 82 trials in under 5 s); a gap of minutes (a pause) plays as a second.
+func TestReplayKeepsTheTrialsSpacing(t *testing.T) {
+	evs := []lab.Event{{Type: lab.EventNote, T: 0}, {Type: lab.EventNote, T: 5}, {Type: lab.EventNote, T: 10}, {Type: lab.EventNote, T: 400}}
+	r := newReplayer(evs, 1, 1)
+	r.play()
+	at := fixedNow()
+	tick := func(secs float64) int {
+		n := 0
+		for range int(secs * float64(time.Second/replayFrame)) {
+			at = at.Add(replayFrame)
+			e, _ := r.tick(replayTickedMsg{gen: r.gen, at: at})
+			n += len(e)
+		}
+		return n
+	}
+	if n := tick(3); n != 1 {
+		t.Fatalf("after 3 s at ×1: %d events, want the first only", n)
+	}
+	if n := tick(3); n != 1 {
+		t.Fatalf("after 6 s: %d more, want the one at 5 s", n)
+	}
+	if n := tick(5); n != 1 || r.done() {
+		t.Fatalf("after 11 s: %d more (done %v), want the one at 10 s", n, r.done())
+	}
+	if n := tick(2); n != 1 || !r.done() {
+		t.Fatalf("the 390 s gap: %d more after 2 s, want the last (skipped to its last second)", n)
+	}
+}
+
 func TestRunStartFailureIsShown(t *testing.T) {
 	m := sized(New(Options{Now: fixedNow, Backend: Backend{
 		Lab: engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {

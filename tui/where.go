@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/perflab/perflab/analysis"
-	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions/profdiff"
 )
@@ -115,11 +115,17 @@ func (f *feed) whereRefresh() tea.Cmd {
 	w.computing, w.wantVer = true, ver
 	opt := profdiff.Options{Phase: w.phase, Cumulative: w.cum}
 	if w.replay {
-		// The trials shown so far.
+		// The trials shown so far; none yet is no answer yet (MaxIndex 0
+		// would be every trial: the final answer at position 0).
 		for _, e := range f.state.eventsSoFar() {
 			if e.Type == lab.EventTrial && e.Trial != nil {
 				opt.MaxIndex = e.Trial.Index + 1
 			}
+		}
+		if opt.MaxIndex == 0 {
+			w.computing = false
+			w.ver, w.report, w.err = ver, nil, errors.New("no trial yet at this point of the replay")
+			return nil
 		}
 	}
 	path, stream := w.path, f.stream
@@ -149,7 +155,8 @@ func (w *wherePane) help() []key.Binding {
 	if !w.open {
 		return []key.Binding{w.keys.Toggle}
 	}
-	return []key.Binding{w.keys.Toggle, w.keys.Phase, w.keys.Cum, w.keys.Up}
+	closeKey := key.NewBinding(key.WithKeys("w"), key.WithHelp("w/esc", "close"))
+	return []key.Binding{w.keys.Up, w.keys.Phase, w.keys.Cum, closeKey}
 }
 
 // whereView draws the where view into w × h cells.
@@ -189,46 +196,104 @@ func (f *feed) whereView(wd, h int) string {
 			tested = append(tested, fn)
 		}
 	}
-	rows := max(1, h-len(lines)-4)
+	// Under the rows: the axis, a note when intervals are missing, the
+	// selected function's line, its callers and callees, the total (two
+	// lines at most).
+	rows := max(1, h-len(lines)-7)
 	w.sel = min(w.sel, max(0, len(tested)-1))
 	first := max(0, min(w.sel-rows+1, len(tested)-rows))
-	scale := 1.0
+	// The axis fits the functions reported changed (their intervals),
+	// else the visible estimates; a wider interval is cut with ◀ ▶.
+	scale, reported := 1.0, false
 	for _, fn := range tested[first:min(len(tested), first+rows)] {
-		for _, x := range []analysis.Float{fn.CILowPct, fn.CIHighPct, fn.DeltaPct} {
-			if x.Defined() {
-				scale = math.Max(scale, math.Abs(float64(x)))
+		if fn.Verdict == analysis.VerdictRegression || fn.Verdict == analysis.VerdictImprovement {
+			reported = true
+			for _, x := range []analysis.Float{fn.DeltaPct, fn.CILowPct, fn.CIHighPct} {
+				if x.Defined() {
+					scale = math.Max(scale, math.Abs(float64(x)))
+				}
 			}
 		}
 	}
-	scale = math.Ceil(scale)
-	barW := max(0, min(30, wd-min(28, max(12, wd/3))-8-8-13-3))
+	if !reported {
+		for _, fn := range tested[first:min(len(tested), first+rows)] {
+			if fn.DeltaPct.Defined() {
+				scale = math.Max(scale, math.Abs(float64(fn.DeltaPct)))
+			}
+		}
+	}
+	scale = niceScale(scale)
+	// Columns: the function (its end kept: the method says most), Δ%, the
+	// interval, the corrected p, the interval as a bar on the axis below,
+	// the verdict. Δ ms/round is the selected function's line.
+	const numW, ivW, pW, verdW = 7, 17, 7, 12
+	room := wd - numW - ivW - pW - verdW - 7 // the cursor and the gaps
+	barW := min(30, room*2/5)
+	if barW < 7 {
+		barW = 0
+	}
+	nameW := max(12, min(40, room-barW))
 	var cells [][]string
 	var styles []lipgloss.Style
+	noInterval := false
 	for i := first; i < len(tested) && i < first+rows; i++ {
 		fn := tested[i]
-		bar := ""
-		if barW >= 7 && fn.CILowPct.Defined() {
-			bar = ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)
-		} else if barW >= 7 {
-			bar = pad("", barW)
+		bar, iv := "", "—"
+		if fn.CILowPct.Defined() {
+			iv = "[" + fmtPctShort(float64(fn.CILowPct)) + ", " + fmtPctShort(float64(fn.CIHighPct)) + "]"
+			if barW >= 7 {
+				bar = ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)
+			}
+		} else {
+			noInterval = true
+			if barW >= 7 {
+				bar = pad("", barW)
+			}
 		}
-		cells = append(cells, []string{fn.Name, fmt.Sprintf("%+.2fms", fn.DeltaMs), format.SignedPct(fn.DeltaPct), bar, verdictWord(fn.Verdict)})
+		row := []string{keepEnd(fn.Name, nameW), fmtPctShort(float64(fn.DeltaPct)), iv, fmtP(float64(fn.PAdjusted), r.Alpha)}
+		if barW >= 7 {
+			row = append(row, bar)
+		}
+		cells = append(cells, append(row, verdictWord(fn.Verdict)))
 		styles = append(styles, st.Verdict(fn.Verdict))
+	}
+	barCol := 4
+	if len(cells) > 0 && barW >= 7 {
+		// The bars' scale: a row of the table, so it lines up with them.
+		axis := []rune(strings.Repeat(" ", barW))
+		put := func(at int, txt string) {
+			for i, c := range []rune(txt) {
+				if at+i >= 0 && at+i < len(axis) {
+					axis[at+i] = c
+				}
+			}
+		}
+		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
+		put(0, lo)
+		put((barW-1)/2, "0")
+		put(barW-len(hi), hi)
+		cells = append(cells, []string{"", "", "", "", string(axis), ""})
+		styles = append(styles, st.Muted)
 	}
 	if len(cells) > 0 {
 		lines = append(lines, pickerTable(st, cells, w.sel-first, wd, func(row, col int) (lipgloss.Style, bool) {
-			return styles[row], col >= 3 // the interval's bar and the verdict in the verdict's colour
+			return styles[row], col >= barCol || row == len(cells)-1 && barW >= 7 // bars and verdicts in the verdict's colour; the axis muted
 		}))
 	}
 	if len(tested) == 0 {
 		lines = append(lines, st.Muted.Render("  no function has samples enough in every trial yet"))
 	}
+	if noInterval {
+		lines = append(lines, st.Muted.Render(truncate(fmt.Sprintf("  — no interval yet: %d rounds are too few for one at a function's corrected level; more rounds give one", r.Pairs), wd)))
+	}
 	if w.sel < len(tested) {
 		fn := tested[w.sel]
-		lines = append(lines, st.Muted.Render(truncate("  callers: "+edgeList(fn.Callers), wd)),
+		lines = append(lines, st.Muted.Render(truncate(fmt.Sprintf("  %s: %+.2f ms/round, p %s (raw %s)", fn.Name, fn.DeltaMs,
+			fmtP(float64(fn.PAdjusted), r.Alpha), fmtP(float64(fn.P), r.Alpha)), wd)),
+			st.Muted.Render(truncate("  callers: "+edgeList(fn.Callers), wd)),
 			st.Muted.Render(truncate("  callees: "+edgeList(fn.Callees), wd)))
 	}
-	total := fmt.Sprintf("  Δ %+.2f ms/round (%s)", r.TotalDeltaMs, r.TotalOf)
+	total := fmt.Sprintf("Δ %+.2f ms/round (%s)", r.TotalDeltaMs, r.TotalOf)
 	if r.ExplainedPct.Defined() {
 		summed := "reported functions"
 		if r.Kind == "cumulative" {
@@ -239,8 +304,31 @@ func (f *feed) whereView(wd, h int) string {
 	if r.Rare > 0 {
 		total += fmt.Sprintf(" · %d too rare to test", r.Rare)
 	}
-	lines = append(lines, st.Muted.Render(truncate(total, wd)))
+	for _, l := range wrapWords(total, wd-2, 2) {
+		lines = append(lines, st.Muted.Render("  "+l))
+	}
 	return strings.Join(lines, "\n")
+}
+
+// keepEnd cuts s to n cells keeping its end (a function's own name), the
+// cut marked with an ellipsis.
+func keepEnd(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 2 {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
+
+// niceScale rounds an axis half-width up to a whole multiple of its power
+// of ten (22.5 → 30, 3.2 → 4), so the axis reads in round numbers and the
+// bars keep most of their width.
+func niceScale(x float64) float64 {
+	if x <= 1 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	return math.Ceil(x/p) * p
 }
 
 func edgeList(es []profdiff.Edge) string {

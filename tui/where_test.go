@@ -51,7 +51,7 @@ func TestWhereView(t *testing.T) {
 	if !strings.Contains(lines[2], "where the time went · self · all phases · 16 rounds") ||
 		!strings.Contains(lines[3], "declared family (self time, all phases): false discovery rate ≤ 0.05") ||
 		!strings.HasPrefix(lines[4], "▸ feed.decodeImage") || !strings.Contains(lines[4], "regression") ||
-		!strings.Contains(got, "callers: feed.image.run") || !strings.Contains(got, "Δ +31.49 ms/round (the launch) · reported functions: 94% of it") {
+		!strings.Contains(got, "callers: feed.image.run") || !strings.Contains(strings.Join(strings.Fields(got), " "), "Δ +31.49 ms/round (the launch) · reported functions: 94% of it") {
 		t.Errorf("where view:\n%s", got)
 	}
 	// The golden skips the progress line: its elapsed time is the real
@@ -59,14 +59,14 @@ func TestWhereView(t *testing.T) {
 	checkGolden(t, "where-80x24", strings.Join(append(lines[:1:1], lines[2:]...), "\n"))
 	press(t, m, "f")
 	// A phase is an exploratory view, and says so; its total is its own.
-	if got := screenText(m); !strings.Contains(got, "phase first_frame") || strings.Contains(got, "libc.read") ||
+	if got := strings.Join(strings.Fields(screenText(m)), " "); !strings.Contains(got, "phase first_frame") || strings.Contains(got, "libc.read") ||
 		!strings.Contains(got, "exploratory view: not corrected across views") || !strings.Contains(got, "ms/round (phase first_frame)") {
 		t.Errorf("phase first_frame:\n%s", got)
 	}
 	// Cumulative time: exploratory too; only the outermost reported
 	// functions are summed.
 	press(t, m, "t")
-	if got := screenText(m); !strings.Contains(got, "cumulative") || !strings.Contains(got, "exploratory view") ||
+	if got := strings.Join(strings.Fields(screenText(m)), " "); !strings.Contains(got, "cumulative") || !strings.Contains(got, "exploratory view") ||
 		!strings.Contains(got, "outermost reported: 100% of it") {
 		t.Errorf("cumulative, phase first_frame:\n%s", got)
 	}
@@ -171,5 +171,20 @@ func TestSuiteRowsScroll(t *testing.T) {
 	}
 	if v := view(); !strings.Contains(v, "metrics 15–20 of 20") || !strings.Contains(v, f.panel.metrics[19].name) {
 		t.Errorf("after pgdn to the end:\n%s", v)
+	}
+}
+
+// TestControlsProfileForAFunctionEffect: a build whose change is in one
+// function turns the profiles row on (the where view needs them).
+func TestControlsProfileForAFunctionEffect(t *testing.T) {
+	exp := synthPlan(10)
+	if p := newControlsPane(&Styles{}, simInfo(), exp, nil, false); p.profile {
+		t.Error("profiles on without a function effect")
+	}
+	b := exp.Builds[lab.ArmTreatment]
+	b.Effect = &lab.FunctionEffect{Function: "feed.decodeImage", Pct: 10}
+	exp.Builds[lab.ArmTreatment] = b
+	if p := newControlsPane(&Styles{}, simInfo(), exp, nil, false); !p.profile {
+		t.Error("profiles off for a build with a function effect")
 	}
 }
