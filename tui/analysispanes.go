@@ -152,19 +152,7 @@ func (p ciPane) View() string {
 		lines = append(lines, more)
 	}
 	if barW >= 7 {
-		axis := []rune(strings.Repeat(" ", barW))
-		put := func(at int, txt string) {
-			for i, r := range []rune(txt) {
-				if at+i >= 0 && at+i < len(axis) {
-					axis[at+i] = r
-				}
-			}
-		}
-		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
-		put(0, lo)
-		put((barW-1)/2, "0")
-		put(barW-len(hi), hi)
-		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+string(axis), w)))
+		lines = append(lines, st.Muted.Render(truncate(pad("", nameW+numW+rangeW+3)+ciAxis(scale, barW), w)))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -134,6 +134,24 @@ func ciBar(lo, point, hi, scale float64, w int) string {
 	return string(cells)
 }
 
+// ciAxis is the scale under ciBar's bars of width w: -scale%, 0 and
+// +scale% at the ends and the middle.
+func ciAxis(scale float64, w int) string {
+	axis := []rune(strings.Repeat(" ", w))
+	put := func(at int, txt string) {
+		for i, r := range []rune(txt) {
+			if at+i >= 0 && at+i < len(axis) {
+				axis[at+i] = r
+			}
+		}
+	}
+	hi := fmt.Sprintf("+%g%%", scale)
+	put(0, fmt.Sprintf("-%g%%", scale))
+	put((w-1)/2, "0")
+	put(w-len(hi), hi)
+	return string(axis)
+}
+
 // ciSteps are the half-widths (%) the CI axis can take.
 var ciSteps = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500}
 

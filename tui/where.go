@@ -260,19 +260,7 @@ func (f *feed) whereView(wd, h int) string {
 	barCol := 4
 	if len(cells) > 0 && barW >= 7 {
 		// The bars' scale: a row of the table, so it lines up with them.
-		axis := []rune(strings.Repeat(" ", barW))
-		put := func(at int, txt string) {
-			for i, c := range []rune(txt) {
-				if at+i >= 0 && at+i < len(axis) {
-					axis[at+i] = c
-				}
-			}
-		}
-		lo, hi := fmt.Sprintf("-%g%%", scale), fmt.Sprintf("+%g%%", scale)
-		put(0, lo)
-		put((barW-1)/2, "0")
-		put(barW-len(hi), hi)
-		cells = append(cells, []string{"", "", "", "", string(axis), ""})
+		cells = append(cells, []string{"", "", "", "", ciAxis(scale, barW), ""})
 		styles = append(styles, st.Muted)
 	}
 	if len(cells) > 0 {
