@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -11,30 +12,50 @@ import (
 // (results_series), so that a page costs what its series holds, not the
 // whole history.
 
-// SeriesKey names a series with its size.
+// SeriesKey names a series.
 type SeriesKey struct {
 	Device, Metric, Unit string
-	// Builds counts its builds with a median, each once.
-	Builds int
 }
 
-// SeriesKeys lists every series, by device and metric.
+// SeriesKeys lists every series, by device and metric. It seeks from one
+// series to the next through the series index (a skip scan in a few
+// queries a series), so it costs the number of series, not of rows.
 func (d *DB) SeriesKeys(ctx context.Context) ([]SeriesKey, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT device, metric, max(unit), count(DISTINCT build || char(0) || rev) FROM results
-		WHERE median IS NOT NULL GROUP BY device, metric ORDER BY device, metric`)
-	if err != nil {
-		return nil, fmt.Errorf("history %s: %w", d.path, err)
-	}
-	defer rows.Close()
 	var out []SeriesKey
-	for rows.Next() {
-		var k SeriesKey
-		if err := rows.Scan(&k.Device, &k.Metric, &k.Unit, &k.Builds); err != nil {
-			return nil, fmt.Errorf("history %s: %w", d.path, err)
+	fail := func(err error) ([]SeriesKey, error) { return nil, fmt.Errorf("history %s: %w", d.path, err) }
+	device, first := "", true
+	for {
+		var next string
+		q := "SELECT device FROM results WHERE device > ? ORDER BY device LIMIT 1"
+		if first {
+			q = "SELECT device FROM results WHERE device >= ? ORDER BY device LIMIT 1"
 		}
-		out = append(out, k)
+		err := d.db.QueryRowContext(ctx, q, device).Scan(&next)
+		if errors.Is(err, sql.ErrNoRows) {
+			return out, nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+		device, first = next, false
+		metric, firstMetric := "", true
+		for {
+			var k SeriesKey
+			q := "SELECT metric, unit FROM results WHERE device = ? AND metric > ? ORDER BY device, metric LIMIT 1"
+			if firstMetric {
+				q = "SELECT metric, unit FROM results WHERE device = ? AND metric >= ? ORDER BY device, metric LIMIT 1"
+			}
+			err := d.db.QueryRowContext(ctx, q, device, metric).Scan(&k.Metric, &k.Unit)
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				return fail(err)
+			}
+			k.Device, metric, firstMetric = device, k.Metric, false
+			out = append(out, k)
+		}
 	}
-	return out, rows.Err()
 }
 
 // SeriesOf returns one series (as AllSeries groups it), or ok false when

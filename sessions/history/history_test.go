@@ -437,3 +437,42 @@ func TestHistoryKilledWriter(t *testing.T) {
 		t.Errorf("import after the kill: %+v, %v", im, err)
 	}
 }
+
+// TestSeriesKeysAndKnows: the browser's queries list every series once,
+// in order, across devices, and know only the files the history names.
+func TestSeriesKeysAndKnows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := history.Open(ctx, filepath.Join(dir, "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i, dev := range []string{"phone", "laptop"} {
+		csv := filepath.Join(dir, dev+".csv")
+		if err := os.WriteFile(csv, fmt.Appendf(nil, "commit,b_ms,a_ms\nc1,1,2\nc2,%d,2\n", i+1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ImportCSV(ctx, csv, dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys, err := db.SeriesKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range keys {
+		got = append(got, k.Device+"/"+k.Metric)
+	}
+	if strings.Join(got, " ") != "laptop/a_ms laptop/b_ms phone/a_ms phone/b_ms" {
+		t.Errorf("series %v", got)
+	}
+	tail, err := db.Tail(ctx, "phone", "a_ms", 60)
+	if err != nil || len(tail) != 2 || tail[0] != 2 {
+		t.Errorf("tail %v, %v", tail, err)
+	}
+	if ok, err := db.Knows(ctx, "/etc/passwd"); ok || err != nil {
+		t.Errorf("knows /etc/passwd: %v %v", ok, err)
+	}
+}

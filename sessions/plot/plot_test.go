@@ -175,3 +175,36 @@ func TestSessionVersusFigure(t *testing.T) {
 	svg := render(t, "versus", f, 3)
 	contains(t, "versus", svg, "A (v1)", "B (v2)", "C (v3)", "each build vs A", "startup_ms B", "startup_ms C")
 }
+
+// TestEnvelope: a short series is drawn whole; a long one as each
+// bucket's lowest and highest build, in order, so a one-build spike and
+// a step stay visible.
+func TestEnvelope(t *testing.T) {
+	short := []float64{3, math.NaN(), 5}
+	if got := envelope(short, 10); len(got) != 2 || got[1].X != 2 {
+		t.Errorf("short: %v", got)
+	}
+	long := make([]float64, 10000)
+	for i := range long {
+		long[i] = 100
+		if i >= 6000 {
+			long[i] = 110
+		}
+	}
+	long[1234] = 500
+	got := envelope(long, 1000)
+	if len(got) > 1000 {
+		t.Fatalf("%d points", len(got))
+	}
+	spike, step := false, false
+	for i, p := range got {
+		if i > 0 && p.X <= got[i-1].X {
+			t.Fatalf("points out of order at %d", i)
+		}
+		spike = spike || p.Y == 500 && p.X == 1234
+		step = step || p.Y == 110 && p.X >= 6000 && p.X < 6020
+	}
+	if !spike || !step {
+		t.Errorf("spike %v, step %v", spike, step)
+	}
+}

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -27,14 +28,10 @@ func Series(title, unit string, values []float64, builds []string, marks []Serie
 	}
 	p := newPlot(title, "build", unit)
 	p.Legend.Top = true
-	pts := make(plotter.XYs, 0, len(values))
-	lo, hi := values[0], values[0]
-	for i, v := range values {
-		if !finite(v) {
-			continue
-		}
-		pts = append(pts, plotter.XY{X: float64(i), Y: v})
-		lo, hi = min(lo, v), max(hi, v)
+	pts := envelope(values, maxSeriesPoints)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		lo, hi = min(lo, p.Y), max(hi, p.Y)
 	}
 	line, points, err := plotter.NewLinePoints(pts)
 	if err != nil {
@@ -76,4 +73,50 @@ func Series(title, unit string, values []float64, builds []string, marks []Serie
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
 	return &Figure{Plots: []*plot.Plot{p}}, nil
+}
+
+// maxSeriesPoints is the most points a series chart draws: a longer series
+// is drawn as the envelope of its buckets (each bucket's lowest and
+// highest build, in build order), which keeps every step and spike
+// visible and the SVG small.
+const maxSeriesPoints = 1000
+
+// envelope is values' finite points, or past limit of them the lowest
+// and highest of each of limit/2 buckets of builds.
+func envelope(values []float64, limit int) plotter.XYs {
+	var pts plotter.XYs
+	if len(values) <= limit {
+		for i, v := range values {
+			if finite(v) {
+				pts = append(pts, plotter.XY{X: float64(i), Y: v})
+			}
+		}
+		return pts
+	}
+	buckets := limit / 2
+	for b := range buckets {
+		from, to := b*len(values)/buckets, (b+1)*len(values)/buckets
+		lo, hi := -1, -1
+		for i := from; i < to; i++ {
+			if !finite(values[i]) {
+				continue
+			}
+			if lo < 0 || values[i] < values[lo] {
+				lo = i
+			}
+			if hi < 0 || values[i] > values[hi] {
+				hi = i
+			}
+		}
+		if lo < 0 {
+			continue
+		}
+		first := min(lo, hi)
+		pts = append(pts, plotter.XY{X: float64(first), Y: values[first]})
+		if lo != hi {
+			second := max(lo, hi)
+			pts = append(pts, plotter.XY{X: float64(second), Y: values[second]})
+		}
+	}
+	return pts
 }

@@ -35,7 +35,7 @@ var indexTemplate = template.Must(template.New("index").Funcs(funcs).Parse(`<!DO
 {{if not .Items}}<p>The history has no series yet: perflab history import SESSION, or perflab watch.</p>{{end}}
 <table>
 {{range .Items}}<tr{{if .Alert}} class="alert"{{end}}>
-<td><a href="{{.Link}}">{{.Metric}}</a>{{if .Unit}} <span class="muted">({{.Unit}})</span>{{end}}<br><span class="muted">{{.Device}} · {{.Builds}} builds</span></td>
+<td><a href="{{.Link}}">{{.Metric}}</a>{{if .Unit}} <span class="muted">({{.Unit}})</span>{{end}}<br><span class="muted">{{.Device}}</span></td>
 <td>{{.Spark}}</td>
 <td>{{if .Alert}}<span class="{{if .Alert.Confirmed}}confirmed-{{.Alert.Verdict}}{{end}}">{{.AlertText}}</span>{{else}}<span class="muted">no alert</span>{{end}}</td>
 </tr>
