@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
-# openssh-server, hyperfine, tmux, GNU time, python3-scipy; benchstat through go install) when missing, then checks formatting, vets
+# openssh-server, hyperfine, tmux, GNU time, python3-scipy, postgresql; benchstat through go install) when missing, then checks formatting, vets
 # and runs every test with the race detector, listing the 10 slowest at the
 # end. README.md and .ci/run use it.
 set -euo pipefail
@@ -11,6 +11,9 @@ for pair in adb:adb /usr/sbin/sshd:openssh-server valgrind:valgrind perf:linux-p
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 /usr/bin/python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)
+# PostgreSQL's server binaries, for the tests of a shared history (each test
+# binary runs its own private cluster on a loopback port: internal/pgtest).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "test.sh: installing ${need[*]}"
 	SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo

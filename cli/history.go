@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/analysis"
@@ -26,10 +26,18 @@ const historyUsage = `Usage: perflab history import [--history FILE] SESSION...
        perflab history view [--history FILE] [--min-segment N] [--alpha A]
        perflab history alerts [--history FILE] [--json]
        perflab history mark [--history FILE] [--note TEXT] ALERT-ID real|false
+       perflab history copy FROM TO
 
 The results history: what every experiment measured, kept across
 experiments in one SQLite file, so that a metric can be followed over
-commits and its steps found.
+commits and its steps found. A team shares one on a PostgreSQL server:
+--history postgres://USER@HOST:PORT/DB (or $PERFLAB_HISTORY), the password
+from the URL, PGPASSWORD or ~/.pgpass (PGPASSFILE) as libpq reads them,
+never printed; many labs and CI jobs write to it at once.
+
+copy moves a history between a file and a server, either way, into an
+empty one: every row with its ids, in one transaction, then the row
+counts and a checksum of both sides compared.
 
 import adds sessions of perflab run, suite or bisect (a bisect record brings
 every session it ran, each build with its commit): one row per device,
@@ -120,8 +128,10 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return historyAlerts(ctx, args[1:], stdout, stderr)
 	case "mark":
 		return historyMark(ctx, args[1:], stdout, stderr)
+	case "copy":
+		return historyCopy(ctx, args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export, changepoints, view, alerts or mark (perflab history --help)\n", args[0])
+	fmt.Fprintf(stderr, "perflab history: unknown subcommand %q: import, export, changepoints, view, alerts, mark or copy (perflab history --help)\n", args[0])
 	return exitUsage
 }
 
@@ -139,7 +149,7 @@ type historyOpts struct {
 func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	o := &historyOpts{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(&o.file, "history", "", "the history `FILE` (default $XDG_DATA_HOME/perflab/history.db)")
+	fs.StringVar(&o.file, "history", "", "the history: a `FILE`, or postgres://USER@HOST/DB for a shared one (default $PERFLAB_HISTORY, else $XDG_DATA_HOME/perflab/history.db)")
 	fs.StringVar(&o.csv, "csv", "", "import: a CSV history `FILE` (time and/or commit, then one column per metric)")
 	fs.StringVar(&o.device, "device", "", "import --csv: the CSV's device `NAME` (default csv:FILENAME)")
 	fs.BoolVar(&o.asCSV, "csv-out", false, "export: CSV, the default (export --csv means the same)")
@@ -181,14 +191,17 @@ func parseHistory(name string, args []string, allowed []string, stdout, stderr i
 func openHistory(ctx context.Context, o *historyOpts, create bool) (*history.DB, error) {
 	path := o.file
 	if path == "" {
+		path = os.Getenv("PERFLAB_HISTORY")
+	}
+	if path == "" {
 		p, err := history.DefaultPath()
 		if err != nil {
 			return nil, err
 		}
 		path = p
 	}
-	if _, err := os.Stat(path); !create && errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no history at %s (perflab history import adds sessions to it)", path)
+	if !create {
+		return history.OpenExisting(ctx, path)
 	}
 	return history.Open(ctx, path)
 }
@@ -434,4 +447,40 @@ func pct(f analysis.Float) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.2f%%", float64(f))
+}
+
+// historyCopy copies one history into another, empty one (a file to a
+// server or back) and says what it compared.
+func historyCopy(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	pos, _, code, ok := parseHistory("copy", args, nil, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 {
+		fmt.Fprintln(stderr, "perflab history copy: want FROM and TO (a file or postgres://…; perflab history --help)")
+		return exitUsage
+	}
+	from, err := history.OpenExisting(ctx, pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history copy:", err)
+		return exitError
+	}
+	defer from.Close()
+	to, err := history.Open(ctx, pos[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history copy:", err)
+		return exitError
+	}
+	defer to.Close()
+	c, err := history.Copy(ctx, from, to)
+	if err != nil {
+		fmt.Fprintln(stderr, "perflab history copy:", err)
+		return exitError
+	}
+	var parts []string
+	for _, t := range c.Tables {
+		parts = append(parts, fmt.Sprintf("%s %d", t.Table, t.Rows))
+	}
+	fmt.Fprintf(stdout, "copied %s to %s: %s; the same on both sides (%s)\n", from.Path(), to.Path(), strings.Join(parts, ", "), c.Checksum)
+	return exitOK
 }

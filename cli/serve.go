@@ -55,7 +55,7 @@ Flags:
 // cmdServe serves the dashboard until ctx ends.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	file := fs.String("history", "", "the history `FILE` (default $XDG_DATA_HOME/perflab/history.db)")
+	file := fs.String("history", "", "the history: a `FILE`, or postgres://USER@HOST/DB (default $PERFLAB_HISTORY, else $XDG_DATA_HOME/perflab/history.db)")
 	listen := fs.String("listen", "127.0.0.1:8080", "the `ADDR`ess to listen on (HOST:PORT; port 0 picks a free one)")
 	token := fs.String("token", "", "a `TOKEN` every request must carry; generate makes one (needed off loopback, and to mark alerts)")
 	pos, code, ok := parseCommandFlags(fs, args, serveUsage, stdout, stderr)

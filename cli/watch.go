@@ -103,7 +103,7 @@ func (f *watchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.repo, "git", ".", "the git checkout `DIR`")
 	fs.StringVar(&f.branch, "branch", "HEAD", "the branch or `REF` to follow (origin/main to follow a remote)")
 	fs.BoolVar(&f.once, "once", false, "do the backlog and exit (for CI)")
-	fs.StringVar(&f.history, "history", "", "the history `FILE` (default $XDG_DATA_HOME/perflab/history.db)")
+	fs.StringVar(&f.history, "history", "", "the history: a `FILE`, or postgres://USER@HOST/DB for a shared one (default $PERFLAB_HISTORY, else $XDG_DATA_HOME/perflab/history.db)")
 	fs.DurationVar(&f.poll, "poll", 5*time.Minute, "without --once, how often to fetch and look again")
 	fs.Var(&f.alerts, "alerts", "write this run's alerts to `FILE` (.json or .md; repeatable)")
 	fs.StringVar(&f.webhook, "webhook", "", "POST the alerts' JSON to `URL` when a confirmed alert is raised")

@@ -74,14 +74,11 @@ func (d *DB) AddAlert(ctx context.Context, a Alert) (Alert, error) {
 		a.Sessions = []string{}
 	}
 	sess, _ := json.Marshal(a.Sessions)
-	res, err := d.db.ExecContext(ctx, `INSERT INTO alerts (device, metric, rev, first_bad, confirmed, delta_pct, ci_low_pct, ci_high_pct,
+	err := d.db.QueryRowContext(ctx, `INSERT INTO alerts (device, metric, rev, first_bad, confirmed, delta_pct, ci_low_pct, ci_high_pct,
 		sessions, created, step_index, from_rev, to_rev, verdict, detected_pct, p, bisect)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		a.Device, a.Metric, a.Rev, a.FirstBad, a.Confirmed, nullable(a.DeltaPct), nullable(a.CILowPct), nullable(a.CIHighPct),
-		string(sess), a.Created, a.Index, a.From, a.To, a.Verdict, nullable(a.DetectedPct), nullable(a.P), a.Bisect)
-	if err == nil {
-		a.ID, err = res.LastInsertId()
-	}
+		string(sess), a.Created, a.Index, a.From, a.To, a.Verdict, nullable(a.DetectedPct), nullable(a.P), a.Bisect).Scan(&a.ID)
 	if err != nil {
 		return a, fmt.Errorf("history %s: %w", d.path, err)
 	}

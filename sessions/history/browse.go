@@ -120,8 +120,12 @@ func (d *DB) Tail(ctx context.Context, device, metric string, n int) ([]float64,
 // only such files.
 func (d *DB) Knows(ctx context.Context, file string) (bool, error) {
 	var n int
+	each := "json_each(alerts.sessions)"
+	if d.db.pg {
+		each = "jsonb_array_elements_text(CASE WHEN alerts.sessions = '' THEN '[]' ELSE alerts.sessions END::jsonb) AS e(value)"
+	}
 	err := d.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM results WHERE session = ?) +
-		(SELECT count(*) FROM alerts WHERE bisect = ? OR EXISTS (SELECT 1 FROM json_each(alerts.sessions) WHERE value = ?))`,
+		(SELECT count(*) FROM alerts WHERE bisect = ? OR EXISTS (SELECT 1 FROM `+each+` WHERE value = ?))`,
 		file, file, file).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("history %s: %w", d.path, err)

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -33,8 +34,12 @@ const BusyTimeoutMS = 30000
 
 // DB is an open history file.
 type DB struct {
-	db   *sql.DB
-	path string
+	db   store
+	path string // the file, or the server's URL without its password
+	// claims are the connections holding a watch's claims (Claim), closed
+	// with the DB: a watch that ends frees what it held.
+	mu     sync.Mutex
+	claims map[*sql.Conn]bool
 }
 
 // DefaultPath is the history file unless told: history.db beside the
@@ -55,6 +60,9 @@ func (d *DB) Path() string { return d.path }
 // not a perflab history (not SQLite, another program's database, a newer
 // schema) is refused with its path named and left untouched.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return openPG(ctx, path, true)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
@@ -83,12 +91,25 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	d := &DB{db: db, path: path}
+	d := &DB{db: store{db, false}, path: path}
 	if err := d.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// OpenExisting opens a history that exists, as a command that only
+// reads it does: a file that does not exist, or a server database with no
+// history yet, is an error and nothing is created.
+func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return openPG(ctx, path, false)
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no history at %s (perflab history import adds sessions to it)", path)
+	}
+	return Open(ctx, path)
 }
 
 // lockOpen takes the exclusive lock of path's opening (an flock on
@@ -132,7 +153,15 @@ func notSQLite(path string) error {
 }
 
 // Close closes the file.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	d.mu.Lock()
+	for c := range d.claims {
+		c.Close()
+	}
+	d.claims = nil
+	d.mu.Unlock()
+	return d.db.Close()
+}
 
 // dsn is the driver's name for path: WAL, a busy timeout, foreign keys,
 // and write transactions that take the write lock when they begin (so two

@@ -137,11 +137,8 @@ func (d *DB) insert(ctx context.Context, file string, runs []run) (Imported, err
 		if err != sql.ErrNoRows {
 			return im, fmt.Errorf("history %s: %w", d.path, err)
 		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO runs (key, kind, source, created, imported) VALUES (?, ?, ?, ?, ?)",
-			r.key, r.kind, r.source, r.created, now)
-		if err == nil {
-			id, err = res.LastInsertId()
-		}
+		err = tx.QueryRowContext(ctx, "INSERT INTO runs (key, kind, source, created, imported) VALUES (?, ?, ?, ?, ?) RETURNING id",
+			r.key, r.kind, r.source, r.created, now).Scan(&id)
 		if err != nil {
 			return im, fmt.Errorf("history %s: %w", d.path, err)
 		}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -54,4 +55,46 @@ func (d *DB) RecordBuildFailure(ctx context.Context, device, rev, msg string) er
 		return fmt.Errorf("history %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// Claim takes the right to measure (device, rev) for a watch, so that two
+// watches on different hosts writing to one server never measure the same
+// commit on the same device twice: on PostgreSQL a session advisory lock
+// held on a connection of its own, which the server releases when the
+// holder dies (its connection ends); on an SQLite file, which one host
+// holds, the watch's device lock already does it and Claim always
+// succeeds. ok is false when another watch holds it; release gives it up.
+func (d *DB) Claim(ctx context.Context, device, rev string) (release func(), ok bool, err error) {
+	if !d.db.pg {
+		return func() {}, true, nil
+	}
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	key := "perflab watch\x1f" + device + "\x1f" + rev // PostgreSQL text holds no NUL
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key).Scan(&ok); err != nil {
+		conn.Close()
+		return nil, false, fmt.Errorf("history %s: %w", d.path, err)
+	}
+	if !ok {
+		conn.Close()
+		return nil, false, nil
+	}
+	d.mu.Lock()
+	if d.claims == nil {
+		d.claims = map[*sql.Conn]bool{}
+	}
+	d.claims[conn] = true
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		held := d.claims[conn]
+		delete(d.claims, conn)
+		d.mu.Unlock()
+		if held {
+			conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+			conn.Close()
+		}
+	}, true, nil
 }

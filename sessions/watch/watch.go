@@ -176,6 +176,9 @@ type Round struct {
 	Commits, Done int
 	Recorded      []Commit
 	Failed        []Commit
+	// Claimed are the commits another watch was measuring (a history on
+	// a server shared by many hosts): left to it.
+	Claimed []Commit
 	// Alerts are the alerts raised in this round, confirmed or not.
 	Alerts []history.Alert
 }
@@ -206,7 +209,25 @@ func (w *Watcher) Run(ctx context.Context) (Round, error) {
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
+		// Another watch writing to the same history (another host, one
+		// server) may be measuring this commit on this device: one does.
+		release, mine, err := w.cfg.History.Claim(ctx, w.device, c.Rev)
+		if err != nil {
+			return r, err
+		}
+		if !mine {
+			w.cfg.Logf("%s: another watch is measuring it on %s; left to it", c.Name(), w.device)
+			r.Claimed = append(r.Claimed, c)
+			continue
+		}
+		// Measured since the list was read (by the watch that held it)?
+		if again, err := w.cfg.History.DoneRevs(ctx, w.device); err == nil && again[c.Rev] {
+			release()
+			r.Done++
+			continue
+		}
 		ok, err := w.measure(ctx, c)
+		release()
 		if err != nil {
 			return r, err
 		}
