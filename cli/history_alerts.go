@@ -179,6 +179,9 @@ func printAlertBlocks(w io.Writer, alerts []history.Alert, width int) {
 		where := "  at " + shortRev(a.Rev)[:min(7, len(shortRev(a.Rev)))]
 		if a.FirstBad != "" {
 			where += ", first bad " + a.FirstBad[:min(7, len(a.FirstBad))]
+			if a.Author != nil {
+				where += " by " + a.Author.Name + " <" + a.Author.Email + ">"
+			}
 		}
 		if a.Mark != nil {
 			where += ", marked " + map[bool]string{true: "real", false: "false"}[a.Mark.Real]

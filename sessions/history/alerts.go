@@ -49,6 +49,9 @@ type Alert struct {
 	Sessions []string `json:"sessions"`
 	Bisect   string   `json:"bisect,omitempty"`
 	Created  string   `json:"created"`
+	// Author is the first bad commit's author and subject (from git),
+	// for a CI job to mention or assign; nil without a first bad commit.
+	Author *Author `json:"author,omitempty"`
 	// Mark is a person's latest verdict on the alert, nil when unmarked.
 	Mark *Mark `json:"mark"`
 }
@@ -56,6 +59,13 @@ type Alert struct {
 // Regression reports whether the alert is a confirmed regression.
 func (a Alert) Regression() bool {
 	return a.Confirmed && a.Verdict == analysis.VerdictRegression
+}
+
+// Author is who wrote a commit, and what it says.
+type Author struct {
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	Subject string `json:"subject"`
 }
 
 // Mark says whether an alert was a real step or a false alarm.
@@ -74,11 +84,16 @@ func (d *DB) AddAlert(ctx context.Context, a Alert) (Alert, error) {
 		a.Sessions = []string{}
 	}
 	sess, _ := json.Marshal(a.Sessions)
+	var au Author
+	if a.Author != nil {
+		au = *a.Author
+	}
 	err := d.db.QueryRowContext(ctx, `INSERT INTO alerts (device, metric, rev, first_bad, confirmed, delta_pct, ci_low_pct, ci_high_pct,
-		sessions, created, step_index, from_rev, to_rev, verdict, detected_pct, p, bisect)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		sessions, created, step_index, from_rev, to_rev, verdict, detected_pct, p, bisect, author_name, author_email, subject)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		a.Device, a.Metric, a.Rev, a.FirstBad, a.Confirmed, nullable(a.DeltaPct), nullable(a.CILowPct), nullable(a.CIHighPct),
-		string(sess), a.Created, a.Index, a.From, a.To, a.Verdict, nullable(a.DetectedPct), nullable(a.P), a.Bisect).Scan(&a.ID)
+		string(sess), a.Created, a.Index, a.From, a.To, a.Verdict, nullable(a.DetectedPct), nullable(a.P), a.Bisect,
+		au.Name, au.Email, au.Subject).Scan(&a.ID)
 	if err != nil {
 		return a, fmt.Errorf("history %s: %w", d.path, err)
 	}
@@ -90,7 +105,7 @@ func (d *DB) AddAlert(ctx context.Context, a Alert) (Alert, error) {
 func (d *DB) Alerts(ctx context.Context) ([]Alert, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT a.id, a.device, a.metric, a.rev, a.first_bad, a.confirmed, a.delta_pct, a.ci_low_pct,
 		a.ci_high_pct, a.sessions, a.created, a.step_index, a.from_rev, a.to_rev, a.verdict, a.detected_pct, a.p, a.bisect,
-		m.real, m.note, m.created
+		a.author_name, a.author_email, a.subject, m.real, m.note, m.created
 		FROM alerts a LEFT JOIN marks m ON m.id = (SELECT max(id) FROM marks WHERE alert_id = a.id)
 		ORDER BY a.id`)
 	if err != nil {
@@ -104,11 +119,15 @@ func (d *DB) Alerts(ctx context.Context) ([]Alert, error) {
 		var sess string
 		var real sql.NullBool
 		var note, mcreated sql.NullString
+		var au Author
 		if err := rows.Scan(&a.ID, &a.Device, &a.Metric, &a.Rev, &a.FirstBad, &a.Confirmed, &dp, &lo, &hi, &sess, &a.Created,
-			&a.Index, &a.From, &a.To, &a.Verdict, &det, &p, &a.Bisect, &real, &note, &mcreated); err != nil {
+			&a.Index, &a.From, &a.To, &a.Verdict, &det, &p, &a.Bisect, &au.Name, &au.Email, &au.Subject, &real, &note, &mcreated); err != nil {
 			return nil, fmt.Errorf("history %s: %w", d.path, err)
 		}
 		a.Series = a.Device + "/" + a.Metric
+		if au != (Author{}) {
+			a.Author = &au
+		}
 		a.DeltaPct, a.CILowPct, a.CIHighPct, a.DetectedPct, a.P = float(dp), float(lo), float(hi), float(det), float(p)
 		if err := json.Unmarshal([]byte(sess), &a.Sessions); err != nil || a.Sessions == nil {
 			a.Sessions = []string{}

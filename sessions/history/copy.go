@@ -24,7 +24,8 @@ var copyTables = []struct {
 	{"results", []string{"id", "run_id", "device", "build", "rev", "rev_time", "control", "metric", "unit", "n", "median",
 		"delta_pct", "ci_low_pct", "ci_high_pct", "verdict", "session", "seq", "ord_time"}, "iitttttttiffffttit"},
 	{"alerts", []string{"id", "device", "metric", "rev", "first_bad", "confirmed", "delta_pct", "ci_low_pct", "ci_high_pct",
-		"sessions", "created", "step_index", "from_rev", "to_rev", "verdict", "detected_pct", "p", "bisect"}, "ittttbffftti" + "tttfft"},
+		"sessions", "created", "step_index", "from_rev", "to_rev", "verdict", "detected_pct", "p", "bisect",
+		"author_name", "author_email", "subject"}, "ittttbffftti" + "tttfft" + "ttt"},
 	{"marks", []string{"id", "alert_id", "real", "note", "created"}, "iibtt"},
 	{"build_failures", []string{"id", "device", "rev", "error", "created"}, "itttt"},
 }

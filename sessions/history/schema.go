@@ -84,7 +84,17 @@ CREATE TABLE build_failures (
 	UNIQUE (device, rev)
 );
 `,
+	// 3: who an alert reaches (issue 37): the first bad commit's author
+	// and subject, from git.
+	alertAuthorMigration,
 }
+
+// alertAuthorMigration is version 3 in both stores' words.
+const alertAuthorMigration = `
+ALTER TABLE alerts ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE alerts ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
+ALTER TABLE alerts ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+`
 
 // SchemaVersion is the version this perflab writes.
 func SchemaVersion() int { return len(migrations) }

@@ -200,6 +200,7 @@ CREATE TABLE build_failures (
 	UNIQUE (device, rev)
 );
 `,
+	alertAuthorMigration,
 }
 
 // ErrNoHistory is OpenExisting's error for a server database that holds

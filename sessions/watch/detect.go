@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/analysis"
@@ -190,6 +191,12 @@ func (w *Watcher) confirm(ctx context.Context, from, to string, st changepoint.S
 	a.Confirmed = history.Confirms(a.Verdict, a.DeltaPct, a.DetectedPct)
 	if rec.FirstBad != nil {
 		a.FirstBad = rec.FirstBad.Rev
+		// Who the alert reaches: the first bad commit's author.
+		if out, err := w.gitOut(ctx, "log", "-1", "--format=%an%x00%ae%x00%s", "--end-of-options", a.FirstBad); err == nil {
+			if f := strings.SplitN(out, "\x00", 3); len(f) == 3 {
+				a.Author = &history.Author{Name: f[0], Email: f[1], Subject: f[2]}
+			}
+		}
 	}
 	a, err = w.cfg.History.AddAlert(ctx, a)
 	if err != nil {
@@ -205,6 +212,9 @@ func (w *Watcher) confirm(ctx context.Context, from, to string, st changepoint.S
 	fb := ""
 	if a.FirstBad != "" {
 		fb = ", first bad " + byRev[a.FirstBad].Name()
+		if a.Author != nil {
+			fb += " by " + a.Author.Name + " <" + a.Author.Email + ">"
+		}
 	}
 	w.cfg.Logf("alert %d: %s/%s at %s: %s, Δ %s [%s, %s]%s; bisect %s", a.ID, a.Device, a.Metric, byRev[rev].Name(), what,
 		format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct), fb, path)

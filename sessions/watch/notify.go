@@ -87,18 +87,27 @@ func (r Report) Markdown() string {
 		b.WriteString("No new step.\n")
 		return b.String()
 	}
-	b.WriteString("| alert | series | step at | first bad | confirmed | verdict | Δ (confirmation) | CI | detector Δ | sessions |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| alert | series | step at | first bad | author | confirmed | verdict | Δ (confirmation) | CI | detector Δ | range | sessions |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, a := range r.Alerts {
 		conf := "no"
 		if a.Confirmed {
 			conf = "**yes**"
 		}
-		fmt.Fprintf(&b, "| %d | %s | `%s` | `%s` | %s | %s | %s | [%s, %s] | %s | %s |\n", a.ID, a.Series, short(a.Rev), short(a.FirstBad),
-			conf, a.Verdict, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct),
-			format.SignedPct(a.DetectedPct), strings.Join(append(append([]string{}, a.Sessions...), a.Bisect), "<br>"))
+		author := "-"
+		if a.Author != nil {
+			author = fmt.Sprintf("%s &lt;%s&gt;: %s", mdCell(a.Author.Name), mdCell(a.Author.Email), mdCell(a.Author.Subject))
+		}
+		fmt.Fprintf(&b, "| %d | %s | `%s` | `%s` | %s | %s | %s | %s | [%s, %s] | %s | `%s..%s` | %s |\n", a.ID, a.Series, short(a.Rev), short(a.FirstBad),
+			author, conf, a.Verdict, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct),
+			format.SignedPct(a.DetectedPct), short(a.From), short(a.To), strings.Join(append(append([]string{}, a.Sessions...), a.Bisect), "<br>"))
 	}
 	return b.String()
+}
+
+// mdCell keeps text from breaking a Markdown table cell or becoming markup.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`).Replace(s)
 }
 
 func short(rev string) string {

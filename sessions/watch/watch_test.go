@@ -126,6 +126,13 @@ func TestWatchFindsConfirmsAndBisects(t *testing.T) {
 			if confirmed[0].FirstBad != want {
 				t.Errorf("first bad %s, want commit %d %s", confirmed[0].FirstBad, tt.firstBad, want)
 			}
+			// The alert reaches the first bad commit's author.
+			if au := confirmed[0].Author; au == nil || au.Name != "t" || au.Email != "t@t" || au.Subject != fmt.Sprintf("commit %d", tt.firstBad) {
+				t.Errorf("author %+v, want t <t@t>: commit %d", au, tt.firstBad)
+			}
+			if md := NewReport("r", "e", "h", confirmed).Markdown(); !strings.Contains(md, "t &lt;t@t&gt;: commit 7") {
+				t.Errorf("markdown names no author:\n%s", md)
+			}
 			if confirmed[0].Verdict != analysis.VerdictRegression || !(confirmed[0].CILowPct > 0) || len(confirmed[0].Sessions) == 0 {
 				t.Errorf("confirmation %+v", confirmed[0])
 			}

@@ -252,6 +252,9 @@ func alertText(a history.Alert) string {
 		format.SignedPct(a.CIHighPct), short(a.Rev))
 	if a.FirstBad != "" {
 		s += ", first bad " + short(a.FirstBad)
+		if a.Author != nil {
+			s += " by " + a.Author.Name + " <" + a.Author.Email + ">: " + a.Author.Subject
+		}
 	}
 	if a.Mark != nil {
 		s += ", marked " + map[bool]string{true: "real", false: "false"}[a.Mark.Real]
