@@ -47,7 +47,7 @@ Examples:
   perflab serve --history team.db --listen 127.0.0.1:9000
   perflab serve --listen 0.0.0.0:8080 --token generate
 
-Manual: docs/history.md (the dashboard)
+Manual: docs/dashboard.md (a team's setup), docs/history.md (the dashboard)
 
 Flags:
 `
