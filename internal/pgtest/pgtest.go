@@ -108,6 +108,20 @@ func (c *Cluster) run(name string, args ...string) *exec.Cmd {
 	return exec.Command(path, args...)
 }
 
+// Kill stops the server at once, as a crash or a lost machine would.
+func (c *Cluster) Kill() error {
+	return c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop").Run()
+}
+
+// Restart starts a killed server again on its port.
+func (c *Cluster) Restart() error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50", c.Port, c.Dir)
+	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-o", opts, "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_ctl start: %v\n%s", err, out)
+	}
+	return nil
+}
+
 // Stop stops the server (at once: a test cluster keeps nothing) and
 // removes its folder.
 func (c *Cluster) Stop() {

@@ -304,3 +304,75 @@ func TestClaimOnAServer(t *testing.T) {
 		}
 	}
 }
+
+// TestServerGoneMidImport: a server killed while an import is writing
+// leaves nothing of it; once the server is back the same import adds it
+// whole. A URL that does not parse is one clear error.
+func TestServerGoneMidImport(t *testing.T) {
+	ctx := context.Background()
+	c, err := pgtest.Start() // a cluster of its own: this test kills it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	u, err := c.NewDatabase(ctx, "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("commit")
+	for m := range 20 {
+		fmt.Fprintf(&b, ",m%d", m)
+	}
+	b.WriteString("\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "c%d", i)
+		for m := range 20 {
+			fmt.Fprintf(&b, ",%d", 100+m+i%7)
+		}
+		b.WriteString("\n")
+	}
+	csv := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := history.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.ImportCSV(ctx, csv, "lab")
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the import is writing its 30,000 rows
+	t0 := time.Now()
+	if err := c.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Skip("the import finished before the server went away; nothing to check")
+	}
+	t.Logf("killed and the import failed in %v", time.Since(t0))
+	db.Close()
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = history.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if rows, err := db.Results(ctx); err != nil || len(rows) != 0 {
+		t.Fatalf("after the server went away mid-import: %d rows, %v; want none", len(rows), err)
+	}
+	t0 = time.Now()
+	im, err := db.ImportCSV(ctx, csv, "lab")
+	t.Logf("the import again in %v", time.Since(t0))
+	if err != nil || im.Rows != 30000 {
+		t.Errorf("the import again: %+v, %v", im, err)
+	}
+	if _, err := history.Open(ctx, "postgres://user:pw@host:notaport/db"); err == nil || strings.Contains(err.Error(), "pw@") {
+		t.Errorf("a bad URL: %v", err)
+	}
+}
