@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/perflab/perflab/analysis"
@@ -193,7 +193,7 @@ func printAlertBlocks(w io.Writer, alerts []history.Alert, width int) {
 		}
 		lines = append(lines, where)
 		for _, l := range lines {
-			fmt.Fprintln(w, ansi.Wrap(l, width, " "))
+			fmt.Fprintln(w, format.Wrap(l, width))
 		}
 		// Commands stay whole, to copy (the terminal folds them).
 		if n := len(a.Sessions); n > 0 {
@@ -209,7 +209,7 @@ func printAlertBlocks(w io.Writer, alerts []history.Alert, width int) {
 func widest(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
-		n = max(n, ansi.StringWidth(l))
+		n = max(n, utf8.RuneCountInString(l))
 	}
 	return n
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/analysis"
 )
@@ -152,4 +153,29 @@ func Plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Wrap breaks s into lines of at most width characters at spaces (a word
+// longer than width stays whole on its line), each line indented as s
+// is, for text fitted to a terminal outside the screens.
+func Wrap(s string, width int) string {
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	width -= len(indent)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return indent + strings.Join(lines, "\n"+indent)
 }

@@ -101,3 +101,20 @@ func TestStyles(t *testing.T) {
 		}
 	}
 }
+
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"a bb ccc dddd", 6, "a bb\nccc\ndddd"},
+		{"  at x, first bad y", 10, "  at x,\n  first\n  bad y"},
+		{"averyveryverylongword x", 5, "averyveryverylongword\nx"},
+		{"", 10, ""},
+	} {
+		if got := Wrap(c.in, c.width); got != c.want {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}

@@ -159,31 +159,12 @@ func (w *wherePane) help() []key.Binding {
 	return []key.Binding{w.keys.Up, w.keys.Phase, w.keys.Cum, closeKey}
 }
 
-// whereView draws the where view into w × h cells.
+// whereView draws the where view into w × h cells: its heading, the
+// table of tested functions, the selected function and the total.
 func (f *feed) whereView(wd, h int) string {
 	w, st := &f.where, f.st
-	kind := "self"
-	if w.cum {
-		kind = "cumulative"
-	}
-	phase := "all phases"
-	if w.phase != "" {
-		phase = "phase " + w.phase
-	}
 	r := w.report
-	title := fmt.Sprintf("where the time went · %s · %s", kind, phase)
-	if r != nil {
-		title += fmt.Sprintf(" · %d rounds · %d functions, BH by share", r.Pairs, r.Tested)
-	}
-	lines := []string{st.PanelTitle.Render(truncate(title, wd))}
-	if r != nil {
-		// Which error rate this view's verdicts have (issue 34).
-		family := fmt.Sprintf("  declared family (%s): false discovery rate ≤ %g", profdiff.DeclaredFamily, r.Alpha)
-		if !r.Declared {
-			family = "  exploratory view: not corrected across views; declared family: " + profdiff.DeclaredFamily
-		}
-		lines = append(lines, st.Muted.Render(truncate(family, wd)))
-	}
+	lines := f.whereHeading(wd)
 	switch {
 	case w.err != nil && r == nil:
 		return strings.Join(append(lines, st.Muted.Render(truncate("  "+w.err.Error(), wd))), "\n")
@@ -202,72 +183,9 @@ func (f *feed) whereView(wd, h int) string {
 	rows := max(1, h-len(lines)-7)
 	w.sel = min(w.sel, max(0, len(tested)-1))
 	first := max(0, min(w.sel-rows+1, len(tested)-rows))
-	// The axis fits the functions reported changed (their intervals),
-	// else the visible estimates; a wider interval is cut with ◀ ▶.
-	scale, reported := 1.0, false
-	for _, fn := range tested[first:min(len(tested), first+rows)] {
-		if fn.Verdict == analysis.VerdictRegression || fn.Verdict == analysis.VerdictImprovement {
-			reported = true
-			for _, x := range []analysis.Float{fn.DeltaPct, fn.CILowPct, fn.CIHighPct} {
-				if x.Defined() {
-					scale = math.Max(scale, math.Abs(float64(x)))
-				}
-			}
-		}
-	}
-	if !reported {
-		for _, fn := range tested[first:min(len(tested), first+rows)] {
-			if fn.DeltaPct.Defined() {
-				scale = math.Max(scale, math.Abs(float64(fn.DeltaPct)))
-			}
-		}
-	}
-	scale = niceScale(scale)
-	// Columns: the function (its end kept: the method says most), Δ%, the
-	// interval, the corrected p, the interval as a bar on the axis below,
-	// the verdict. Δ ms/round is the selected function's line.
-	const numW, ivW, pW, verdW = 7, 17, 7, 12
-	room := wd - numW - ivW - pW - verdW - 7 // the cursor and the gaps
-	barW := min(30, room*2/5)
-	if barW < 7 {
-		barW = 0
-	}
-	nameW := max(12, min(40, room-barW))
-	var cells [][]string
-	var styles []lipgloss.Style
-	noInterval := false
-	for i := first; i < len(tested) && i < first+rows; i++ {
-		fn := tested[i]
-		bar, iv := "", "—"
-		if fn.CILowPct.Defined() {
-			iv = "[" + fmtPctShort(float64(fn.CILowPct)) + ", " + fmtPctShort(float64(fn.CIHighPct)) + "]"
-			if barW >= 7 {
-				bar = ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)
-			}
-		} else {
-			noInterval = true
-			if barW >= 7 {
-				bar = pad("", barW)
-			}
-		}
-		row := []string{keepEnd(fn.Name, nameW), fmtPctShort(float64(fn.DeltaPct)), iv, fmtP(float64(fn.PAdjusted), r.Alpha)}
-		if barW >= 7 {
-			row = append(row, bar)
-		}
-		cells = append(cells, append(row, verdictWord(fn.Verdict)))
-		styles = append(styles, st.Verdict(fn.Verdict))
-	}
-	barCol := 4
-	if len(cells) > 0 && barW >= 7 {
-		// The bars' scale: a row of the table, so it lines up with them.
-		cells = append(cells, []string{"", "", "", "", ciAxis(scale, barW), ""})
-		styles = append(styles, st.Muted)
-	}
-	if len(cells) > 0 {
-		lines = append(lines, pickerTable(st, cells, w.sel-first, wd, func(row, col int) (lipgloss.Style, bool) {
-			return styles[row], col >= barCol || row == len(cells)-1 && barW >= 7 // bars and verdicts in the verdict's colour; the axis muted
-		}))
-	}
+	shown := tested[first:min(len(tested), first+rows)]
+	table, noInterval := f.whereTable(shown, w.sel-first, wd)
+	lines = append(lines, table...)
 	if len(tested) == 0 {
 		lines = append(lines, st.Muted.Render("  no function has samples enough in every trial yet"))
 	}
@@ -281,21 +199,127 @@ func (f *feed) whereView(wd, h int) string {
 			st.Muted.Render(truncate("  callers: "+edgeList(fn.Callers), wd)),
 			st.Muted.Render(truncate("  callees: "+edgeList(fn.Callees), wd)))
 	}
+	for _, l := range wrapWords(whereTotal(r), wd-2, 2) {
+		lines = append(lines, st.Muted.Render("  "+l))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// whereHeading is the view's title (what is compared, over how many
+// rounds) and, with a report, which error rate its verdicts have.
+func (f *feed) whereHeading(wd int) []string {
+	w, st, r := &f.where, f.st, f.where.report
+	kind, phase := "self", "all phases"
+	if w.cum {
+		kind = "cumulative"
+	}
+	if w.phase != "" {
+		phase = "phase " + w.phase
+	}
+	title := fmt.Sprintf("where the time went · %s · %s", kind, phase)
+	if r != nil {
+		title += fmt.Sprintf(" · %d rounds · %d functions, BH by share", r.Pairs, r.Tested)
+	}
+	lines := []string{st.PanelTitle.Render(truncate(title, wd))}
+	if r != nil {
+		// Which error rate this view's verdicts have (issue 34).
+		family := fmt.Sprintf("  declared family (%s): false discovery rate ≤ %g", profdiff.DeclaredFamily, r.Alpha)
+		if !r.Declared {
+			family = "  exploratory view: not corrected across views; declared family: " + profdiff.DeclaredFamily
+		}
+		lines = append(lines, st.Muted.Render(truncate(family, wd)))
+	}
+	return lines
+}
+
+// whereScale is the bars' half-width: the intervals of the functions
+// reported changed, else the estimates shown; a wider interval is cut
+// with ◀ ▶.
+func whereScale(shown []profdiff.Function) float64 {
+	scale, reported := 1.0, false
+	for _, fn := range shown {
+		if fn.Verdict == analysis.VerdictRegression || fn.Verdict == analysis.VerdictImprovement {
+			reported = true
+			for _, x := range []analysis.Float{fn.DeltaPct, fn.CILowPct, fn.CIHighPct} {
+				if x.Defined() {
+					scale = math.Max(scale, math.Abs(float64(x)))
+				}
+			}
+		}
+	}
+	if !reported {
+		for _, fn := range shown {
+			if fn.DeltaPct.Defined() {
+				scale = math.Max(scale, math.Abs(float64(fn.DeltaPct)))
+			}
+		}
+	}
+	return niceScale(scale)
+}
+
+// whereTable is the functions shown, one row each (the cursor on row
+// sel): the name (its end kept: the method says most), Δ%, the interval,
+// the corrected p, the interval as a bar on an axis row under them, the
+// verdict; noInterval when a row has none yet.
+func (f *feed) whereTable(shown []profdiff.Function, sel, wd int) (lines []string, noInterval bool) {
+	st, r := f.st, f.where.report
+	scale := whereScale(shown)
+	const numW, ivW, pW, verdW = 7, 17, 7, 12
+	room := wd - numW - ivW - pW - verdW - 7 // the cursor and the gaps
+	barW := min(30, room*2/5)
+	if barW < 7 {
+		barW = 0
+	}
+	nameW := max(12, min(40, room-barW))
+	var cells [][]string
+	var styles []lipgloss.Style
+	for _, fn := range shown {
+		bar, iv := pad("", barW), "—"
+		if fn.CILowPct.Defined() {
+			iv = "[" + fmtPctShort(float64(fn.CILowPct)) + ", " + fmtPctShort(float64(fn.CIHighPct)) + "]"
+			bar = ciBar(float64(fn.CILowPct), float64(fn.DeltaPct), float64(fn.CIHighPct), scale, barW)
+		} else {
+			noInterval = true
+		}
+		row := []string{keepEnd(fn.Name, nameW), fmtPctShort(float64(fn.DeltaPct)), iv, fmtP(float64(fn.PAdjusted), r.Alpha)}
+		if barW > 0 {
+			row = append(row, bar)
+		}
+		cells = append(cells, append(row, verdictWord(fn.Verdict)))
+		styles = append(styles, st.Verdict(fn.Verdict))
+	}
+	if len(cells) == 0 {
+		return nil, noInterval
+	}
+	if barW > 0 {
+		// The bars' scale: a row of the table, so it lines up with them.
+		cells = append(cells, []string{"", "", "", "", ciAxis(scale, barW), ""})
+		styles = append(styles, st.Muted)
+	}
+	axisRow := len(cells) - 1
+	table := pickerTable(st, cells, sel, wd, func(row, col int) (lipgloss.Style, bool) {
+		// Bars and verdicts in the verdict's colour; the axis muted.
+		return styles[row], col >= 4 || row == axisRow && barW > 0
+	})
+	return []string{table}, noInterval
+}
+
+// whereTotal is the view's total: its Δ per round, the share the
+// reported functions make of it (the outermost only for cumulative
+// time, nested time counted once) and the functions too rare to test.
+func whereTotal(r *profdiff.Report) string {
 	total := fmt.Sprintf("Δ %+.2f ms/round (%s)", r.TotalDeltaMs, r.TotalOf)
 	if r.ExplainedPct.Defined() {
 		summed := "reported functions"
 		if r.Kind == "cumulative" {
-			summed = "outermost reported" // nested time counted once
+			summed = "outermost reported"
 		}
 		total += fmt.Sprintf(" · %s: %.0f%% of it", summed, float64(r.ExplainedPct))
 	}
 	if r.Rare > 0 {
 		total += fmt.Sprintf(" · %d too rare to test", r.Rare)
 	}
-	for _, l := range wrapWords(total, wd-2, 2) {
-		lines = append(lines, st.Muted.Render("  "+l))
-	}
-	return strings.Join(lines, "\n")
+	return total
 }
 
 // keepEnd cuts s to n cells keeping its end (a function's own name), the

@@ -15,7 +15,7 @@ var floors = []struct {
 	prefixes []string
 }{
 	{"analysis", []string{"analysis"}},
-	{"helpers", []string{"internal", "format"}},
+	{"helpers", []string{"internal", "format", "examples"}},
 	{"lab", []string{"lab"}},
 	{"sessions", []string{"sessions", "internal/gensession"}},
 	{"tui", []string{"tui"}},
