@@ -44,10 +44,13 @@ func TrialLabels(t *lab.Trial, device string) map[string]string {
 }
 
 // ToPprof converts a trial's profile to pprof's form: sample types
-// samples/count and cpu/nanoseconds, one location per function (pprof
-// needs no addresses for a profile of symbolized stacks), labels on every
-// sample, the phase among them when it has one; samples of one stack in
-// one phase are summed into one.
+// samples/count and cpu/nanoseconds, labels on every sample, the phase
+// among them when it has one; samples of one stack in one phase are
+// summed into one. A frame with an address keeps it and its mapping
+// (the binary's path, build ID, start, limit, offset), so that `go tool
+// pprof` can symbolize it with the binary or its debug file; a mapping
+// whose frames are not all named says so (HasFunctions false). A frame
+// without one (the simulated phone's) is one location per function.
 func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -58,16 +61,42 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 		pp.Comments = append(pp.Comments, "perflab profile source: "+p.Source)
 	}
 	pp.Comments = append(pp.Comments, p.Notes...)
-	locs := map[string]*profile.Location{}
-	loc := func(name string) *profile.Location {
-		if l, ok := locs[name]; ok {
-			return l
+	for i, m := range p.Mappings {
+		pp.Mapping = append(pp.Mapping, &profile.Mapping{
+			ID: uint64(i + 1), Start: m.Start, Limit: m.Limit, Offset: m.Offset, File: m.File, BuildID: m.BuildID,
+			HasFunctions: m.Symbolized,
+		})
+	}
+	funcs := map[string]*profile.Function{}
+	fn := func(name string) *profile.Function {
+		if f, ok := funcs[name]; ok {
+			return f
 		}
 		f := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: name, SystemName: name}
 		pp.Function = append(pp.Function, f)
-		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Line: []profile.Line{{Function: f}}}
+		funcs[name] = f
+		return f
+	}
+	type locKey struct {
+		name string
+		addr uint64
+		m    int
+	}
+	locs := map[locKey]*profile.Location{}
+	loc := func(name string, fr lab.Frame) *profile.Location {
+		if fr.Mapping <= 0 || fr.Mapping > len(pp.Mapping) {
+			fr = lab.Frame{}
+		}
+		k := locKey{name, fr.Addr, fr.Mapping}
+		if l, ok := locs[k]; ok {
+			return l
+		}
+		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Address: fr.Addr, Line: []profile.Line{{Function: fn(name)}}}
+		if fr.Mapping > 0 {
+			l.Mapping = pp.Mapping[fr.Mapping-1]
+		}
 		pp.Location = append(pp.Location, l)
-		locs[name] = l
+		locs[k] = l
 		return l
 	}
 	base := map[string][]string{}
@@ -79,16 +108,30 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	// joined by time already), and a file of distinct stacks reads fast.
 	type key struct{ stack, phase string }
 	agg := map[key]*profile.Sample{}
+	var kb strings.Builder
 	for _, s := range p.Samples {
-		k := key{strings.Join(s.Stack, "\x00"), s.Phase}
+		withFrames := len(s.Frames) == len(s.Stack)
+		kb.Reset()
+		for i, name := range s.Stack {
+			kb.WriteString(name)
+			if withFrames {
+				fmt.Fprintf(&kb, "@%x/%d", s.Frames[i].Addr, s.Frames[i].Mapping)
+			}
+			kb.WriteByte(0)
+		}
+		k := key{kb.String(), s.Phase}
 		if x, ok := agg[k]; ok {
 			x.Value[0] += s.Samples()
 			x.Value[1] += p.Weight(s)
 			continue
 		}
 		ls := make([]*profile.Location, len(s.Stack))
-		for i, fn := range s.Stack {
-			ls[i] = loc(fn)
+		for i, name := range s.Stack {
+			var fr lab.Frame
+			if withFrames {
+				fr = s.Frames[i]
+			}
+			ls[i] = loc(name, fr)
 		}
 		lbl := base
 		if s.Phase != "" {

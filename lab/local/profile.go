@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -54,6 +55,7 @@ const perfRecordHz = 4000
 type trialProfiler struct {
 	kind string
 	file string
+	syms *elfsym.Resolver // names what perf did not
 }
 
 // perfRecordStatus says once whether perf record works here, and why not.
@@ -105,7 +107,7 @@ func (d *Device) newTrialProfiler(kind, tmp string, index int) (*trialProfiler, 
 		if ok, why := d.perfRecord.check(); !ok {
 			return nil, why
 		}
-		return &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index))}, ""
+		return &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index)), syms: &d.syms}, ""
 	}
 	return nil, fmt.Sprintf("profiler %q: want perf or pprof", kind)
 }
@@ -137,7 +139,7 @@ func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note strin
 	case ProfilerPprof:
 		prof, err = readPprofFile(p.file)
 	default:
-		prof, err = readPerfData(p.file)
+		prof, err = readPerfData(p.file, p.syms)
 		if err == nil {
 			commandNs = perfCommandNs(p.file)
 		}
@@ -219,16 +221,29 @@ func fromPprof(pp *profile.Profile) *lab.Profile {
 			ci = i
 		}
 	}
+	mi := map[*profile.Mapping]int{}
+	for _, m := range pp.Mapping {
+		p.Mappings = append(p.Mappings, lab.Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, File: m.File, BuildID: m.BuildID, Symbolized: m.HasFunctions})
+		mi[m] = len(p.Mappings)
+	}
 	for _, s := range pp.Sample {
 		var stack []string
+		var frames []lab.Frame
 		for _, l := range s.Location {
+			fr := lab.Frame{Addr: l.Address, Mapping: mi[l.Mapping]}
 			for _, ln := range l.Line {
 				if ln.Function != nil {
 					stack = append(stack, ln.Function.Name)
+					frames = append(frames, fr)
 				}
 			}
 			if len(l.Line) == 0 {
-				stack = append(stack, fmt.Sprintf("0x%x", l.Address))
+				file := ""
+				if l.Mapping != nil {
+					file = l.Mapping.File
+				}
+				stack = append(stack, elfsym.Unknown(file, l.Address))
+				frames = append(frames, fr)
 			}
 		}
 		if len(stack) == 0 || vi < 0 || vi >= len(s.Value) || s.Value[vi] <= 0 {
@@ -242,34 +257,84 @@ func fromPprof(pp *profile.Profile) *lab.Profile {
 		if ci >= 0 && ci < len(s.Value) {
 			n = max(1, s.Value[ci])
 		}
-		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, TimeNs: -1, Weight: s.Value[vi], Count: n, Phase: ph})
+		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, Frames: frames, TimeNs: -1, Weight: s.Value[vi], Count: n, Phase: ph})
 	}
 	return p
 }
 
-// readPerfData reads perf record's file through perf script.
-func readPerfData(path string) (*lab.Profile, error) {
+// readPerfData reads perf record's file through perf script: the
+// samples' times and stacks with each frame's binary (dso), and the
+// binaries' mappings (--show-mmap-events); res names what perf did not.
+func readPerfData(path string, res *elfsym.Resolver) (*lab.Profile, error) {
 	var stderr bytes.Buffer
-	cmd := exec.Command("perf", "script", "-i", path, "-F", "time,ip,sym", "--ns")
+	cmd := exec.Command("perf", "script", "-i", path, "-F", "time,ip,sym,symoff,dso", "--ns", "--show-mmap-events")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("perf script: %v: %s", err, lastLines(strings.TrimSpace(stderr.String()), 2))
 	}
-	return parsePerfScript(bytes.NewReader(out))
+	return parsePerfScript(bytes.NewReader(out), res)
 }
 
-// parsePerfScript parses `perf script -F time,ip,sym --ns` output: a
-// header line per sample ("  1234.567890123: "), then its stack, one
-// "ADDR SYMBOL" line per frame, leaf first, then a blank line. Frames
-// without a symbol ("[unknown]") are kept as their address and counted in
-// a note.
-func parsePerfScript(r io.Reader) (*lab.Profile, error) {
+// perfMaps are the executable mappings perf's mmap events gave, by file;
+// a frame's mapping is its file's latest.
+type perfMaps struct {
+	list   []lab.Mapping
+	byFile map[string]int // 1-based index into list
+	named  map[int]bool   // mappings with an unnamed frame: false
+}
+
+// parseMmap reads a PERF_RECORD_MMAP or MMAP2 line ("... [0xSTART(0xLEN)
+// @ PGOFF ...]: PROT PATH"), keeping executable ones.
+func (m *perfMaps) parseMmap(s string) {
+	i := strings.IndexByte(s, '[')
+	j := strings.LastIndex(s, "]: ")
+	if i < 0 || j < i {
+		return
+	}
+	inner, rest := s[i+1:j], strings.Fields(s[j+3:])
+	if len(rest) < 2 || !strings.Contains(rest[0], "x") {
+		return
+	}
+	file := strings.Join(rest[1:], " ")
+	var start, size, off uint64
+	addr, tail, ok := strings.Cut(inner, "(")
+	if !ok {
+		return
+	}
+	sz, tail, _ := strings.Cut(tail, ")")
+	_, pg, _ := strings.Cut(tail, "@ ")
+	pg, _, _ = strings.Cut(strings.TrimSpace(pg), " ")
+	var err1, err2, err3 error
+	start, err1 = strconv.ParseUint(strings.TrimPrefix(addr, "0x"), 16, 64)
+	size, err2 = strconv.ParseUint(strings.TrimPrefix(sz, "0x"), 16, 64)
+	off, err3 = strconv.ParseUint(strings.TrimPrefix(pg, "0x"), 16, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return
+	}
+	m.list = append(m.list, lab.Mapping{Start: start, Limit: start + size, Offset: off, File: file})
+	m.byFile[file] = len(m.list)
+}
+
+// parsePerfScript parses `perf script -F time,ip,sym,symoff,dso --ns
+// --show-mmap-events` output: mmap event lines, and per sample a header
+// line ("  1234.567890123: "), its stack, one "ADDR SYMBOL+OFF (DSO)"
+// line per frame, leaf first, then a blank line. ADDR is the offset in
+// the DSO's file. A frame perf did not name is named from the binary's
+// symbols or its debug file (res), else BINARY+0xADDR; every frame of a
+// mapped binary keeps its address and mapping. Frames with neither a
+// symbol nor a binary (a frame-pointer unwinder's garbage) are dropped
+// and counted in a note.
+func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
+	if res == nil {
+		res = &elfsym.Resolver{}
+	}
 	p := &lab.Profile{Source: ProfilerPerf, PeriodNs: int64(1e9 / perfRecordHz)}
+	maps := &perfMaps{byFile: map[string]int{}, named: map[int]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var cur *lab.ProfileSample
-	unknown, line := 0, 0
+	named, unknown, lost, line := 0, 0, 0, 0
 	flush := func() {
 		if cur != nil && len(cur.Stack) > 0 {
 			p.Samples = append(p.Samples, *cur)
@@ -282,6 +347,10 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 		switch {
 		case s == "":
 			flush()
+		case cur == nil && strings.Contains(s, "PERF_RECORD_MMAP"):
+			maps.parseMmap(s)
+		case cur == nil && strings.Contains(s, "PERF_RECORD_"):
+			// other side-band events
 		case cur == nil:
 			t, ok := strings.CutSuffix(s, ":")
 			if !ok {
@@ -293,19 +362,57 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 			}
 			cur = &lab.ProfileSample{TimeNs: int64(sec * 1e9)}
 		default:
-			addr, sym, _ := strings.Cut(s, " ")
-			sym = strings.TrimSpace(sym)
-			if addr == "0" && sym == "[unknown]" {
-				continue // the end of a chain the unwinder lost
+			addrText, rest, _ := strings.Cut(s, " ")
+			rest = strings.TrimSpace(rest)
+			dso := ""
+			if strings.HasSuffix(rest, ")") {
+				if i := strings.LastIndex(rest, " ("); i >= 0 {
+					dso, rest = rest[i+2:len(rest)-1], strings.TrimSpace(rest[:i])
+				} else if strings.HasPrefix(rest, "(") {
+					dso, rest = rest[1:len(rest)-1], ""
+				}
 			}
-			if sym == "" || sym == "[unknown]" {
-				unknown++
-				sym = "0x" + addr
-			}
+			sym := rest
 			if i := strings.LastIndex(sym, "+0x"); i > 0 {
 				sym = sym[:i] // symbol+offset
 			}
+			if sym == "[unknown]" {
+				sym = ""
+			}
+			if dso == "[unknown]" {
+				dso = ""
+			}
+			if sym == "" && dso == "" {
+				if addrText != "0" {
+					lost++
+				}
+				continue // the end of a chain the unwinder lost, or its garbage
+			}
+			off, _ := strconv.ParseUint(addrText, 16, 64)
+			fr := lab.Frame{Addr: off}
+			mi := maps.byFile[dso]
+			if mi > 0 {
+				m := maps.list[mi-1]
+				fr = lab.Frame{Addr: m.Start + off - m.Offset, Mapping: mi}
+				if _, seen := maps.named[mi]; !seen {
+					maps.named[mi] = true
+				}
+			}
+			if sym == "" && dso != "" {
+				b := res.Open(dso)
+				vaddr, _ := b.Addr(off)
+				if sym = b.Name(vaddr); sym != "" {
+					named++
+				} else {
+					sym = elfsym.Unknown(dso, vaddr)
+					unknown++
+					if mi > 0 {
+						maps.named[mi] = false
+					}
+				}
+			}
 			cur.Stack = append(cur.Stack, sym)
+			cur.Frames = append(cur.Frames, fr)
 		}
 	}
 	flush()
@@ -315,8 +422,22 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 	if len(p.Samples) == 0 {
 		return nil, fmt.Errorf("perf recorded no samples (a command shorter than a sampling period, %d µs?)", 1_000_000/perfRecordHz)
 	}
+	for i := range maps.list {
+		m := &maps.list[i]
+		m.Symbolized = maps.named[i+1]
+		if b := res.Open(m.File); b.BuildID != "" {
+			m.BuildID = b.BuildID
+		}
+	}
+	p.Mappings = maps.list
+	if named > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames perf did not name were named from their binaries' symbols or debug files", named))
+	}
 	if unknown > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol (a stripped binary?), kept as addresses", unknown))
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol (a stripped binary without its debug file?), named BINARY+0xADDRESS", unknown))
+	}
+	if lost > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames with neither a symbol nor a binary (the unwinder's guesses) dropped", lost))
 	}
 	return p, nil
 }
