@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -263,4 +264,57 @@ func FuncName(l *profile.Location) string {
 		return l.Line[0].Function.Name
 	}
 	return fmt.Sprintf("0x%x", l.Address)
+}
+
+// Symbolize names the locations of p a profiler left unnamed (BINARY+0xADDR,
+// or a bare address) whose mapping names their binary, from res: the
+// binary's symbols, its debug file, or a copy in res's symbols folder
+// (perflab profile --symbols DIR). It returns how many it named; a
+// mapping all of whose locations are then named says so.
+func Symbolize(p *profile.Profile, res *elfsym.Resolver) int {
+	named := 0
+	funcs := map[string]*profile.Function{}
+	for _, f := range p.Function {
+		funcs[f.Name] = f
+	}
+	unnamed := map[*profile.Mapping]bool{}
+	for _, l := range p.Location {
+		if len(l.Line) > 1 || l.Mapping == nil || l.Mapping.File == "" {
+			continue
+		}
+		if len(l.Line) == 1 {
+			if l.Line[0].Function == nil {
+				continue
+			}
+			if _, unknown := elfsym.Unsymbolized(l.Line[0].Function.Name); !unknown {
+				continue
+			}
+		}
+		m := l.Mapping
+		b := res.Open(m.File)
+		if m.BuildID != "" && b.BuildID != "" && b.BuildID != m.BuildID {
+			unnamed[m] = true
+			continue // another build of the binary: its symbols would lie
+		}
+		vaddr, _ := b.Addr(l.Address - m.Start + m.Offset)
+		name := b.Name(vaddr)
+		if name == "" {
+			unnamed[m] = true
+			continue
+		}
+		f, ok := funcs[name]
+		if !ok {
+			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+			p.Function = append(p.Function, f)
+			funcs[name] = f
+		}
+		l.Line = []profile.Line{{Function: f}}
+		named++
+	}
+	for _, m := range p.Mapping {
+		if !m.HasFunctions && !unnamed[m] && named > 0 {
+			m.HasFunctions = true
+		}
+	}
+	return named
 }

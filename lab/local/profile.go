@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -20,13 +22,14 @@ import (
 
 // Profiles on the local device. Two profilers:
 //
-//   - perf (the default): the command runs under `perf record -e
-//     cpu-clock:u -F 4000 -g -k CLOCK_MONOTONIC`, the software clock event
-//     with call chains, which works unprivileged at
-//     kernel.perf_event_paranoid ≤ 2 and without hardware counters; the
-//     samples come back from `perf script`. Its own start and end (about
-//     0.2–0.4 s on a small VM: it reads the kernel's symbols) fall inside
-//     the trial's wall_ms and user_ms, alike in both builds;
+//   - perf (the default): `perf record -e cpu-clock:u -F 4000 -g -k
+//     CLOCK_MONOTONIC`, the software clock event with call chains, which
+//     works unprivileged at kernel.perf_event_paranoid ≤ 2 and without
+//     hardware counters, attached to the command (-p) as its sibling, not
+//     its parent (perfSibling): perf's own start and end (about 0.2–0.4 s
+//     on a small VM) and its CPU time and memory stay out of the trial's
+//     wall_ms, user_ms, sys_ms and max_rss_kb. The samples come back from
+//     `perf script` with each frame's binary and its mappings;
 //   - pprof ("profiler": "pprof"): a Go program writes its own CPU profile
 //     to the file $PERFLAB_CPUPROFILE names (runtime/pprof's
 //     StartCPUProfile; a test binary: -test.cpuprofile "$PERFLAB_CPUPROFILE"),
@@ -56,6 +59,26 @@ type trialProfiler struct {
 	kind string
 	file string
 	syms *elfsym.Resolver // names what perf did not
+	perf *perfSibling     // perf record attached to the command
+}
+
+// perfSibling is perf record attached to the trial's command (-p PID)
+// rather than its parent: perflab starts the command behind a gate (sh
+// blocked reading a FIFO), starts perf on its process with the events
+// disabled (-D -1), enables them through perf's control FIFO, and opens
+// the gate when perf acknowledges. The command's wait4 rusage (user_ms,
+// sys_ms) and GNU time's peak RSS are then the command's own, perf's CPU
+// time and memory not in them; wall_ms runs from the gate's opening, so
+// perf's own start and end are not in it either. perf follows the
+// command's children (inherit) and ends when it exits.
+type perfSibling struct {
+	gate, ctl, ack string   // FIFOs
+	gateW          *os.File // perflab's end of the gate
+	cmd            *exec.Cmd
+	stderr         bytes.Buffer
+	done           chan error
+	note           string    // why the trial has no profile
+	released       time.Time // when the command went on
 }
 
 // perfRecordStatus says once whether perf record works here, and why not.
@@ -107,7 +130,26 @@ func (d *Device) newTrialProfiler(kind, tmp string, index int) (*trialProfiler, 
 		if ok, why := d.perfRecord.check(); !ok {
 			return nil, why
 		}
-		return &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index)), syms: &d.syms}, ""
+		tp := &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index)), syms: &d.syms}
+		ps := &perfSibling{}
+		for _, f := range []struct {
+			p    *string
+			name string
+		}{{&ps.gate, "gate"}, {&ps.ctl, "ctl"}, {&ps.ack, "ack"}} {
+			*f.p = filepath.Join(tmp, fmt.Sprintf("perf-%d.%s", index, f.name))
+			if err := syscall.Mkfifo(*f.p, 0o600); err != nil {
+				ps.remove()
+				return nil, "perf record: " + err.Error()
+			}
+		}
+		gw, err := os.OpenFile(ps.gate, os.O_RDWR, 0) // a writer already: the command's open does not block
+		if err != nil {
+			ps.remove()
+			return nil, "perf record: " + err.Error()
+		}
+		ps.gateW = gw
+		tp.perf = ps
+		return tp, ""
 	}
 	return nil, fmt.Sprintf("profiler %q: want perf or pprof", kind)
 }
@@ -121,74 +163,133 @@ func (p *trialProfiler) wrap(argv, env []string) ([]string, []string) {
 	if p.kind == ProfilerPprof {
 		return argv, append(env, ProfileEnv+"="+p.file)
 	}
-	return append([]string{"perf"}, perfRecordArgs(p.file, argv...)...), env
+	// The gate: the command waits until perf is attached to it.
+	return append([]string{"sh", "-c", `read _ < "$0"; exec "$@"`, p.perf.gate}, argv...), env
+}
+
+// perfGateTimeout bounds the wait for perf record to attach; the
+// command then goes on unprofiled.
+const perfGateTimeout = 30 * time.Second
+
+// attach starts perf record on the gated command pid, waits until its
+// events are enabled, and opens the gate; whatever fails, the gate opens
+// and the note says why the trial has no profile.
+func (p *trialProfiler) attach(pid int) {
+	if p == nil || p.perf == nil {
+		return
+	}
+	ps := p.perf
+	defer func() {
+		ps.gateW.Write([]byte("go\n"))
+		ps.gateW.Close()
+		ps.released = time.Now()
+	}()
+	ctl, err := os.OpenFile(ps.ctl, os.O_RDWR, 0)
+	if err != nil {
+		ps.note = "perf record: " + err.Error()
+		return
+	}
+	defer ctl.Close()
+	ack, err := os.OpenFile(ps.ack, os.O_RDWR, 0)
+	if err != nil {
+		ps.note = "perf record: " + err.Error()
+		return
+	}
+	defer ack.Close()
+	args := perfRecordArgs(p.file)
+	args = append(args[:len(args)-1], "-p", strconv.Itoa(pid), "-D", "-1", "--control", "fifo:"+ps.ctl+","+ps.ack)
+	ps.cmd = exec.Command("perf", args...)
+	ps.cmd.Stderr = &ps.stderr
+	ps.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := ps.cmd.Start(); err != nil {
+		ps.note, ps.cmd = "perf record: "+err.Error(), nil
+		return
+	}
+	ps.done = make(chan error, 1)
+	go func() { ps.done <- ps.cmd.Wait() }()
+	ctl.Write([]byte("enable\n"))
+	got := make(chan string, 1)
+	go func() {
+		b := make([]byte, 16)
+		n, _ := ack.Read(b)
+		got <- string(b[:n])
+	}()
+	select {
+	case a := <-got:
+		if !strings.HasPrefix(a, "ack") {
+			ps.note = fmt.Sprintf("perf record did not acknowledge (%q)", a)
+		}
+	case err := <-ps.done:
+		ps.done <- err
+		ps.note = fmt.Sprintf("perf record ended before the command started: %v: %s", err, lastLines(strings.TrimSpace(ps.stderr.String()), 2))
+	case <-time.After(perfGateTimeout):
+		ps.note = fmt.Sprintf("perf record did not attach within %v", perfGateTimeout)
+	}
+	if ps.note != "" {
+		ack.Close() // ends the reader
+	}
+}
+
+// finish waits for perf record to end after the command (it ends when
+// the command does), interrupting it if it does not.
+func (p *trialProfiler) finish() {
+	if p == nil || p.perf == nil {
+		return
+	}
+	ps := p.perf
+	if ps.gateW != nil && ps.released.IsZero() {
+		ps.gateW.Close() // the command never started
+	}
+	if ps.cmd != nil && ps.done != nil {
+		select {
+		case err := <-ps.done:
+			if err != nil && ps.note == "" {
+				ps.note = fmt.Sprintf("perf record: %v: %s", err, lastLines(strings.TrimSpace(ps.stderr.String()), 2))
+			}
+		case <-time.After(5 * time.Second):
+			ps.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-ps.done:
+			case <-time.After(5 * time.Second):
+				ps.cmd.Process.Kill()
+				<-ps.done
+			}
+		}
+	}
+	ps.remove()
+}
+
+// remove removes the FIFOs.
+func (ps *perfSibling) remove() {
+	for _, f := range []string{ps.gate, ps.ctl, ps.ack} {
+		if f != "" {
+			os.Remove(f)
+		}
+	}
 }
 
 // collect reads the trial's profile, with the app's spans, and removes
 // its file; the note says what was lost.
-// With perf, commandNs is the command's own wall time as perf saw it,
-// from its exec to its exit, perf's own start-up and end left out (0 when
-// perf does not say).
-func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note string, commandNs int64) {
+func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note string) {
 	if p == nil {
-		return nil, "", 0
+		return nil, ""
 	}
 	defer os.Remove(p.file)
+	if p.perf != nil && p.perf.note != "" {
+		return nil, p.perf.note
+	}
 	var err error
 	switch p.kind {
 	case ProfilerPprof:
 		prof, err = readPprofFile(p.file)
 	default:
 		prof, err = readPerfData(p.file, p.syms)
-		if err == nil {
-			commandNs = perfCommandNs(p.file)
-		}
 	}
 	if err != nil {
-		return nil, err.Error(), 0
+		return nil, err.Error()
 	}
 	prof.Spans = append(prof.Spans, spans...)
-	return prof, strings.Join(prof.Notes, "; "), commandNs
-}
-
-// perfCommandNs is the time from the first exec perf recorded (the
-// command perf started) to that process's exit, from its task events; 0
-// when they are not there.
-func perfCommandNs(path string) int64 {
-	out, err := exec.Command("perf", "script", "-i", path, "--show-task-events", "-F", "pid,tid,time,event", "--ns").Output()
-	if err != nil {
-		return 0
-	}
-	return taskEventsSpan(string(out))
-}
-
-// taskEventsSpan reads perf script's task event lines ("PID/TID TIME:
-// PERF_RECORD_COMM exec: ..." and "PERF_RECORD_EXIT(PID:TID)...") and
-// returns the first exec's process's lifetime in nanoseconds.
-func taskEventsSpan(out string) int64 {
-	var pid string
-	var start, end float64
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 || !strings.Contains(line, "PERF_RECORD_") {
-			continue
-		}
-		ids := strings.SplitN(f[0], "/", 2)
-		t, err := strconv.ParseFloat(strings.TrimSuffix(f[1], ":"), 64)
-		if err != nil || len(ids) != 2 {
-			continue
-		}
-		switch {
-		case pid == "" && strings.Contains(line, "PERF_RECORD_COMM exec"):
-			pid, start = ids[0], t
-		case pid != "" && ids[0] == pid && ids[1] == pid && strings.Contains(line, "PERF_RECORD_EXIT"):
-			end = t
-		}
-	}
-	if pid == "" || end <= start {
-		return 0
-	}
-	return int64((end - start) * 1e9)
+	return prof, strings.Join(prof.Notes, "; ")
 }
 
 // readPprofFile reads a Go program's CPU profile.
@@ -448,3 +549,11 @@ func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
 func (d *Device) CanProfile() (bool, string) { return true, "" }
 
 var _ lab.Profiler = (*Device)(nil)
+
+// sibling is the attached perf record, nil for none.
+func (p *trialProfiler) sibling() *perfSibling {
+	if p == nil {
+		return nil
+	}
+	return p.perf
+}

@@ -52,27 +52,3 @@ func TestSpanLines(t *testing.T) {
 		t.Errorf("malformed span: %v", c.err)
 	}
 }
-
-// TestTaskEventsSpan: the command's time is from its exec to its own exit
-// (threads and other processes' events aside).
-func TestTaskEventsSpan(t *testing.T) {
-	out := `       perf-exec     0/0         0.000000000: PERF_RECORD_COMM: perf-exec:6737/6737
-        profiled  6737/6737   4778.702359532: PERF_RECORD_COMM exec: profiled:6737/6737
-        profiled  6737/6737   4778.707599420: PERF_RECORD_FORK(6737:6738):(6737:6737)
-        profiled  6737/6737   4778.772525916: PERF_RECORD_EXIT(6737:6737):(6736:6736)
-        profiled  6737/6738   4778.772557023: PERF_RECORD_EXIT(6737:6738):(6736:6736)
-`
-	// The -F pid,tid,time,event form has no comm column.
-	var trimmed []string
-	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 1 {
-			trimmed = append(trimmed, strings.Join(f[1:], " "))
-		}
-	}
-	if got := taskEventsSpan(strings.Join(trimmed, "\n")); got != 70166384 {
-		t.Errorf("span %d ns, want 70166384", got)
-	}
-	if got := taskEventsSpan("nothing here"); got != 0 {
-		t.Errorf("no events: %d", got)
-	}
-}
