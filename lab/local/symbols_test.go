@@ -141,6 +141,21 @@ func TestStrippedBinarySymbols(t *testing.T) {
 					t.Errorf("location %#x outside its mapping", l.Address)
 				}
 			}
+			// Later, with the build tree at hand (perflab profile
+			// --symbols DIR): the same build's unstripped copy names them.
+			if n := sessions.Symbolize(pp, &elfsym.Resolver{Symbols: filepath.Join(dir, "full")}); n == 0 || !pp.Mapping[i].HasFunctions {
+				t.Fatalf("named %d locations; mapping %+v", n, pp.Mapping[i])
+			}
+			var hot, all int64
+			for _, s := range pp.Sample {
+				all += s.Value[0]
+				if sessions.FuncName(s.Location[0]) == "hot_loop" {
+					hot += s.Value[0]
+				}
+			}
+			if hot < all/2 {
+				t.Errorf("hot_loop is the leaf of %d of %d samples after --symbols", hot, all)
+			}
 		})
 	}
 }
