@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -531,6 +532,7 @@ func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
 		}
 	}
 	p.Mappings = maps.list
+	usedMappings(p)
 	if named > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d frames perf did not name were named from their binaries' symbols or debug files", named))
 	}
@@ -541,6 +543,38 @@ func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d frames with neither a symbol nor a binary (the unwinder's guesses) dropped", lost))
 	}
 	return p, nil
+}
+
+// usedMappings keeps the mappings the samples' frames are in, the one
+// with the most frames first: pprof takes the first mapping for the main
+// binary (`go tool pprof BINARY PROFILE` puts BINARY there), and the
+// command's own binary holds most frames.
+func usedMappings(p *lab.Profile) {
+	count := make([]int, len(p.Mappings)+1)
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			count[f.Mapping]++
+		}
+	}
+	var order []int // 1-based
+	for i := 1; i <= len(p.Mappings); i++ {
+		if count[i] > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return count[order[a]] > count[order[b]] })
+	renum := make([]int, len(p.Mappings)+1)
+	kept := make([]lab.Mapping, 0, len(order))
+	for _, i := range order {
+		kept = append(kept, p.Mappings[i-1])
+		renum[i] = len(kept)
+	}
+	for _, s := range p.Samples {
+		for j := range s.Frames {
+			s.Frames[j].Mapping = renum[s.Frames[j].Mapping]
+		}
+	}
+	p.Mappings = kept
 }
 
 // CanProfile: the local device profiles with perf record, or with a Go

@@ -11,7 +11,8 @@ import (
 // unwinder ends dropped, unknown frames kept as addresses with a note; a
 // malformed header is an error naming the line.
 func TestParsePerfScript(t *testing.T) {
-	in := " 10.000000000: PERF_RECORD_MMAP2 15687/15687: [0x5565d285b000(0xf000) @ 0x3000 fe:00 247273 0]: r-xp /nonexistent/gzip\n" +
+	in := " 0.000000000: PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209000) @ 0xffffffff81000000]: x [kernel.kallsyms]_text\n" +
+		" 10.000000000: PERF_RECORD_MMAP2 15687/15687: [0x5565d285b000(0xf000) @ 0x3000 fe:00 247273 0]: r-xp /nonexistent/gzip\n" +
 		" 10.000000100: \n\t 1152 work_a (/nonexistent/gzip)\n\t 2724a __libc_start_call_main+0x7a (/usr/lib/libc.so.6)\n\n" +
 		" 10.000250100: \n\t cc5c [unknown] (/nonexistent/gzip)\n\t 7751333150573358 [unknown] ([unknown])\n\t 0 [unknown] ([unknown])\n\n"
 	p, err := parsePerfScript(strings.NewReader(in), nil)
@@ -22,7 +23,8 @@ func TestParsePerfScript(t *testing.T) {
 		strings.Join(p.Samples[1].Stack, ",") != "gzip+0xcc5c" || len(p.Notes) != 2 || p.PeriodNs != 250_000 {
 		t.Errorf("%+v", p)
 	}
-	// The binary's frames keep their process address and mapping.
+	// The binary's frames keep their process address and mapping; a
+	// mapping no frame is in (the kernel's, here) is left out.
 	if len(p.Mappings) != 1 || p.Mappings[0] != (lab.Mapping{Start: 0x5565d285b000, Limit: 0x5565d285b000 + 0xf000, Offset: 0x3000, File: "/nonexistent/gzip"}) ||
 		p.Samples[1].Frames[0] != (lab.Frame{Addr: 0x5565d285b000 + 0xcc5c - 0x3000, Mapping: 1}) || p.Samples[0].Frames[1].Mapping != 0 {
 		t.Errorf("mappings %+v frames %+v %+v", p.Mappings, p.Samples[0].Frames, p.Samples[1].Frames)
