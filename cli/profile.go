@@ -53,8 +53,9 @@ ID under /usr/lib/debug/.build-id, or by .gnu_debuglink) or, with
 --symbols DIR, from an unstripped copy or debug file in a build tree;
 what stays unknown is BINARY+0xADDR, and one row "BINARY (unsymbolized)"
 per binary holds them in the table. The profiles keep each frame's
-binary (path, build ID, mapping), so pprof can symbolize them too
-(PPROF_BINARY_PATH=DIR).
+binary (path, build ID, mapping), the command's first, so pprof can
+symbolize them too: go tool pprof -top BINARY DIR/B.pb.gz with the
+unstripped binary, or the standalone pprof with PPROF_BINARY_PATH.
 
 --pprof DIR writes the merged profiles for pprof's own tools: all.pb.gz
 (every trial, every sample labelled arm, build, trial, round, device,
