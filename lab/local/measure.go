@@ -191,7 +191,11 @@ func (d *Device) runCommand(tctx context.Context, t trialSpec, w *commandWrap) (
 		t.req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
 		d.kill.set(tctx, pgid)
-		w.prof.attach(pgid)
+		if w.prof.attach(pgid) && c.hostOK {
+			// The host's counters from the gate's opening: perf's start is
+			// no other work during the command.
+			c.hostBefore, c.hostOK = d.host.mark()
+		}
 	})
 	end := time.Now()
 	c.wall = end.Sub(start) // the command's time, not the bookkeeping below

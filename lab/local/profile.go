@@ -174,10 +174,11 @@ const perfGateTimeout = 30 * time.Second
 
 // attach starts perf record on the gated command pid, waits until its
 // events are enabled, and opens the gate; whatever fails, the gate opens
-// and the note says why the trial has no profile.
-func (p *trialProfiler) attach(pid int) {
+// and the note says why the trial has no profile. It reports whether
+// there was a gate to open.
+func (p *trialProfiler) attach(pid int) bool {
 	if p == nil || p.perf == nil {
-		return
+		return false
 	}
 	ps := p.perf
 	defer func() {
@@ -188,13 +189,13 @@ func (p *trialProfiler) attach(pid int) {
 	ctl, err := os.OpenFile(ps.ctl, os.O_RDWR, 0)
 	if err != nil {
 		ps.note = "perf record: " + err.Error()
-		return
+		return true
 	}
 	defer ctl.Close()
 	ack, err := os.OpenFile(ps.ack, os.O_RDWR, 0)
 	if err != nil {
 		ps.note = "perf record: " + err.Error()
-		return
+		return true
 	}
 	defer ack.Close()
 	args := perfRecordArgs(p.file)
@@ -204,7 +205,7 @@ func (p *trialProfiler) attach(pid int) {
 	ps.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := ps.cmd.Start(); err != nil {
 		ps.note, ps.cmd = "perf record: "+err.Error(), nil
-		return
+		return true
 	}
 	ps.done = make(chan error, 1)
 	go func() { ps.done <- ps.cmd.Wait() }()
@@ -229,6 +230,7 @@ func (p *trialProfiler) attach(pid int) {
 	if ps.note != "" {
 		ack.Close() // ends the reader
 	}
+	return true
 }
 
 // finish waits for perf record to end after the command (it ends when
