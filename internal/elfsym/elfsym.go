@@ -130,7 +130,7 @@ func (r *Resolver) inSymbols(path, id string) string {
 	}
 	for _, c := range []string{filepath.Join(r.Symbols, path), filepath.Join(r.Symbols, filepath.Base(path))} {
 		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
-			if id == "" || fileBuildID(c) == id {
+			if id == "" || FileBuildID(c) == id {
 				return c
 			}
 		}
@@ -154,7 +154,7 @@ func (r *Resolver) inSymbols(path, id string) string {
 			}
 			if d.Type().IsRegular() {
 				n++
-				if x := fileBuildID(p); x != "" {
+				if x := FileBuildID(p); x != "" {
 					if _, ok := r.byID[x]; !ok {
 						r.byID[x] = p
 					}
@@ -220,8 +220,8 @@ func BuildID(f *elf.File) string {
 
 func align4(n uint32) int { return int((n + 3) &^ 3) }
 
-// fileBuildID is the build ID of the ELF file at path, "" when none.
-func fileBuildID(path string) string {
+// FileBuildID is the build ID of the ELF file at path, "" when none.
+func FileBuildID(path string) string {
 	var magic [4]byte
 	fh, err := os.Open(path)
 	if err != nil {

@@ -159,3 +159,29 @@ func TestStrippedBinarySymbols(t *testing.T) {
 		})
 	}
 }
+
+// TestDebugFileByBuildID: a stripped binary without a .gnu_debuglink is
+// named from the debug file its build ID points to under the debug root
+// (/usr/lib/debug/.build-id/xx/yyyy.debug, where Debian's -dbgsym
+// packages put them).
+func TestDebugFileByBuildID(t *testing.T) {
+	dir := cBuilds(t)
+	bin := filepath.Join(dir, "bare", "work")
+	id := elfsym.FileBuildID(bin)
+	if len(id) < 4 {
+		t.Fatalf("build ID %q", id)
+	}
+	root := t.TempDir()
+	dst := filepath.Join(root, ".build-id", id[:2], id[2:]+".debug")
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	data, err := os.ReadFile(filepath.Join(dir, "stripped", "work.debug"))
+	if err != nil || os.WriteFile(dst, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	defer func(old string) { elfsym.DebugRoot = old }(elfsym.DebugRoot)
+	elfsym.DebugRoot = root
+	p := perfRecords(t, &elfsym.Resolver{}, bin, "60", "5")
+	if sh := leafShare(p, "hot_loop"); sh < 0.5 {
+		t.Errorf("hot_loop holds %.0f%% of the leaves, want most", 100*sh)
+	}
+}
