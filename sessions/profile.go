@@ -109,18 +109,21 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	// joined by time already), and a file of distinct stacks reads fast.
 	type key struct{ stack, phase string }
 	agg := map[key]*profile.Sample{}
-	var kb strings.Builder
+	var kb []byte
 	for _, s := range p.Samples {
 		withFrames := len(s.Frames) == len(s.Stack)
-		kb.Reset()
+		kb = kb[:0]
 		for i, name := range s.Stack {
-			kb.WriteString(name)
+			kb = append(kb, name...)
 			if withFrames {
-				fmt.Fprintf(&kb, "@%x/%d", s.Frames[i].Addr, s.Frames[i].Mapping)
+				kb = append(kb, '@')
+				kb = strconv.AppendUint(kb, s.Frames[i].Addr, 16)
+				kb = append(kb, '/')
+				kb = strconv.AppendInt(kb, int64(s.Frames[i].Mapping), 10)
 			}
-			kb.WriteByte(0)
+			kb = append(kb, 0)
 		}
-		k := key{kb.String(), s.Phase}
+		k := key{string(kb), s.Phase}
 		if x, ok := agg[k]; ok {
 			x.Value[0] += s.Samples()
 			x.Value[1] += p.Weight(s)
