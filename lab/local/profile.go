@@ -110,6 +110,12 @@ func (s *perfRecordStatus) check() (bool, string) {
 			}
 			return
 		}
+		// Attaching to the command needs --control and -D -1 (perf 5.10).
+		help, _ := exec.Command("perf", "record", "-h").CombinedOutput()
+		if !bytes.Contains(help, []byte("--control")) {
+			s.why = "this perf record has no --control (perf 5.10 or later attaches to the command with its events enabled on cue)"
+			return
+		}
 		s.ok = true
 	})
 	return s.ok, s.why
