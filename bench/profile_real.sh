@@ -3,8 +3,9 @@
 # 38): Debian's gzip -6 against gzip -9 on the same input, per seed three
 # runs of TRIALS rounds: plain, --profile (every round under perf record)
 # and --profile-every 4; prints per run the exit status, the verdicts of
-# sys_ms, user_ms and wall_ms, wall_ms's interval and its half-width, the
-# medians of sys_ms, and the rounds the verdicts used.
+# sys_ms, user_ms and wall_ms, wall_ms's and user_ms's intervals and
+# their half-widths, the medians of sys_ms, and the rounds the verdicts
+# used.
 # With --profile-every 4 also the medians of wall_ms, user_ms and sys_ms
 # of the profiled rounds' trials against the unprofiled ones' in the same
 # session (interleaved: the same host conditions), the perturbation the
@@ -28,7 +29,7 @@ for m in r["metrics"]:
         continue
     s = "%s %s" % (m["name"], m["verdict"])
     pr = m.get("paired") or {}
-    if m["name"] == "wall_ms" and pr.get("ci_low_pct") is not None:
+    if m["name"] in ("wall_ms", "user_ms") and pr.get("ci_low_pct") is not None:
         s += " [%+.1f%%, %+.1f%%] ±%.1f%%" % (pr["ci_low_pct"], pr["ci_high_pct"], (pr["ci_high_pct"] - pr["ci_low_pct"]) / 2)
     if m["name"] == "sys_ms":
         s += " (A %.1f B %.1f ms)" % (m["a"]["median"], m["b"]["median"])
