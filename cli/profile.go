@@ -14,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/format"
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/profdiff"
@@ -47,6 +48,15 @@ view, corrected within itself only, not across the views looked at, and
 says so; its total is the phase's own change, and with --cum only the
 outermost reported functions (no reported caller) are summed.
 
+Frames of a stripped binary are named from its debug file (found by build
+ID under /usr/lib/debug/.build-id, or by .gnu_debuglink) or, with
+--symbols DIR, from an unstripped copy or debug file in a build tree;
+what stays unknown is BINARY+0xADDR, and one row "BINARY (unsymbolized)"
+per binary holds them in the table. The profiles keep each frame's
+binary (path, build ID, mapping), the command's first, so pprof can
+symbolize them too: go tool pprof -top BINARY DIR/B.pb.gz with the
+unstripped binary, or the standalone pprof with PPROF_BINARY_PATH.
+
 --pprof DIR writes the merged profiles for pprof's own tools: all.pb.gz
 (every trial, every sample labelled arm, build, trial, round, device,
 warmup and phase), A.pb.gz and B.pb.gz (control and treatment), and
@@ -68,6 +78,7 @@ Examples:
   perflab profile /tmp/p.jsonl
   perflab profile /tmp/p.jsonl --phase first_frame --top 10
   perflab profile /tmp/p.jsonl --pprof /tmp/p-pprof
+  perflab profile /tmp/gzip.jsonl --symbols ~/src/gzip/build
 
 Manual: docs/profiles.md
 
@@ -83,6 +94,7 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	top := fs.Int("top", 20, "show the `N` functions that changed most (0: all)")
 	minSamples := fs.Float64("min-samples", profdiff.DefaultMinSamples, "mean samples per trial a function needs in each build to be tested")
 	pprofDir := fs.String("pprof", "", "write the merged profiles (all, A, B) and collapsed stacks to `DIR`")
+	symbols := fs.String("symbols", "", "name the frames the profiler could not from the unstripped binaries or debug files under `DIR` (a build tree)")
 	pos, code, ok := parseCommandFlags(fs, args, profileUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -92,13 +104,14 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if *pprofDir != "" {
-		if err := writeMerged(pos[0], *pprofDir, stdout); err != nil {
+		if err := writeMerged(pos[0], *pprofDir, &elfsym.Resolver{Symbols: *symbols}, stdout); err != nil {
 			fmt.Fprintln(stderr, "perflab profile:", err)
 			return exitError
 		}
 		return exitOK
 	}
-	r, err := profdiff.Analyze(pos[0], profdiff.Options{Cumulative: *cum, Phase: *phase, MinSamples: *minSamples})
+	r, err := profdiff.Analyze(pos[0], profdiff.Options{Cumulative: *cum, Phase: *phase, MinSamples: *minSamples,
+		Symbols: &elfsym.Resolver{Symbols: *symbols}})
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab profile:", err)
 		return exitError
@@ -188,8 +201,9 @@ func weightingText(weighting string) string {
 }
 
 // writeMerged writes a session's trial profiles merged for pprof: all,
-// each arm, and the collapsed stacks of all.
-func writeMerged(path, dir string, stdout io.Writer) error {
+// each arm, and the collapsed stacks of all; res names what the profiler
+// did not.
+func writeMerged(path, dir string, res *elfsym.Resolver, stdout io.Writer) error {
 	s, err := sessions.Load(path)
 	if err != nil {
 		return err
@@ -205,6 +219,7 @@ func writeMerged(path, dir string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "trial %d: %v: left out\n", t.Index, err)
 			continue
 		}
+		sessions.Symbolize(p, res)
 		all = append(all, p)
 		switch t.Arm {
 		case lab.ArmControl:

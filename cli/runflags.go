@@ -26,6 +26,7 @@ type runOverrides struct {
 	maxTrials      int
 	profile        bool
 	profiler       string
+	profileEvery   int
 }
 
 func (o *runOverrides) register(fs *flag.FlagSet) {
@@ -42,12 +43,13 @@ func (o *runOverrides) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.stop, "stop", "", "fixed (run the trials) or auto (stop as soon as the sequential paired analysis, calibrated to --max-trials, decides; overrides the file; default fixed)")
 	fs.IntVar(&o.maxTrials, "max-trials", 0, "with --stop auto: at most this many trials per arm (overrides the file; default: the trials)")
 	fs.BoolVar(&o.profile, "profile", false, "collect a labelled CPU profile of every trial after the warm-up (perflab profile SESSION shows where the time went)")
+	fs.IntVar(&o.profileEvery, "profile-every", 0, "profile one round in `K` (both arms; implies --profile): the verdicts come from the unprofiled rounds, perflab profile from the profiled ones")
 	fs.StringVar(&o.profiler, "profiler", "", "on local: perf (perf record, default) or pprof (the program writes its Go CPU profile to $PERFLAB_CPUPROFILE)")
 }
 
 // set reports whether any override was given.
 func (o *runOverrides) set() bool {
-	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.thresholdSet || o.stop != "" || o.maxTrials != 0 || o.profile || o.profiler != ""
+	return o.trials != 0 || o.warmup != -1 || o.order != "" || o.thresholdSet || o.stop != "" || o.maxTrials != 0 || o.profile || o.profiler != "" || o.profileEvery != 0
 }
 
 // apply writes the given overrides into exp and validates the result, so
@@ -76,6 +78,9 @@ func (o *runOverrides) apply(exp *lab.Experiment) error {
 	}
 	if o.profiler != "" {
 		exp.Profiler = o.profiler
+	}
+	if o.profileEvery != 0 {
+		exp.Profile, exp.ProfileEvery = true, o.profileEvery
 	}
 	if err := exp.Validate(); err != nil {
 		return fmt.Errorf("%w (after the command-line flags)", err)

@@ -110,6 +110,10 @@ type Trial struct {
 	// for profiles ("profile": true): written beside the session before
 	// this line (a crash loses at most the trial in flight's).
 	Profile *ProfileRef `json:"profile,omitempty"`
+	// ProfileRound marks a profiled round's trial of a plan that profiles
+	// one round in K (Experiment.ProfileEvery): its metrics stay out of
+	// the verdicts, which come from the unprofiled rounds.
+	ProfileRound bool `json:"profile_round,omitempty"`
 	// Profiled is the profile the device returned, until the session's
 	// recorder writes it and sets Profile; never in a file.
 	Profiled *Profile `json:"-"`

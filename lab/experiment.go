@@ -41,6 +41,12 @@ type Experiment struct {
 	// warm-up, on devices that can (lab.Profiler), labelled with the
 	// experiment's context and the app's phases (perflab profile).
 	Profile bool `json:"profile,omitempty"`
+	// ProfileEvery, above 1, profiles one round in ProfileEvery (both
+	// arms of that round; "profile": {"every": K} in the experiment
+	// file): the metrics' verdicts come from the unprofiled rounds, the
+	// per-function analysis from the profiled ones, so the profiler's
+	// perturbation stays out of the timing. 0 or 1: every round.
+	ProfileEvery int `json:"profile_every,omitempty"`
 	// Suite describes a benchmark suite's session (perflab suite): its
 	// metrics are benchmarks, compared with no primary and
 	// Benjamini–Hochberg's correction across them.
@@ -49,6 +55,12 @@ type Experiment struct {
 	// record) or "pprof" (the program writes its own Go CPU profile to
 	// $PERFLAB_CPUPROFILE).
 	Profiler string `json:"profiler,omitempty"`
+}
+
+// ProfiledRound reports whether the plan profiles round's trials
+// (after the warm-up): every round, or one in ProfileEvery.
+func (e *Experiment) ProfiledRound(round int) bool {
+	return e.Profile && (e.ProfileEvery <= 1 || round%e.ProfileEvery == 0)
 }
 
 // PrimaryMetric is the primary metric the plan names: Primary, else the

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -136,6 +137,15 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 		delete(obj, "builds")
 		data, _ = json.Marshal(obj) // numbers stay json.Number: exact
 	}
+	// "profile": {"every": K} is "profile": true with profile_every K.
+	if pm, ok := obj["profile"].(map[string]any); ok {
+		every, err := profileEvery(pm)
+		if err != nil {
+			return nil, err
+		}
+		obj["profile"], obj["profile_every"] = true, json.Number(strconv.Itoa(every))
+		data, _ = json.Marshal(obj)
+	}
 	if err := checkShape("", obj, reflect.TypeOf(Experiment{})); err != nil {
 		return nil, err
 	}
@@ -174,6 +184,24 @@ func ParseExperiment(data []byte) (*Experiment, error) {
 		return nil, err
 	}
 	return &exp, nil
+}
+
+// profileEvery reads "profile": {"every": K}.
+func profileEvery(pm map[string]any) (int, error) {
+	for k := range pm {
+		if k != "every" {
+			return 0, fmt.Errorf("profile: unknown field %q (want true, false or {\"every\": K})", k)
+		}
+	}
+	n, ok := pm["every"].(json.Number)
+	if !ok {
+		return 0, errors.New(`profile: want {"every": K}, K a whole number of rounds`)
+	}
+	k, err := strconv.Atoi(n.String())
+	if err != nil || k < 1 {
+		return 0, fmt.Errorf("profile.every: %s: want a whole number ≥ 1 (1: every round)", n)
+	}
+	return k, nil
 }
 
 // Validate checks the fields every backend relies on. Backend-specific
@@ -289,6 +317,9 @@ func (e *Experiment) validateStatistics() error {
 
 // validateStop checks the stopping rule and its cap.
 func (e *Experiment) validateStop() error {
+	if e.ProfileEvery < 0 {
+		return fmt.Errorf("profile_every: %d: want 0 (every round) or more", e.ProfileEvery)
+	}
 	switch e.Stop {
 	case "", StopFixed:
 	case StopAuto:

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -206,4 +207,40 @@ func TestCheckRangeAndDuration(t *testing.T) {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// TestParseProfileEvery: "profile": {"every": K} is profile true with
+// profile_every K, which the session's header keeps; true and false as
+// before; a bad K or another field is an error naming the field.
+func TestParseProfileEvery(t *testing.T) {
+	base := `{"device": "sim:pixel", "builds": {"control": {"app": "feed"}, "treatment": {"app": "feed"}}, "profile": `
+	for in, want := range map[string][2]int{`{"every": 4}`: {1, 4}, `{"every": 1}`: {1, 1}, `true`: {1, 0}, `false`: {0, 0}} {
+		e, err := ParseExperiment([]byte(base + in + `}`))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := [2]int{btoi(e.Profile), e.ProfileEvery}; got != want {
+			t.Errorf("%s: profile, every %v, want %v", in, got, want)
+		}
+		data, _ := json.Marshal(e)
+		back, err := ParseExperiment(data)
+		if err != nil || back.Profile != e.Profile || back.ProfileEvery != e.ProfileEvery {
+			t.Errorf("%s: round trip %s: %v", in, data, err)
+		}
+	}
+	if e, _ := ParseExperiment([]byte(base + `{"every": 4}}`)); !e.ProfiledRound(0) || e.ProfiledRound(3) || !e.ProfiledRound(8) {
+		t.Error("ProfiledRound: want rounds 0, 4, 8, ...")
+	}
+	for in, want := range map[string]string{`{"every": 0}`: "profile.every", `{"every": 2.5}`: "profile.every", `{"each": 2}`: `unknown field "each"`, `{"every": "x"}`: "whole number"} {
+		if _, err := ParseExperiment([]byte(base + in + `}`)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", in, err, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -26,12 +26,37 @@ type Profile struct {
 	// Notes say what was lost or approximated (a truncated file, samples
 	// without symbols, a span without an end); never fatal.
 	Notes []string
+	// Mappings are the binaries the samples ran in (perf's mmap events,
+	// a Go profile's mappings), so that pprof can symbolize the profile
+	// later with the binary or its debug file; Frames refer to them.
+	Mappings []Mapping
+}
+
+// Mapping is one binary mapped into the profiled process: the addresses
+// [Start, Limit) map File from Offset on.
+type Mapping struct {
+	Start, Limit, Offset uint64
+	File                 string
+	BuildID              string
+	// Symbolized says every frame in it has a function name (pprof need
+	// not symbolize it again).
+	Symbolized bool
+}
+
+// Frame is where one frame of a sample ran: its address in the process
+// and its mapping (1-based index into Profile.Mappings; 0: none).
+type Frame struct {
+	Addr    uint64
+	Mapping int
 }
 
 // ProfileSample is one sampled call stack.
 type ProfileSample struct {
 	// Stack holds the function names, leaf (where the CPU was) first.
 	Stack []string
+	// Frames, when the profiler gave addresses, holds each of Stack's
+	// frames' address and mapping (same length as Stack).
+	Frames []Frame
 	// TimeNs is when the sample was taken, in nanoseconds since the trial
 	// started (the spans' clock); negative when unknown.
 	TimeNs int64

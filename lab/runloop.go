@@ -290,7 +290,7 @@ func (l *runState) request(a *armState, round int, controls Controls, wanted map
 		Warmup:   warm,
 		Controls: controls,
 		Metrics:  exp.Metrics,
-		Profile:  exp.Profile && !warm,
+		Profile:  exp.ProfiledRound(round) && !warm,
 	}
 	if l.holdTrials {
 		req.Started = l.r.trialUnderWay
@@ -307,6 +307,7 @@ func (r *Runner) trialOf(req TrialRequest, res TrialResult, order string, dur fl
 		Duration: dur, Metrics: res.Metrics, Host: res.Host,
 	}
 	if req.Profile {
+		tr.ProfileRound = r.exp.ProfileEvery > 1
 		tr.Profiled = res.Profile
 		if res.Profile != nil {
 			res.Profile.Label()

@@ -92,8 +92,8 @@ func (a *Accumulator) Add(e lab.Event) { a.add(&e) }
 
 func (a *Accumulator) add(e *lab.Event) {
 	arm, ok := countedArm(e)
-	if !ok {
-		return
+	if !ok || e.Trial.ProfileRound {
+		return // a profiled round of a plan that profiles one in K: not for the verdicts
 	}
 	if a.index == nil {
 		a.index = map[string]int{}

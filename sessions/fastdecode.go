@@ -79,7 +79,8 @@ func decodeTrialLayout(line []byte, e *lab.Event, in *interner) bool {
 		p.lit(`,"duration_s":`) && p.floatAt(&tr.Duration) &&
 		p.lit(`,"metrics":[`) && p.metricsLayout(tr) &&
 		(!p.lit(`,"host":{"other_cpus":`) || p.hostLayout(tr)) &&
-		(!p.lit(`,"profile":{"file":`) || p.profileLayout(tr)) && p.lit(`}}`)
+		(!p.lit(`,"profile":{"file":`) || p.profileLayout(tr)) &&
+		(!p.lit(`,"profile_round":true`) || p.set(&tr.ProfileRound)) && p.lit(`}}`)
 	if ok {
 		p.ws()
 		ok = p.i == len(p.b)
@@ -294,6 +295,12 @@ func (p *fastParser) ws() {
 }
 
 // lit consumes s when the input continues with it (no spaces skipped).
+// set sets *b and reports true: a literal's field in a layout.
+func (p *fastParser) set(b *bool) bool {
+	*b = true
+	return true
+}
+
 func (p *fastParser) lit(s string) bool {
 	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
 		p.i += len(s)
@@ -474,6 +481,8 @@ func (p *fastParser) trial(t *lab.Trial) bool {
 			ok = p.host(t)
 		case "profile":
 			ok = p.profile(t)
+		case "profile_round":
+			t.ProfileRound, ok = p.bool()
 		default:
 			return false
 		}

@@ -98,6 +98,9 @@ func appendTrialEvent(dst []byte, e lab.Event) ([]byte, bool) {
 		dst = appendOmitEmpty(dst, `,"note":`, pr.Note)
 		dst = append(dst, '}')
 	}
+	if tr.ProfileRound {
+		dst = append(dst, `,"profile_round":true`...)
+	}
 	dst = append(dst, "}}"...)
 	return dst, true
 }

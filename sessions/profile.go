@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 )
 
@@ -44,10 +45,13 @@ func TrialLabels(t *lab.Trial, device string) map[string]string {
 }
 
 // ToPprof converts a trial's profile to pprof's form: sample types
-// samples/count and cpu/nanoseconds, one location per function (pprof
-// needs no addresses for a profile of symbolized stacks), labels on every
-// sample, the phase among them when it has one; samples of one stack in
-// one phase are summed into one.
+// samples/count and cpu/nanoseconds, labels on every sample, the phase
+// among them when it has one; samples of one stack in one phase are
+// summed into one. A frame with an address keeps it and its mapping
+// (the binary's path, build ID, start, limit, offset), so that `go tool
+// pprof` can symbolize it with the binary or its debug file; a mapping
+// whose frames are not all named says so (HasFunctions false). A frame
+// without one (the simulated phone's) is one location per function.
 func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -58,16 +62,42 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 		pp.Comments = append(pp.Comments, "perflab profile source: "+p.Source)
 	}
 	pp.Comments = append(pp.Comments, p.Notes...)
-	locs := map[string]*profile.Location{}
-	loc := func(name string) *profile.Location {
-		if l, ok := locs[name]; ok {
-			return l
+	for i, m := range p.Mappings {
+		pp.Mapping = append(pp.Mapping, &profile.Mapping{
+			ID: uint64(i + 1), Start: m.Start, Limit: m.Limit, Offset: m.Offset, File: m.File, BuildID: m.BuildID,
+			HasFunctions: m.Symbolized,
+		})
+	}
+	funcs := map[string]*profile.Function{}
+	fn := func(name string) *profile.Function {
+		if f, ok := funcs[name]; ok {
+			return f
 		}
 		f := &profile.Function{ID: uint64(len(pp.Function) + 1), Name: name, SystemName: name}
 		pp.Function = append(pp.Function, f)
-		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Line: []profile.Line{{Function: f}}}
+		funcs[name] = f
+		return f
+	}
+	type locKey struct {
+		name string
+		addr uint64
+		m    int
+	}
+	locs := map[locKey]*profile.Location{}
+	loc := func(name string, fr lab.Frame) *profile.Location {
+		if fr.Mapping <= 0 || fr.Mapping > len(pp.Mapping) {
+			fr = lab.Frame{}
+		}
+		k := locKey{name, fr.Addr, fr.Mapping}
+		if l, ok := locs[k]; ok {
+			return l
+		}
+		l := &profile.Location{ID: uint64(len(pp.Location) + 1), Address: fr.Addr, Line: []profile.Line{{Function: fn(name)}}}
+		if fr.Mapping > 0 {
+			l.Mapping = pp.Mapping[fr.Mapping-1]
+		}
 		pp.Location = append(pp.Location, l)
-		locs[name] = l
+		locs[k] = l
 		return l
 	}
 	base := map[string][]string{}
@@ -79,16 +109,33 @@ func ToPprof(p *lab.Profile, labels map[string]string) *profile.Profile {
 	// joined by time already), and a file of distinct stacks reads fast.
 	type key struct{ stack, phase string }
 	agg := map[key]*profile.Sample{}
+	var kb []byte
 	for _, s := range p.Samples {
-		k := key{strings.Join(s.Stack, "\x00"), s.Phase}
+		withFrames := len(s.Frames) == len(s.Stack)
+		kb = kb[:0]
+		for i, name := range s.Stack {
+			kb = append(kb, name...)
+			if withFrames {
+				kb = append(kb, '@')
+				kb = strconv.AppendUint(kb, s.Frames[i].Addr, 16)
+				kb = append(kb, '/')
+				kb = strconv.AppendInt(kb, int64(s.Frames[i].Mapping), 10)
+			}
+			kb = append(kb, 0)
+		}
+		k := key{string(kb), s.Phase}
 		if x, ok := agg[k]; ok {
 			x.Value[0] += s.Samples()
 			x.Value[1] += p.Weight(s)
 			continue
 		}
 		ls := make([]*profile.Location, len(s.Stack))
-		for i, fn := range s.Stack {
-			ls[i] = loc(fn)
+		for i, name := range s.Stack {
+			var fr lab.Frame
+			if withFrames {
+				fr = s.Frames[i]
+			}
+			ls[i] = loc(name, fr)
 		}
 		lbl := base
 		if s.Phase != "" {
@@ -220,4 +267,57 @@ func FuncName(l *profile.Location) string {
 		return l.Line[0].Function.Name
 	}
 	return fmt.Sprintf("0x%x", l.Address)
+}
+
+// Symbolize names the locations of p a profiler left unnamed (BINARY+0xADDR,
+// or a bare address) whose mapping names their binary, from res: the
+// binary's symbols, its debug file, or a copy in res's symbols folder
+// (perflab profile --symbols DIR). It returns how many it named; a
+// mapping all of whose locations are then named says so.
+func Symbolize(p *profile.Profile, res *elfsym.Resolver) int {
+	named := 0
+	funcs := map[string]*profile.Function{}
+	for _, f := range p.Function {
+		funcs[f.Name] = f
+	}
+	unnamed := map[*profile.Mapping]bool{}
+	for _, l := range p.Location {
+		if len(l.Line) > 1 || l.Mapping == nil || l.Mapping.File == "" {
+			continue
+		}
+		if len(l.Line) == 1 {
+			if l.Line[0].Function == nil {
+				continue
+			}
+			if _, unknown := elfsym.Unsymbolized(l.Line[0].Function.Name); !unknown {
+				continue
+			}
+		}
+		m := l.Mapping
+		b := res.Open(m.File)
+		if m.BuildID != "" && b.BuildID != "" && b.BuildID != m.BuildID {
+			unnamed[m] = true
+			continue // another build of the binary: its symbols would lie
+		}
+		vaddr, _ := b.Addr(l.Address - m.Start + m.Offset)
+		name := b.Name(vaddr)
+		if name == "" {
+			unnamed[m] = true
+			continue
+		}
+		f, ok := funcs[name]
+		if !ok {
+			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+			p.Function = append(p.Function, f)
+			funcs[name] = f
+		}
+		l.Line = []profile.Line{{Function: f}}
+		named++
+	}
+	for _, m := range p.Mapping {
+		if !m.HasFunctions && !unnamed[m] && named > 0 {
+			m.HasFunctions = true
+		}
+	}
+	return named
 }

@@ -23,7 +23,14 @@ func TrialNotes(events []lab.Event) []string {
 	counted := 0
 	ran := map[string]int{}
 	var left []string
+	profRounds, allRounds := map[int]bool{}, map[int]bool{}
 	for _, e := range events {
+		if t := e.Trial; t != nil && t.Counted() {
+			allRounds[t.Round] = true
+			if t.ProfileRound {
+				profRounds[t.Round] = true
+			}
+		}
 		if d := e.Device; d != nil && d.State == lab.DeviceLeft {
 			why := ""
 			if d.Reason != "" {
@@ -52,6 +59,10 @@ func TrialNotes(events []lab.Event) []string {
 		out = append(out, fmt.Sprintf("%s (in %d of %d counted trials): its metrics lack those trials", r, n, counted))
 	}
 	sort.Strings(out)
+	if len(profRounds) > 0 {
+		out = append(out, fmt.Sprintf("%s of %d profiled (the plan profiles one round in K): the verdicts use the %s, perflab profile the profiled ones",
+			Count(len(profRounds), "round"), len(allRounds), Count(len(allRounds)-len(profRounds), "unprofiled round")))
+	}
 	return append(out, left...)
 }
 

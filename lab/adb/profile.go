@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/shquote"
 )
@@ -275,8 +276,12 @@ type reportSample struct {
 	block            string
 	cur              *lab.ProfileSample
 	curLine          int
-	event, curEvent  string // the session's event type, and the sample's
-	unknown          int    // frames without a symbol
+	event, curEvent  string         // the session's event type, and the sample's
+	unknown          int            // frames without a symbol
+	addr             uint64         // the frame being read: its vaddr_in_file
+	file             string         // and its file
+	maps             map[string]int // file → 1-based index into p.Mappings
+	unnamed          map[int]bool   // mappings with a frame without a symbol
 	lost, lostOf     int64
 	nonClockWarnings bool
 }
@@ -383,16 +388,54 @@ func (rs *reportSample) sampleField(key, val string) error {
 		rs.cur.TimeNs, err = rs.num(key, val)
 	case "event_count":
 		rs.cur.Weight, err = rs.num(key, val)
+	case "vaddr_in_file":
+		rs.addr, err = strconv.ParseUint(val, 16, 64)
+		if err != nil {
+			return rs.bad("vaddr_in_file %q is not a hex address", val)
+		}
+	case "file":
+		rs.file = val
 	case "symbol":
 		if val == "" {
 			return rs.bad("an empty symbol")
 		}
+		mi := rs.mapping()
 		if val == "unknown" || strings.Contains(val, "[+") {
 			rs.unknown++
+			if rs.file != "" {
+				val = elfsym.Unknown(rs.file, rs.addr) // libfoo.so+0x1a2b, as perf's frames are named
+			}
+			if mi > 0 {
+				rs.unnamed[mi] = true
+			}
 		}
 		rs.cur.Stack = append(rs.cur.Stack, val)
+		rs.cur.Frames = append(rs.cur.Frames, lab.Frame{Addr: rs.addr, Mapping: mi})
+		rs.addr, rs.file = 0, ""
 	}
 	return err
+}
+
+// mapping is the frame's file's mapping (1-based), added at its first
+// frame, 0 when the frame names no file. simpleperf gives addresses in
+// the file (vaddr_in_file): the mapping is the file from address 0,
+// what pprof needs to symbolize them with the file or its debug file.
+func (rs *reportSample) mapping() int {
+	if rs.file == "" {
+		return 0
+	}
+	if rs.maps == nil {
+		rs.maps, rs.unnamed = map[string]int{}, map[int]bool{}
+	}
+	mi, ok := rs.maps[rs.file]
+	if !ok {
+		rs.p.Mappings = append(rs.p.Mappings, lab.Mapping{File: rs.file})
+		mi = len(rs.p.Mappings)
+		rs.maps[rs.file] = mi
+	}
+	m := &rs.p.Mappings[mi-1]
+	m.Limit = max(m.Limit, rs.addr+1)
+	return mi
 }
 
 // profile is the profile read, with its notes; an error when it has no
@@ -402,8 +445,11 @@ func (rs *reportSample) profile() (*lab.Profile, error) {
 	if len(p.Samples) == 0 {
 		return nil, errors.New("simpleperf recorded no samples of the app (did it start while recording? is it debuggable or profileable?)")
 	}
+	for i := range p.Mappings {
+		p.Mappings[i].Symbolized = !rs.unnamed[i+1]
+	}
 	if rs.unknown > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol, kept as simpleperf names them", rs.unknown))
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol, named FILE+0xADDRESS", rs.unknown))
 	}
 	if rs.lost > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("simpleperf lost %d samples (kept %d)", rs.lost, rs.lostOf))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb"
 )
 
@@ -54,9 +55,15 @@ func TestParseReportSample(t *testing.T) {
 		t.Fatalf("profile %+v", p)
 	}
 	s0, s1 := p.Samples[0], p.Samples[1]
-	if !slices.Equal(s0.Stack, []string{"com.example.Image.decode", "com.example.Feed.bind", "libfoo.so[+99]"}) ||
+	if !slices.Equal(s0.Stack, []string{"com.example.Image.decode", "com.example.Feed.bind", "libfoo.so+0x99"}) ||
 		s0.TimeNs != 1000250000 || s0.Weight != 250000 {
 		t.Errorf("first sample %+v", s0)
+	}
+	// Every frame keeps its address in its file and the file's mapping,
+	// marked unsymbolized where a frame has no symbol.
+	if len(p.Mappings) != 3 || p.Mappings[1] != (lab.Mapping{File: "/system/lib64/libfoo.so", Limit: 0x9a}) || !p.Mappings[0].Symbolized ||
+		p.Mappings[0].Limit != 0x3c4e || s0.Frames[2] != (lab.Frame{Addr: 0x99, Mapping: 2}) || s1.Frames[0] != (lab.Frame{Addr: 0x10, Mapping: 3}) {
+		t.Errorf("mappings %+v frames %+v %+v", p.Mappings, s0.Frames, s1.Frames)
 	}
 	if !slices.Equal(s1.Stack, []string{"read"}) || s1.TimeNs != 1000500000 || p.Weight(s1) != 240000 {
 		t.Errorf("second sample %+v", s1)

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/governor"
 	"github.com/perflab/perflab/lab/proxy"
@@ -74,6 +75,7 @@ type Device struct {
 	perfOnce   sync.Once
 	perf       perfStatus
 	perfRecord perfRecordStatus // whether perf record works, for profiles
+	syms       elfsym.Resolver  // the profiled binaries' symbols
 	timeOnce   sync.Once
 	time       string // GNU time, for max_rss_kb; "" when missing
 

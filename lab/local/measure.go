@@ -116,11 +116,6 @@ func (w *commandWrap) remove() {
 func (d *Device) wrapCommand(t trialSpec) (*commandWrap, error) {
 	req := t.req
 	w := &commandWrap{argv: append([]string{}, req.Build.Command...), env: t.env}
-	if req.Profile {
-		// Innermost: perf record samples the command alone.
-		w.prof, w.profNote = d.newTrialProfiler(t.exp.Profiler, t.tmp, req.Index)
-		w.argv, w.env = w.prof.wrap(w.argv, w.env)
-	}
 	if t.want(MetricMaxRSS) && !t.want(MetricCachegrind) {
 		w.rssOut = filepath.Join(t.tmp, fmt.Sprintf("rss-%d", req.Index))
 		w.argv = append([]string{d.gnuTime(), "-f", "%M", "-o", w.rssOut, "--"}, w.argv...)
@@ -144,6 +139,13 @@ func (d *Device) wrapCommand(t trialSpec) (*commandWrap, error) {
 		w.argv = append([]string{"taskset", "-c", strconv.Itoa(cpu)}, w.argv...)
 	} else if d.cpus != "" {
 		w.argv = append([]string{"taskset", "-c", d.cpus}, w.argv...)
+	}
+	if req.Profile {
+		// Outermost: perf record attaches to the command as its sibling
+		// (trialProfiler.attach), not its parent, so that the command's
+		// rusage is its own; a Go program is told where to write.
+		w.prof, w.profNote = d.newTrialProfiler(t.exp.Profiler, t.tmp, req.Index)
+		w.argv, w.env = w.prof.wrap(w.argv, w.env)
 	}
 	return w, nil
 }
@@ -189,8 +191,18 @@ func (d *Device) runCommand(tctx context.Context, t trialSpec, w *commandWrap) (
 		t.req.TrialUnderWay() // waking the views overlaps the command, not the gap between trials
 		// Cancellation and trial_timeout kill the whole process group.
 		d.kill.set(tctx, pgid)
+		if w.prof.attach(pgid) && c.hostOK {
+			// The host's counters from the gate's opening: perf's start is
+			// no other work during the command.
+			c.hostBefore, c.hostOK = d.host.mark()
+		}
 	})
-	c.wall = time.Since(start) // the command's time, not the bookkeeping below
+	end := time.Now()
+	c.wall = end.Sub(start) // the command's time, not the bookkeeping below
+	if ps := w.prof.sibling(); ps != nil && !ps.released.IsZero() {
+		c.wall = end.Sub(ps.released) // from the gate's opening: perf's start is not the command's
+	}
+	w.prof.finish()
 	if c.hostOK {
 		c.hostAfter, c.hostOK = d.host.mark()
 	}
@@ -340,20 +352,10 @@ func (t trialSpec) reportedMetrics(ms []lab.Metric, c *commandRun) ([]lab.Metric
 	return ms, nil
 }
 
-// addProfile adds the trial's profile (or why there is none) to res. The
-// command's own time from the profile replaces the wall time: perf
-// record's own start (about 0.2 s) and end are no part of it.
+// addProfile adds the trial's profile (or why there is none) to res.
 func (w *commandWrap) addProfile(res *lab.TrialResult, spans []lab.Span) {
-	var commandNs int64
-	res.Profile, res.ProfileNote, commandNs = w.prof.collect(spans)
+	res.Profile, res.ProfileNote = w.prof.collect(spans)
 	if w.profNote != "" {
 		res.ProfileNote = w.profNote
-	}
-	if commandNs > 0 {
-		for i := range res.Metrics {
-			if res.Metrics[i].Name == MetricWall {
-				res.Metrics[i].Value = float64(commandNs) / 1e6
-			}
-		}
 	}
 }

@@ -8,24 +8,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 )
 
 // Profiles on the local device. Two profilers:
 //
-//   - perf (the default): the command runs under `perf record -e
-//     cpu-clock:u -F 4000 -g -k CLOCK_MONOTONIC`, the software clock event
-//     with call chains, which works unprivileged at
-//     kernel.perf_event_paranoid ≤ 2 and without hardware counters; the
-//     samples come back from `perf script`. Its own start and end (about
-//     0.2–0.4 s on a small VM: it reads the kernel's symbols) fall inside
-//     the trial's wall_ms and user_ms, alike in both builds;
+//   - perf (the default): `perf record -e cpu-clock:u -F 4000 -g -k
+//     CLOCK_MONOTONIC`, the software clock event with call chains, which
+//     works unprivileged at kernel.perf_event_paranoid ≤ 2 and without
+//     hardware counters, attached to the command (-p) as its sibling, not
+//     its parent (perfSibling): perf's own start and end (about 0.2–0.4 s
+//     on a small VM) and its CPU time and memory stay out of the trial's
+//     wall_ms, user_ms, sys_ms and max_rss_kb. The samples come back from
+//     `perf script` with each frame's binary and its mappings;
 //   - pprof ("profiler": "pprof"): a Go program writes its own CPU profile
 //     to the file $PERFLAB_CPUPROFILE names (runtime/pprof's
 //     StartCPUProfile; a test binary: -test.cpuprofile "$PERFLAB_CPUPROFILE"),
@@ -54,6 +59,27 @@ const perfRecordHz = 4000
 type trialProfiler struct {
 	kind string
 	file string
+	syms *elfsym.Resolver // names what perf did not
+	perf *perfSibling     // perf record attached to the command
+}
+
+// perfSibling is perf record attached to the trial's command (-p PID)
+// rather than its parent: perflab starts the command behind a gate (sh
+// blocked reading a FIFO), starts perf on its process with the events
+// disabled (-D -1), enables them through perf's control FIFO, and opens
+// the gate when perf acknowledges. The command's wait4 rusage (user_ms,
+// sys_ms) and GNU time's peak RSS are then the command's own, perf's CPU
+// time and memory not in them; wall_ms runs from the gate's opening, so
+// perf's own start and end are not in it either. perf follows the
+// command's children (inherit) and ends when it exits.
+type perfSibling struct {
+	gate, ctl, ack string   // FIFOs
+	gateW          *os.File // perflab's end of the gate
+	cmd            *exec.Cmd
+	stderr         bytes.Buffer
+	done           chan error
+	note           string    // why the trial has no profile
+	released       time.Time // when the command went on
 }
 
 // perfRecordStatus says once whether perf record works here, and why not.
@@ -84,6 +110,12 @@ func (s *perfRecordStatus) check() (bool, string) {
 			}
 			return
 		}
+		// Attaching to the command needs --control and -D -1 (perf 5.10).
+		help, _ := exec.Command("perf", "record", "-h").CombinedOutput()
+		if !bytes.Contains(help, []byte("--control")) {
+			s.why = "this perf record has no --control (perf 5.10 or later attaches to the command with its events enabled on cue)"
+			return
+		}
 		s.ok = true
 	})
 	return s.ok, s.why
@@ -105,7 +137,26 @@ func (d *Device) newTrialProfiler(kind, tmp string, index int) (*trialProfiler, 
 		if ok, why := d.perfRecord.check(); !ok {
 			return nil, why
 		}
-		return &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index))}, ""
+		tp := &trialProfiler{kind: ProfilerPerf, file: filepath.Join(tmp, fmt.Sprintf("perf-%d.data", index)), syms: &d.syms}
+		ps := &perfSibling{}
+		for _, f := range []struct {
+			p    *string
+			name string
+		}{{&ps.gate, "gate"}, {&ps.ctl, "ctl"}, {&ps.ack, "ack"}} {
+			*f.p = filepath.Join(tmp, fmt.Sprintf("perf-%d.%s", index, f.name))
+			if err := syscall.Mkfifo(*f.p, 0o600); err != nil {
+				ps.remove()
+				return nil, "perf record: " + err.Error()
+			}
+		}
+		gw, err := os.OpenFile(ps.gate, os.O_RDWR, 0) // a writer already: the command's open does not block
+		if err != nil {
+			ps.remove()
+			return nil, "perf record: " + err.Error()
+		}
+		ps.gateW = gw
+		tp.perf = ps
+		return tp, ""
 	}
 	return nil, fmt.Sprintf("profiler %q: want perf or pprof", kind)
 }
@@ -119,74 +170,135 @@ func (p *trialProfiler) wrap(argv, env []string) ([]string, []string) {
 	if p.kind == ProfilerPprof {
 		return argv, append(env, ProfileEnv+"="+p.file)
 	}
-	return append([]string{"perf"}, perfRecordArgs(p.file, argv...)...), env
+	// The gate: the command waits until perf is attached to it.
+	return append([]string{"sh", "-c", `read _ < "$0"; exec "$@"`, p.perf.gate}, argv...), env
+}
+
+// perfGateTimeout bounds the wait for perf record to attach; the
+// command then goes on unprofiled.
+const perfGateTimeout = 30 * time.Second
+
+// attach starts perf record on the gated command pid, waits until its
+// events are enabled, and opens the gate; whatever fails, the gate opens
+// and the note says why the trial has no profile. It reports whether
+// there was a gate to open.
+func (p *trialProfiler) attach(pid int) bool {
+	if p == nil || p.perf == nil {
+		return false
+	}
+	ps := p.perf
+	defer func() {
+		ps.gateW.Write([]byte("go\n"))
+		ps.gateW.Close()
+		ps.released = time.Now()
+	}()
+	ctl, err := os.OpenFile(ps.ctl, os.O_RDWR, 0)
+	if err != nil {
+		ps.note = "perf record: " + err.Error()
+		return true
+	}
+	defer ctl.Close()
+	ack, err := os.OpenFile(ps.ack, os.O_RDWR, 0)
+	if err != nil {
+		ps.note = "perf record: " + err.Error()
+		return true
+	}
+	defer ack.Close()
+	args := perfRecordArgs(p.file)
+	args = append(args[:len(args)-1], "-p", strconv.Itoa(pid), "-D", "-1", "--control", "fifo:"+ps.ctl+","+ps.ack)
+	ps.cmd = exec.Command("perf", args...)
+	ps.cmd.Stderr = &ps.stderr
+	ps.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := ps.cmd.Start(); err != nil {
+		ps.note, ps.cmd = "perf record: "+err.Error(), nil
+		return true
+	}
+	ps.done = make(chan error, 1)
+	go func() { ps.done <- ps.cmd.Wait() }()
+	ctl.Write([]byte("enable\n"))
+	got := make(chan string, 1)
+	go func() {
+		b := make([]byte, 16)
+		n, _ := ack.Read(b)
+		got <- string(b[:n])
+	}()
+	select {
+	case a := <-got:
+		if !strings.HasPrefix(a, "ack") {
+			ps.note = fmt.Sprintf("perf record did not acknowledge (%q)", a)
+		}
+	case err := <-ps.done:
+		ps.done <- err
+		ps.note = fmt.Sprintf("perf record ended before the command started: %v: %s", err, lastLines(strings.TrimSpace(ps.stderr.String()), 2))
+	case <-time.After(perfGateTimeout):
+		ps.note = fmt.Sprintf("perf record did not attach within %v", perfGateTimeout)
+	}
+	if ps.note != "" {
+		ack.Close() // ends the reader
+	}
+	return true
+}
+
+// finish waits for perf record to end after the command (it ends when
+// the command does), interrupting it if it does not.
+func (p *trialProfiler) finish() {
+	if p == nil || p.perf == nil {
+		return
+	}
+	ps := p.perf
+	if ps.gateW != nil && ps.released.IsZero() {
+		ps.gateW.Close() // the command never started
+	}
+	if ps.cmd != nil && ps.done != nil {
+		select {
+		case err := <-ps.done:
+			if err != nil && ps.note == "" {
+				ps.note = fmt.Sprintf("perf record: %v: %s", err, lastLines(strings.TrimSpace(ps.stderr.String()), 2))
+			}
+		case <-time.After(5 * time.Second):
+			ps.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-ps.done:
+			case <-time.After(5 * time.Second):
+				ps.cmd.Process.Kill()
+				<-ps.done
+			}
+		}
+	}
+	ps.remove()
+}
+
+// remove removes the FIFOs.
+func (ps *perfSibling) remove() {
+	for _, f := range []string{ps.gate, ps.ctl, ps.ack} {
+		if f != "" {
+			os.Remove(f)
+		}
+	}
 }
 
 // collect reads the trial's profile, with the app's spans, and removes
 // its file; the note says what was lost.
-// With perf, commandNs is the command's own wall time as perf saw it,
-// from its exec to its exit, perf's own start-up and end left out (0 when
-// perf does not say).
-func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note string, commandNs int64) {
+func (p *trialProfiler) collect(spans []lab.Span) (prof *lab.Profile, note string) {
 	if p == nil {
-		return nil, "", 0
+		return nil, ""
 	}
 	defer os.Remove(p.file)
+	if p.perf != nil && p.perf.note != "" {
+		return nil, p.perf.note
+	}
 	var err error
 	switch p.kind {
 	case ProfilerPprof:
 		prof, err = readPprofFile(p.file)
 	default:
-		prof, err = readPerfData(p.file)
-		if err == nil {
-			commandNs = perfCommandNs(p.file)
-		}
+		prof, err = readPerfData(p.file, p.syms)
 	}
 	if err != nil {
-		return nil, err.Error(), 0
+		return nil, err.Error()
 	}
 	prof.Spans = append(prof.Spans, spans...)
-	return prof, strings.Join(prof.Notes, "; "), commandNs
-}
-
-// perfCommandNs is the time from the first exec perf recorded (the
-// command perf started) to that process's exit, from its task events; 0
-// when they are not there.
-func perfCommandNs(path string) int64 {
-	out, err := exec.Command("perf", "script", "-i", path, "--show-task-events", "-F", "pid,tid,time,event", "--ns").Output()
-	if err != nil {
-		return 0
-	}
-	return taskEventsSpan(string(out))
-}
-
-// taskEventsSpan reads perf script's task event lines ("PID/TID TIME:
-// PERF_RECORD_COMM exec: ..." and "PERF_RECORD_EXIT(PID:TID)...") and
-// returns the first exec's process's lifetime in nanoseconds.
-func taskEventsSpan(out string) int64 {
-	var pid string
-	var start, end float64
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 3 || !strings.Contains(line, "PERF_RECORD_") {
-			continue
-		}
-		ids := strings.SplitN(f[0], "/", 2)
-		t, err := strconv.ParseFloat(strings.TrimSuffix(f[1], ":"), 64)
-		if err != nil || len(ids) != 2 {
-			continue
-		}
-		switch {
-		case pid == "" && strings.Contains(line, "PERF_RECORD_COMM exec"):
-			pid, start = ids[0], t
-		case pid != "" && ids[0] == pid && ids[1] == pid && strings.Contains(line, "PERF_RECORD_EXIT"):
-			end = t
-		}
-	}
-	if pid == "" || end <= start {
-		return 0
-	}
-	return int64((end - start) * 1e9)
+	return prof, strings.Join(prof.Notes, "; ")
 }
 
 // readPprofFile reads a Go program's CPU profile.
@@ -219,16 +331,29 @@ func fromPprof(pp *profile.Profile) *lab.Profile {
 			ci = i
 		}
 	}
+	mi := map[*profile.Mapping]int{}
+	for _, m := range pp.Mapping {
+		p.Mappings = append(p.Mappings, lab.Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, File: m.File, BuildID: m.BuildID, Symbolized: m.HasFunctions})
+		mi[m] = len(p.Mappings)
+	}
 	for _, s := range pp.Sample {
 		var stack []string
+		var frames []lab.Frame
 		for _, l := range s.Location {
+			fr := lab.Frame{Addr: l.Address, Mapping: mi[l.Mapping]}
 			for _, ln := range l.Line {
 				if ln.Function != nil {
 					stack = append(stack, ln.Function.Name)
+					frames = append(frames, fr)
 				}
 			}
 			if len(l.Line) == 0 {
-				stack = append(stack, fmt.Sprintf("0x%x", l.Address))
+				file := ""
+				if l.Mapping != nil {
+					file = l.Mapping.File
+				}
+				stack = append(stack, elfsym.Unknown(file, l.Address))
+				frames = append(frames, fr)
 			}
 		}
 		if len(stack) == 0 || vi < 0 || vi >= len(s.Value) || s.Value[vi] <= 0 {
@@ -242,34 +367,84 @@ func fromPprof(pp *profile.Profile) *lab.Profile {
 		if ci >= 0 && ci < len(s.Value) {
 			n = max(1, s.Value[ci])
 		}
-		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, TimeNs: -1, Weight: s.Value[vi], Count: n, Phase: ph})
+		p.Samples = append(p.Samples, lab.ProfileSample{Stack: stack, Frames: frames, TimeNs: -1, Weight: s.Value[vi], Count: n, Phase: ph})
 	}
 	return p
 }
 
-// readPerfData reads perf record's file through perf script.
-func readPerfData(path string) (*lab.Profile, error) {
+// readPerfData reads perf record's file through perf script: the
+// samples' times and stacks with each frame's binary (dso), and the
+// binaries' mappings (--show-mmap-events); res names what perf did not.
+func readPerfData(path string, res *elfsym.Resolver) (*lab.Profile, error) {
 	var stderr bytes.Buffer
-	cmd := exec.Command("perf", "script", "-i", path, "-F", "time,ip,sym", "--ns")
+	cmd := exec.Command("perf", "script", "-i", path, "-F", "time,ip,sym,symoff,dso", "--ns", "--show-mmap-events")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("perf script: %v: %s", err, lastLines(strings.TrimSpace(stderr.String()), 2))
 	}
-	return parsePerfScript(bytes.NewReader(out))
+	return parsePerfScript(bytes.NewReader(out), res)
 }
 
-// parsePerfScript parses `perf script -F time,ip,sym --ns` output: a
-// header line per sample ("  1234.567890123: "), then its stack, one
-// "ADDR SYMBOL" line per frame, leaf first, then a blank line. Frames
-// without a symbol ("[unknown]") are kept as their address and counted in
-// a note.
-func parsePerfScript(r io.Reader) (*lab.Profile, error) {
+// perfMaps are the executable mappings perf's mmap events gave, by file;
+// a frame's mapping is its file's latest.
+type perfMaps struct {
+	list   []lab.Mapping
+	byFile map[string]int // 1-based index into list
+	named  map[int]bool   // mappings with an unnamed frame: false
+}
+
+// parseMmap reads a PERF_RECORD_MMAP or MMAP2 line ("... [0xSTART(0xLEN)
+// @ PGOFF ...]: PROT PATH"), keeping executable ones.
+func (m *perfMaps) parseMmap(s string) {
+	i := strings.IndexByte(s, '[')
+	j := strings.LastIndex(s, "]: ")
+	if i < 0 || j < i {
+		return
+	}
+	inner, rest := s[i+1:j], strings.Fields(s[j+3:])
+	if len(rest) < 2 || !strings.Contains(rest[0], "x") {
+		return
+	}
+	file := strings.Join(rest[1:], " ")
+	var start, size, off uint64
+	addr, tail, ok := strings.Cut(inner, "(")
+	if !ok {
+		return
+	}
+	sz, tail, _ := strings.Cut(tail, ")")
+	_, pg, _ := strings.Cut(tail, "@ ")
+	pg, _, _ = strings.Cut(strings.TrimSpace(pg), " ")
+	var err1, err2, err3 error
+	start, err1 = strconv.ParseUint(strings.TrimPrefix(addr, "0x"), 16, 64)
+	size, err2 = strconv.ParseUint(strings.TrimPrefix(sz, "0x"), 16, 64)
+	off, err3 = strconv.ParseUint(strings.TrimPrefix(pg, "0x"), 16, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return
+	}
+	m.list = append(m.list, lab.Mapping{Start: start, Limit: start + size, Offset: off, File: file})
+	m.byFile[file] = len(m.list)
+}
+
+// parsePerfScript parses `perf script -F time,ip,sym,symoff,dso --ns
+// --show-mmap-events` output: mmap event lines, and per sample a header
+// line ("  1234.567890123: "), its stack, one "ADDR SYMBOL+OFF (DSO)"
+// line per frame, leaf first, then a blank line. ADDR is the offset in
+// the DSO's file. A frame perf did not name is named from the binary's
+// symbols or its debug file (res), else BINARY+0xADDR; every frame of a
+// mapped binary keeps its address and mapping. Frames with neither a
+// symbol nor a binary (a frame-pointer unwinder's garbage) are dropped
+// and counted in a note.
+func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
+	if res == nil {
+		res = &elfsym.Resolver{}
+	}
 	p := &lab.Profile{Source: ProfilerPerf, PeriodNs: int64(1e9 / perfRecordHz)}
+	maps := &perfMaps{byFile: map[string]int{}, named: map[int]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var cur *lab.ProfileSample
-	unknown, line := 0, 0
+	named, unknown, lost, line := 0, 0, 0, 0
 	flush := func() {
 		if cur != nil && len(cur.Stack) > 0 {
 			p.Samples = append(p.Samples, *cur)
@@ -282,6 +457,10 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 		switch {
 		case s == "":
 			flush()
+		case cur == nil && strings.Contains(s, "PERF_RECORD_MMAP"):
+			maps.parseMmap(s)
+		case cur == nil && strings.Contains(s, "PERF_RECORD_"):
+			// other side-band events
 		case cur == nil:
 			t, ok := strings.CutSuffix(s, ":")
 			if !ok {
@@ -293,19 +472,57 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 			}
 			cur = &lab.ProfileSample{TimeNs: int64(sec * 1e9)}
 		default:
-			addr, sym, _ := strings.Cut(s, " ")
-			sym = strings.TrimSpace(sym)
-			if addr == "0" && sym == "[unknown]" {
-				continue // the end of a chain the unwinder lost
+			addrText, rest, _ := strings.Cut(s, " ")
+			rest = strings.TrimSpace(rest)
+			dso := ""
+			if strings.HasSuffix(rest, ")") {
+				if i := strings.LastIndex(rest, " ("); i >= 0 {
+					dso, rest = rest[i+2:len(rest)-1], strings.TrimSpace(rest[:i])
+				} else if strings.HasPrefix(rest, "(") {
+					dso, rest = rest[1:len(rest)-1], ""
+				}
 			}
-			if sym == "" || sym == "[unknown]" {
-				unknown++
-				sym = "0x" + addr
-			}
+			sym := rest
 			if i := strings.LastIndex(sym, "+0x"); i > 0 {
 				sym = sym[:i] // symbol+offset
 			}
+			if sym == "[unknown]" {
+				sym = ""
+			}
+			if dso == "[unknown]" {
+				dso = ""
+			}
+			if sym == "" && dso == "" {
+				if addrText != "0" {
+					lost++
+				}
+				continue // the end of a chain the unwinder lost, or its garbage
+			}
+			off, _ := strconv.ParseUint(addrText, 16, 64)
+			fr := lab.Frame{Addr: off}
+			mi := maps.byFile[dso]
+			if mi > 0 {
+				m := maps.list[mi-1]
+				fr = lab.Frame{Addr: m.Start + off - m.Offset, Mapping: mi}
+				if _, seen := maps.named[mi]; !seen {
+					maps.named[mi] = true
+				}
+			}
+			if sym == "" && dso != "" {
+				b := res.Open(dso)
+				vaddr, _ := b.Addr(off)
+				if sym = b.Name(vaddr); sym != "" {
+					named++
+				} else {
+					sym = elfsym.Unknown(dso, vaddr)
+					unknown++
+					if mi > 0 {
+						maps.named[mi] = false
+					}
+				}
+			}
 			cur.Stack = append(cur.Stack, sym)
+			cur.Frames = append(cur.Frames, fr)
 		}
 	}
 	flush()
@@ -315,10 +532,57 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 	if len(p.Samples) == 0 {
 		return nil, fmt.Errorf("perf recorded no samples (a command shorter than a sampling period, %d µs?)", 1_000_000/perfRecordHz)
 	}
+	for i := range maps.list {
+		m := &maps.list[i]
+		m.Symbolized = maps.named[i+1]
+		if b := res.Open(m.File); b.BuildID != "" {
+			m.BuildID = b.BuildID
+		}
+	}
+	p.Mappings = maps.list
+	usedMappings(p)
+	if named > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames perf did not name were named from their binaries' symbols or debug files", named))
+	}
 	if unknown > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol (a stripped binary?), kept as addresses", unknown))
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames without a symbol (a stripped binary without its debug file?), named BINARY+0xADDRESS", unknown))
+	}
+	if lost > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d frames with neither a symbol nor a binary (the unwinder's guesses) dropped", lost))
 	}
 	return p, nil
+}
+
+// usedMappings keeps the mappings the samples' frames are in, the one
+// with the most frames first: pprof takes the first mapping for the main
+// binary (`go tool pprof BINARY PROFILE` puts BINARY there), and the
+// command's own binary holds most frames.
+func usedMappings(p *lab.Profile) {
+	count := make([]int, len(p.Mappings)+1)
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			count[f.Mapping]++
+		}
+	}
+	var order []int // 1-based
+	for i := 1; i <= len(p.Mappings); i++ {
+		if count[i] > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return count[order[a]] > count[order[b]] })
+	renum := make([]int, len(p.Mappings)+1)
+	kept := make([]lab.Mapping, 0, len(order))
+	for _, i := range order {
+		kept = append(kept, p.Mappings[i-1])
+		renum[i] = len(kept)
+	}
+	for _, s := range p.Samples {
+		for j := range s.Frames {
+			s.Frames[j].Mapping = renum[s.Frames[j].Mapping]
+		}
+	}
+	p.Mappings = kept
 }
 
 // CanProfile: the local device profiles with perf record, or with a Go
@@ -327,3 +591,11 @@ func parsePerfScript(r io.Reader) (*lab.Profile, error) {
 func (d *Device) CanProfile() (bool, string) { return true, "" }
 
 var _ lab.Profiler = (*Device)(nil)
+
+// sibling is the attached perf record, nil for none.
+func (p *trialProfiler) sibling() *perfSibling {
+	if p == nil {
+		return nil
+	}
+	return p.perf
+}

@@ -11,19 +11,28 @@ import (
 // unwinder ends dropped, unknown frames kept as addresses with a note; a
 // malformed header is an error naming the line.
 func TestParsePerfScript(t *testing.T) {
-	in := " 10.000000100: \n\t 1152 work_a\n\t 2724a __libc_start_call_main\n\n 10.000250100: \n\t 1469e [unknown]\n\t 0 [unknown]\n\n"
-	p, err := parsePerfScript(strings.NewReader(in))
+	in := " 0.000000000: PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209000) @ 0xffffffff81000000]: x [kernel.kallsyms]_text\n" +
+		" 10.000000000: PERF_RECORD_MMAP2 15687/15687: [0x5565d285b000(0xf000) @ 0x3000 fe:00 247273 0]: r-xp /nonexistent/gzip\n" +
+		" 10.000000100: \n\t 1152 work_a (/nonexistent/gzip)\n\t 2724a __libc_start_call_main+0x7a (/usr/lib/libc.so.6)\n\n" +
+		" 10.000250100: \n\t cc5c [unknown] (/nonexistent/gzip)\n\t 7751333150573358 [unknown] ([unknown])\n\t 0 [unknown] ([unknown])\n\n"
+	p, err := parsePerfScript(strings.NewReader(in), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Samples) != 2 || p.Samples[0].TimeNs != 10_000_000_100 || strings.Join(p.Samples[0].Stack, ",") != "work_a,__libc_start_call_main" ||
-		strings.Join(p.Samples[1].Stack, ",") != "0x1469e" || len(p.Notes) != 1 || p.PeriodNs != 250_000 {
+		strings.Join(p.Samples[1].Stack, ",") != "gzip+0xcc5c" || len(p.Notes) != 2 || p.PeriodNs != 250_000 {
 		t.Errorf("%+v", p)
 	}
-	if _, err := parsePerfScript(strings.NewReader("garbage\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+	// The binary's frames keep their process address and mapping; a
+	// mapping no frame is in (the kernel's, here) is left out.
+	if len(p.Mappings) != 1 || p.Mappings[0] != (lab.Mapping{Start: 0x5565d285b000, Limit: 0x5565d285b000 + 0xf000, Offset: 0x3000, File: "/nonexistent/gzip"}) ||
+		p.Samples[1].Frames[0] != (lab.Frame{Addr: 0x5565d285b000 + 0xcc5c - 0x3000, Mapping: 1}) || p.Samples[0].Frames[1].Mapping != 0 {
+		t.Errorf("mappings %+v frames %+v %+v", p.Mappings, p.Samples[0].Frames, p.Samples[1].Frames)
+	}
+	if _, err := parsePerfScript(strings.NewReader("garbage\n"), nil); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("malformed: %v", err)
 	}
-	if _, err := parsePerfScript(strings.NewReader("")); err == nil {
+	if _, err := parsePerfScript(strings.NewReader(""), nil); err == nil {
 		t.Error("no samples: no error")
 	}
 }
@@ -43,29 +52,5 @@ func TestSpanLines(t *testing.T) {
 	c.Write([]byte("PERFLAB_SPAN begin load soon\n"))
 	if c.err == nil || !strings.Contains(c.err.Error(), "line 1") {
 		t.Errorf("malformed span: %v", c.err)
-	}
-}
-
-// TestTaskEventsSpan: the command's time is from its exec to its own exit
-// (threads and other processes' events aside).
-func TestTaskEventsSpan(t *testing.T) {
-	out := `       perf-exec     0/0         0.000000000: PERF_RECORD_COMM: perf-exec:6737/6737
-        profiled  6737/6737   4778.702359532: PERF_RECORD_COMM exec: profiled:6737/6737
-        profiled  6737/6737   4778.707599420: PERF_RECORD_FORK(6737:6738):(6737:6737)
-        profiled  6737/6737   4778.772525916: PERF_RECORD_EXIT(6737:6737):(6736:6736)
-        profiled  6737/6738   4778.772557023: PERF_RECORD_EXIT(6737:6738):(6736:6736)
-`
-	// The -F pid,tid,time,event form has no comm column.
-	var trimmed []string
-	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 1 {
-			trimmed = append(trimmed, strings.Join(f[1:], " "))
-		}
-	}
-	if got := taskEventsSpan(strings.Join(trimmed, "\n")); got != 70166384 {
-		t.Errorf("span %d ns, want 70166384", got)
-	}
-	if got := taskEventsSpan("nothing here"); got != 0 {
-		t.Errorf("no events: %d", got)
 	}
 }

@@ -92,3 +92,30 @@ func TestSimProfile(t *testing.T) {
 		t.Errorf("samples per phase %v", phases)
 	}
 }
+
+// TestSimProfileBinaries: every frame of a launch's profile has its
+// simulated binary's mapping and its address in it, the ones the
+// simulated phone's simpleperf reports, every mapping symbolized.
+func TestSimProfileBinaries(t *testing.T) {
+	ph, _ := New("pixel", 9)
+	pkg := PackageName("feed", 0)
+	l, err := ph.Launch(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := LaunchProfile(pkg, l, rand.New(rand.NewPCG(1, 2)))
+	if len(p.Mappings) < 2 {
+		t.Fatalf("mappings %+v", p.Mappings)
+	}
+	for _, s := range p.Samples {
+		if len(s.Frames) != len(s.Stack) {
+			t.Fatalf("%d frames for %d functions", len(s.Frames), len(s.Stack))
+		}
+		for i, f := range s.Frames {
+			m := p.Mappings[f.Mapping-1]
+			if f.Addr != FuncAddr(s.Stack[i]) || m.File != FuncBinary(s.Stack[i], pkg) || !m.Symbolized || f.Addr >= m.Limit {
+				t.Fatalf("%s: frame %+v in %+v", s.Stack[i], f, m)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -413,7 +414,66 @@ func LaunchProfile(pkg string, l Launch, rng *rand.Rand) *lab.Profile {
 	if !ok {
 		return nil
 	}
-	return NewCallTree(app).Profile(l.Breakdown, float64(l.Total)/float64(time.Millisecond), l.Breakdown.Fn, l.Breakdown.FnExtra, rng)
+	p := NewCallTree(app).Profile(l.Breakdown, float64(l.Total)/float64(time.Millisecond), l.Breakdown.Fn, l.Breakdown.FnExtra, rng)
+	withBinaries(p, pkg)
+	return p
+}
+
+// withBinaries gives every frame of p its simulated binary's mapping and
+// its address in it (FuncBinary, FuncAddr: what the simulated phone's
+// simpleperf reports too), so the sim's pprof files have the shape of a
+// real profile's; every frame is named, so every mapping is symbolized.
+func withBinaries(p *lab.Profile, pkg string) {
+	maps := map[string]int{}
+	frames := map[*string][]lab.Frame{} // stacks are shared by their samples
+	for i := range p.Samples {
+		s := &p.Samples[i]
+		if len(s.Stack) == 0 {
+			continue
+		}
+		fr, ok := frames[&s.Stack[0]]
+		if !ok {
+			fr = make([]lab.Frame, len(s.Stack))
+			for j, fn := range s.Stack {
+				file, addr := FuncBinary(fn, pkg), FuncAddr(fn)
+				mi, seen := maps[file]
+				if !seen {
+					p.Mappings = append(p.Mappings, lab.Mapping{File: file, Symbolized: true})
+					mi = len(p.Mappings)
+					maps[file] = mi
+				}
+				m := &p.Mappings[mi-1]
+				m.Limit = max(m.Limit, addr+1)
+				fr[j] = lab.Frame{Addr: addr, Mapping: mi}
+			}
+			frames[&s.Stack[0]] = fr
+		}
+		s.Frames = fr
+	}
+}
+
+// FuncAddr is a made-up but stable address of simulated function fn in
+// its file.
+func FuncAddr(fn string) uint64 {
+	h := fnv.New32a()
+	h.Write([]byte(fn))
+	return uint64(h.Sum32()&0xfffff0 | 0x1000)
+}
+
+// FuncBinary is the file a simulated function of package pkg lives in on
+// the phone.
+func FuncBinary(fn, pkg string) string {
+	switch {
+	case strings.HasPrefix(fn, "android."):
+		return "/system/framework/arm64/boot-framework.oat"
+	case strings.HasPrefix(fn, "libc."):
+		return "/apex/com.android.runtime/lib64/bionic/libc.so"
+	case strings.HasPrefix(fn, "sqlite3."):
+		return "/system/lib64/libsqlite.so"
+	case strings.HasPrefix(fn, "art."):
+		return "/apex/com.android.art/lib64/libart.so"
+	}
+	return "/data/app/" + pkg + "-1/oat/arm64/base.odex"
 }
 
 // CanProfile: every simulated app has a call tree (lab.Profiler).

@@ -3,12 +3,15 @@ package engine_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/engine"
+	"github.com/perflab/perflab/sessions/profdiff"
 )
 
 // A pool of simulated phones runs as one session: the header lists every
@@ -114,4 +117,72 @@ func TestPoolRefusesFixedOrderAndProbe(t *testing.T) {
 	if _, err := engine.Start(context.Background(), l, engine.Plan{Experiment: exp, ProbeS: 5, Path: filepath.Join(t.TempDir(), "x.jsonl")}); err == nil {
 		t.Error("a probe on a pool started")
 	}
+}
+
+// TestProfileEvery: "profile": {"every": 4} profiles one round in 4,
+// both arms of it, on the simulated phone; the metrics' inputs (every
+// view's verdicts) hold the unprofiled rounds only, a note says which
+// were used, and perflab profile analyses the profiled ones. "profile":
+// true still profiles every round.
+func TestProfileEvery(t *testing.T) {
+	for _, tc := range []struct {
+		profile  string
+		profiled int // rounds
+	}{{`{"every": 4}`, 3}, {`true`, 12}} {
+		exp, err := lab.ParseExperiment([]byte(`{"device": "sim:pixel", "trials": 12, "warmup": 1, "order": "random", "seed": 5,
+			"builds": {"control": {"app": "feed"}, "treatment": {"app": "feed"}}, "metrics": ["startup_ms"], "profile": ` + tc.profile + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		l := engine.Lab{Open: func(ctx context.Context, id string, realtime bool) (lab.Device, error) {
+			return devices.Open(ctx, id, devices.Options{Seed: exp.Seed})
+		}}
+		if _, err := engine.RunSession(context.Background(), l, engine.Plan{Experiment: *exp, Path: path, Tool: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := sessions.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rounds := map[int]int{}
+		for _, e := range s.Events {
+			if tr := e.Trial; tr != nil && tr.Counted() && tr.Profile != nil {
+				rounds[tr.Round]++
+				if tr.ProfileRound != (exp.ProfileEvery > 1) {
+					t.Errorf("trial %d: profile_round %v", tr.Index, tr.ProfileRound)
+				}
+			}
+		}
+		if len(rounds) != tc.profiled {
+			t.Errorf("profile %s: %d rounds profiled (%v), want %d", tc.profile, len(rounds), rounds, tc.profiled)
+		}
+		for r, n := range rounds {
+			if n != 2 || exp.ProfileEvery > 1 && r%exp.ProfileEvery != 0 {
+				t.Errorf("round %d: %d trials profiled", r, n)
+			}
+		}
+		in := sessions.MetricInputs(s.Events)
+		if want := 12 - len(rounds)*btoi(exp.ProfileEvery > 1); len(in) != 1 || len(in[0].Samples[0]) != want || len(in[0].Samples[1]) != want {
+			t.Errorf("profile %s: inputs %d/%d values, want %d", tc.profile, len(in[0].Samples[0]), len(in[0].Samples[1]), want)
+		}
+		notes := sessions.TrialNotes(s.Events)
+		hasNote := slices.ContainsFunc(notes, func(n string) bool {
+			return strings.Contains(n, "3 rounds of 12 profiled") && strings.Contains(n, "9 unprofiled rounds")
+		})
+		if hasNote != (exp.ProfileEvery > 1) {
+			t.Errorf("profile %s: notes %q", tc.profile, notes)
+		}
+		r, err := profdiff.Analyze(path, profdiff.Options{})
+		if err != nil || r.Pairs != len(rounds) {
+			t.Errorf("profile %s: profdiff %v, %+v pairs", tc.profile, err, r)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/internal/elfsym"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions"
 )
@@ -50,6 +51,10 @@ type Options struct {
 	// Weighting is how the functions' tests share the error rate:
 	// WeightShare (default), WeightSqrtShare or WeightFlat.
 	Weighting string
+	// Symbols, when set, names the frames the profiler left unnamed
+	// (sessions.Symbolize) before they are folded: the binaries' own
+	// symbols, their debug files, a build tree (perflab profile --symbols).
+	Symbols *elfsym.Resolver
 }
 
 // Weightings of the functions' tests (analysis.CorrectionWeightedBH's
@@ -303,6 +308,9 @@ func loadAll(path string, trials []*lab.Trial, metric string, opt Options) []loa
 				out[i].err = err
 				return
 			}
+			if opt.Symbols != nil {
+				sessions.Symbolize(p, opt.Symbols)
+			}
 			out[i].trialProfile, out[i].err = fold(p, t, metric, opt)
 		}()
 	}
@@ -336,17 +344,17 @@ func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialPr
 		kept += w
 		count := s.Value[0] // samples (ToPprof sums a stack's samples)
 		for i := 0; i+1 < len(s.Location); i++ {
-			tp.edges[[2]string{sessions.FuncName(s.Location[i]), sessions.FuncName(s.Location[i+1])}] += count
+			tp.edges[[2]string{rowName(s.Location[i]), rowName(s.Location[i+1])}] += count
 		}
 		if !opt.Cumulative {
-			name := sessions.FuncName(s.Location[0])
+			name := rowName(s.Location[0])
 			ns[name] += w
 			tp.samples[name] += count
 			continue
 		}
 		clear(seen)
 		for _, l := range s.Location {
-			name := sessions.FuncName(l)
+			name := rowName(l)
 			if !seen[name] {
 				seen[name] = true
 				ns[name] += w
@@ -375,6 +383,11 @@ func fold(p *profile.Profile, t *lab.Trial, metric string, opt Options) (trialPr
 	tp.view = kept / all * tp.total
 	return tp, nil
 }
+
+// rowName is the row of the table a location is counted in: its
+// function, or for a frame no symbol names its binary's one row, "gzip
+// (unsymbolized)", rather than hundreds of addresses tested one by one.
+func rowName(l *profile.Location) string { return elfsym.Group(sessions.FuncName(l)) }
 
 // pair is one round's profiles of A and B.
 type pair struct{ a, b *trialProfile }

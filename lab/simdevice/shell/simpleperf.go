@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"hash/fnv"
 	"io"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/lab/sim"
 )
 
 // The simulated phone's simpleperf, Android's profiler: `simpleperf record
@@ -364,30 +364,8 @@ func writeReportSample(b *strings.Builder, p *lab.Profile, app, event string) {
 			if i == 1 {
 				b.WriteString("  callchain:\n")
 			}
-			fmt.Fprintf(b, "%svaddr_in_file: %x\n%sfile: %s\n%ssymbol: %s\n", ind, vaddr(fn), ind, dsoOf(fn, app), ind, fn)
+			fmt.Fprintf(b, "%svaddr_in_file: %x\n%sfile: %s\n%ssymbol: %s\n", ind, sim.FuncAddr(fn), ind, sim.FuncBinary(fn, app), ind, fn)
 		}
 	}
 	fmt.Fprintf(b, "lost_situation:\n  sample_count: %d\n  lost_count: 0\n", len(p.Samples))
-}
-
-// vaddr is a made-up but stable address of function fn in its file.
-func vaddr(fn string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(fn))
-	return h.Sum32()&0xfffff0 | 0x1000
-}
-
-// dsoOf is the file a simulated function lives in.
-func dsoOf(fn, app string) string {
-	switch {
-	case strings.HasPrefix(fn, "android."):
-		return "/system/framework/arm64/boot-framework.oat"
-	case strings.HasPrefix(fn, "libc."):
-		return "/apex/com.android.runtime/lib64/bionic/libc.so"
-	case strings.HasPrefix(fn, "sqlite3."):
-		return "/system/lib64/libsqlite.so"
-	case strings.HasPrefix(fn, "art."):
-		return "/apex/com.android.art/lib64/libart.so"
-	}
-	return "/data/app/" + app + "-1/oat/arm64/base.odex"
 }
