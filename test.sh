@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # test.sh: installs what the tests need (Debian's adb, valgrind, linux-perf,
-# openssh-server, hyperfine, tmux, GNU time, python3-scipy, postgresql; benchstat through go install) when missing, then checks formatting, vets
+# openssh-server, hyperfine, tmux, GNU time, python3-scipy, postgresql,
+# chromium (the dashboard test, headless through chromedp); benchstat through go install) when missing, then checks formatting, vets
 # and runs every test with the race detector, listing the 10 slowest at the
 # end. README.md and .ci/run use it.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 need=()
-for pair in adb:adb /usr/sbin/sshd:openssh-server valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux /usr/bin/time:time; do
+for pair in adb:adb /usr/sbin/sshd:openssh-server valgrind:valgrind perf:linux-perf hyperfine:hyperfine tmux:tmux /usr/bin/time:time chromium:chromium; do
 	command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done
 /usr/bin/python3 -c 'import scipy' >/dev/null 2>&1 || need+=(python3-scipy)

@@ -472,54 +472,12 @@ func parsePerfScript(r io.Reader, res *elfsym.Resolver) (*lab.Profile, error) {
 			}
 			cur = &lab.ProfileSample{TimeNs: int64(sec * 1e9)}
 		default:
-			addrText, rest, _ := strings.Cut(s, " ")
-			rest = strings.TrimSpace(rest)
-			dso := ""
-			if strings.HasSuffix(rest, ")") {
-				if i := strings.LastIndex(rest, " ("); i >= 0 {
-					dso, rest = rest[i+2:len(rest)-1], strings.TrimSpace(rest[:i])
-				} else if strings.HasPrefix(rest, "(") {
-					dso, rest = rest[1:len(rest)-1], ""
-				}
-			}
-			sym := rest
-			if i := strings.LastIndex(sym, "+0x"); i > 0 {
-				sym = sym[:i] // symbol+offset
-			}
-			if sym == "[unknown]" {
-				sym = ""
-			}
-			if dso == "[unknown]" {
-				dso = ""
-			}
-			if sym == "" && dso == "" {
-				if addrText != "0" {
+			sym, fr, ok := maps.frame(s, res, &named, &unknown)
+			if !ok {
+				if addr, _, _ := strings.Cut(s, " "); addr != "0" {
 					lost++
 				}
 				continue // the end of a chain the unwinder lost, or its garbage
-			}
-			off, _ := strconv.ParseUint(addrText, 16, 64)
-			fr := lab.Frame{Addr: off}
-			mi := maps.byFile[dso]
-			if mi > 0 {
-				m := maps.list[mi-1]
-				fr = lab.Frame{Addr: m.Start + off - m.Offset, Mapping: mi}
-				if _, seen := maps.named[mi]; !seen {
-					maps.named[mi] = true
-				}
-			}
-			if sym == "" && dso != "" {
-				b := res.Open(dso)
-				vaddr, _ := b.Addr(off)
-				if sym = b.Name(vaddr); sym != "" {
-					named++
-				} else {
-					sym = elfsym.Unknown(dso, vaddr)
-					unknown++
-					if mi > 0 {
-						maps.named[mi] = false
-					}
-				}
 			}
 			cur.Stack = append(cur.Stack, sym)
 			cur.Frames = append(cur.Frames, fr)

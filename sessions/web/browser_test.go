@@ -127,15 +127,24 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 		return s
 	}
-	step("the list", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(`a[href^="/series"]`))
+	// Follow a link as a click does (its href, resolved by the page).
+	follow := func(what, sel string) {
+		t.Helper()
+		href, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('`+sel+`').href`))
+		if err != nil || href == "" {
+			t.Fatalf("%s: no link %s: %v", what, sel, err)
+		}
+		step(what, chromedp.Navigate(href), chromedp.WaitReady("body"))
+	}
+	step("the list", chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady("body"))
 	list := text("the list")
-	step("a series", chromedp.Click(`a[href^="/series"]`), chromedp.WaitVisible(`svg`))
+	follow("a series", `a[href^="/series"]`)
 	series := text("a series")
 	svgs, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("svg").length`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	step("a session", chromedp.Click(`a[href^="/session"]`), chromedp.WaitVisible(`table`))
+	follow("a session", `a[href^="/session"]`)
 	session := text("a session")
 	for _, c := range []struct{ page, text, want string }{
 		{"list", list, "alert 1: confirmed regression"},
