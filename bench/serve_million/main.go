@@ -3,9 +3,12 @@
 // writes a CSV history of -builds builds × -metrics metrics (default
 // 10,000 × 100), imports it, then times the list page and a series page
 // (first and last page of its builds) through the real handler, best of
-// -runs.
+// -runs. With -postgres the history is on a private PostgreSQL cluster
+// (internal/pgtest: initdb in a temporary folder, a free loopback port)
+// instead of an SQLite file.
 //
 //	go run ./bench/serve_million
+//	go run ./bench/serve_million -postgres
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/analysis/changepoint"
+	"github.com/perflab/perflab/internal/pgtest"
 	"github.com/perflab/perflab/sessions/history"
 	"github.com/perflab/perflab/sessions/web"
 )
@@ -31,6 +35,7 @@ func main() {
 	builds := flag.Int("builds", 10000, "builds (CSV lines)")
 	metrics := flag.Int("metrics", 100, "metrics (CSV columns): series")
 	runs := flag.Int("runs", 5, "timings per page (the best is kept)")
+	pg := flag.Bool("postgres", false, "keep the history on a private PostgreSQL cluster")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "serve_million")
 	if err != nil {
@@ -62,7 +67,18 @@ func main() {
 	}
 	f.Close()
 	ctx := context.Background()
-	db, err := history.Open(ctx, filepath.Join(dir, "h.db"))
+	where := filepath.Join(dir, "h.db")
+	if *pg {
+		c, err := pgtest.Start()
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer c.Stop()
+		if where, err = c.NewDatabase(ctx, "million"); err != nil {
+			log.Fatal(err)
+		}
+	}
+	db, err := history.Open(ctx, where)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +88,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("imported %d rows (%d builds × %d series) in %.1fs\n", imp.Rows, *builds, *metrics, time.Since(start).Seconds())
+	store := "SQLite"
+	if *pg {
+		store = "PostgreSQL"
+	}
+	fmt.Printf("%s: imported %d rows (%d builds × %d series) in %.1fs\n", store, imp.Rows, *builds, *metrics, time.Since(start).Seconds())
 	s := &web.Server{DB: db, Detect: changepoint.Options{}, Session: func(io.Writer, string) error { return nil },
 		Bisect: func(string) (string, error) { return "", nil }}
 	ts := httptest.NewServer(s.Handler())

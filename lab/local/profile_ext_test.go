@@ -86,7 +86,9 @@ func TestLocalProfiles(t *testing.T) {
 			case profiler == local.ProfilerPprof:
 				// Go's profiler samples at 100 Hz: a few samples per
 				// trial, too few for the ratio.
-			case !(d > 1.2 && d < 1.7) || !(p > 0.8 && p < 1.2):
+			case !(d > 1.15 && d < 2.0) || !(p > 0.75 && p < 1.3) || d < p+0.15:
+				// Bounds with room: on a host loaded 4–6 times over its
+				// cores, the counts of a 40% change read 1.2–1.8.
 				t.Errorf("samples B/A: drawRows %.2f (want about 1.4), parseItems %.2f (want about 1)", d, p)
 			}
 			draw, err := profdiff.Analyze(path, profdiff.Options{MinSamples: 2, Phase: "draw"})
@@ -107,8 +109,8 @@ func TestLocalProfiles(t *testing.T) {
 // so the trial's sys_ms and max_rss_kb are the program's own, not perf's
 // (perf record as the parent adds about 0.15 s of system time and 14 MB
 // of RSS on this host: its start reads the kernel's symbols); and the
-// profile names hot_loop. Asserted on what perf's cost would dwarf, not
-// on the host's timing.
+// profile names hot_loop. Asserted on what perf's cost would dwarf
+// (its system time, its memory), never on the host's wall clock.
 func TestProfiledRusageIsTheCommands(t *testing.T) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		t.Skip("perf is not installed")
@@ -145,8 +147,6 @@ func TestProfiledRusageIsTheCommands(t *testing.T) {
 				t.Errorf("trial %d: sys_ms %.1f: perf's own system time is in it", tr.Index, m.Value)
 			case m.Name == "max_rss_kb" && m.Value > 8000:
 				t.Errorf("trial %d: max_rss_kb %.0f: perf's memory is in it", tr.Index, m.Value)
-			case m.Name == "wall_ms" && m.Value > 150 && m.Value > 4*cpuOf(tr):
-				t.Errorf("trial %d: wall_ms %.1f against %.1f ms of CPU: perf's start is in it", tr.Index, m.Value, cpuOf(tr))
 			}
 		}
 	}
@@ -175,15 +175,4 @@ func trialsOf(t *testing.T, path string) (out []*lab.Trial) {
 		}
 	}
 	return out
-}
-
-// cpuOf is a trial's user_ms + sys_ms.
-func cpuOf(tr *lab.Trial) float64 {
-	v := 0.0
-	for _, m := range tr.Metrics {
-		if m.Name == "user_ms" || m.Name == "sys_ms" {
-			v += m.Value
-		}
-	}
-	return v
 }
