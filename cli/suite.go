@@ -83,6 +83,7 @@ Flags:
 // suiteFlags are perflab suite's flags.
 type suiteFlags struct {
 	base, head, bench, benchtime, measure, stop  *string
+	metrics                                      *string
 	trials, maxTrials, workers, parallel, warmup *int
 	aa, agree, asJSON, useTUI, quiet             *bool
 	workerSpecs                                  repeatedFlag
@@ -91,6 +92,7 @@ type suiteFlags struct {
 	threshold                                    float64
 	acc                                          deviceAccess
 	workersSet                                   bool // --workers given
+	trialsSet, thresholdSet                      bool // --trials, --threshold given
 }
 
 func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
@@ -100,9 +102,10 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.bench = fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
 	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
 	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
-	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side)")
-	f.stop = fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
-	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: --trials)")
+	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side); given, the run has this many (--stop fixed), raised to the fewest with which the family can report a change")
+	f.stop = fs.String("stop", "", "auto (the default without --trials: stop each benchmark once decided and the run once all are, at the latest at --max-trials) or fixed (run --trials rounds; the default with --trials)")
+	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: 30, or --trials when given)")
+	f.metrics = fs.String("metrics", lab.DefaultSuiteMetrics, "the families of tests, each corrected on its own: a comma list of time (each benchmark's time per op), alloc (B/op and allocs/op) and custom (b.ReportMetric units), or all (every metric in one family); rates (MB/s) are shown, never tested")
 	f.workers = fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
 	f.parallel = fs.Int("parallel", 0, "N local workers, each pinned to its own CPUs (the host's split into N sets, taskset): for CPU-bound benchmarks on a many-core host; a warning when N exceeds the CPUs")
 	f.aa = fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
@@ -127,7 +130,14 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		fmt.Fprintf(stderr, "perflab suite: "+format+"\n", args...)
 		return code, false
 	}
-	fs.Visit(func(fl *flag.Flag) { f.workersSet = f.workersSet || fl.Name == "workers" })
+	fs.Visit(func(fl *flag.Flag) {
+		f.workersSet = f.workersSet || fl.Name == "workers"
+		f.trialsSet = f.trialsSet || fl.Name == "trials"
+		f.thresholdSet = f.thresholdSet || fl.Name == "threshold"
+	})
+	if *f.stop == "" {
+		*f.stop = map[bool]string{true: lab.StopFixed, false: lab.StopAuto}[f.trialsSet]
+	}
 	switch {
 	case *f.aa && *f.base != "":
 		return fail(exitUsage, "--aa compares --head with itself: give no --base")
@@ -143,6 +153,14 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		return fail(exitUsage, "--parallel N pins N local workers, --workers N leaves them free: give one")
 	case *f.trials < 2:
 		return fail(exitUsage, "--trials %d: want at least 2 rounds", *f.trials)
+	case *f.stop != lab.StopAuto && *f.stop != lab.StopFixed:
+		return fail(exitUsage, "--stop %q: want auto or fixed", *f.stop)
+	}
+	if err := lab.CheckSuiteMetrics(*f.metrics); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if *f.stop == lab.StopAuto && !f.thresholdSet {
+		f.threshold = defaultSuiteThreshold
 	}
 	if _, err := regexp.Compile(*f.bench); err != nil {
 		return fail(exitUsage, "-bench %q: %v", *f.bench, err)
@@ -215,6 +233,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}
+	s.info.Metrics = *f.metrics
+	f.plan(s, stderr)
 	exp := f.experiment(s, ids)
 	if err := exp.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
@@ -228,6 +248,69 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }
 
+// The defaults of stop auto for a CI job: at most defaultSuiteCap rounds
+// of each benchmark, and a change within ±defaultSuiteThreshold% is no
+// change (without a threshold an unchanged benchmark is never decided and
+// every one runs to the cap).
+const (
+	defaultSuiteCap       = 30
+	defaultSuiteThreshold = 5
+)
+
+// plan raises the rounds to the fewest with which the time family can
+// report anything (lab.SuiteMinRounds: the exact signed-rank floor against
+// Benjamini–Hochberg's first step), and says the plan before the first
+// round: the families, the stop rule with its cap and threshold.
+func (f *suiteFlags) plan(s *suitePrep, stderr io.Writer) {
+	k := max(s.build[0].Bench.Count(), 1)
+	alpha := lab.DefaultAlpha
+	need := lab.SuiteMinRounds(alpha, k)
+	fams := *f.metrics
+	if fams == lab.FamiliesAll {
+		fams = "every metric in one family"
+	}
+	fmt.Fprintf(stderr, "tested: %s, each family corrected on its own (Benjamini–Hochberg, alpha %g); rates (MB/s) shown, not tested\n", fams, alpha)
+	if *f.stop == lab.StopFixed {
+		if *f.trials < need {
+			fmt.Fprintf(stderr, "rounds raised from %d to %d: with %d benchmarks the smallest signed-rank p of n rounds, 2/2ⁿ, must be below %g/%d before any change can be reported\n",
+				*f.trials, need, k, alpha, k)
+			*f.trials = need
+		}
+		fmt.Fprintf(stderr, "plan: %d rounds of each benchmark (--stop fixed); %d are the fewest with which %d benchmarks can report a change (more sub-benchmarks need more: the report says so)\n",
+			*f.trials, need, k)
+	} else {
+		capPer := f.roundsCap()
+		if capPer < need {
+			fmt.Fprintf(stderr, "cap raised from %d to %d rounds: with %d benchmarks the smallest signed-rank p of n rounds, 2/2ⁿ, must be below %g/%d\n", capPer, need, k, alpha, k)
+			*f.maxTrials = need
+			capPer = need
+		}
+		th := "none: only a change decides, an unchanged benchmark runs to the cap"
+		if f.threshold > 0 {
+			th = fmt.Sprintf("±%g%% is no change", f.threshold)
+		}
+		fmt.Fprintf(stderr, "plan: stop each benchmark when decided and the run when all are (--stop auto), at most %d rounds of each (--max-trials), threshold %s (--threshold); --trials N runs N rounds instead\n",
+			capPer, th)
+	}
+	fmt.Fprintln(stderr, "the smallest change this plan can detect is not known before the noise is: the report gives each benchmark's (mde)")
+}
+
+// roundsCap is stop auto's most rounds of a benchmark: --max-trials, else
+// --trials when given, else defaultSuiteCap; never below --trials given.
+func (f *suiteFlags) roundsCap() int {
+	c := *f.maxTrials
+	if c == 0 {
+		c = defaultSuiteCap
+		if f.trialsSet {
+			c = *f.trials
+		}
+	}
+	if f.trialsSet {
+		c = max(c, *f.trials)
+	}
+	return c
+}
+
 // experiment is the suite's session plan: the two sides' builds in
 // random order on the workers ids.
 func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
@@ -239,7 +322,8 @@ func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
 	exp.Stop = *f.stop
 	if *f.stop == lab.StopAuto {
-		exp.MaxTrials = max(*f.maxTrials, *f.trials) * k
+		exp.MaxTrials = f.roundsCap() * k
+		exp.Trials = min(exp.Trials, exp.MaxTrials)
 	}
 	if len(ids) > 1 || ids[0] != "local" {
 		exp.SetDevices(ids)

@@ -130,7 +130,11 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 		if c.aa {
 			side.label += []string{" (A)", " (B)"}[i]
 		}
-		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		if c.aa {
+			fmt.Fprintf(stderr, "building %s\n", side.label) // the label says A or B
+		} else {
+			fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		}
 		if err := buildSide(ctx, side, i, c, s.bundle); err != nil {
 			return s, fmt.Errorf("%s: %w", side.label, err)
 		}
@@ -288,7 +292,7 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 	if n == 0 {
 		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
 	}
-	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
+	fmt.Fprintf(stderr, "%d benchmark functions in both revisions (their sub-benchmarks are rows of their own)\n", n)
 	if c.cachegrind {
 		if err := copySelf(filepath.Join(s.bundle, c.platforms[0], suitePerflab)); err != nil {
 			return fmt.Errorf("--measure cachegrind: %w", err)

@@ -93,7 +93,7 @@ func TestSuiteTwoRevisions(t *testing.T) {
 			verdicts[strings.SplitN(m.Name, "-", 2)[0]+m.Name[i:]] = m.Verdict
 		}
 	}
-	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "inconclusive" {
+	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "not tested (50 in every round)" {
 		t.Errorf("verdicts %v", verdicts)
 	}
 	if list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output(); strings.Count(string(list), "\n") != 1 {
@@ -259,8 +259,8 @@ func TestSuiteAAAndAgree(t *testing.T) {
 		t.Fatalf("--aa: exit %d\n%s", code, errs)
 	}
 	for _, m := range decodeReport(t, aaOut).Metrics {
-		if strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "inconclusive" {
-			t.Errorf("--aa: %s is %s, want inconclusive (the same constant in both builds)", m.Name, m.Verdict)
+		if strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "not tested (130 in every round)" {
+			t.Errorf("--aa: %s is %s, want not tested (the same constant in both builds)", m.Name, m.Verdict)
 		}
 	}
 	var runs []string
@@ -545,4 +545,26 @@ func okTrialsByDevice(t *testing.T, session string) map[string]int {
 		byDevice[tr.Device]++
 	}
 	return byDevice
+}
+
+// TestSuitePlanRaisesRounds: --trials below the fewest rounds with which
+// the time family can report anything is raised, and the plan says so
+// before the first round; without --trials the run stops when decided,
+// its cap and threshold said up front.
+func TestSuitePlanRaisesRounds(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "3", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work")
+	if code != exitRegression || !strings.Contains(errs, "rounds raised from 3 to 6") || !strings.Contains(errs, "--stop fixed") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--max-trials", "8", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work", "--metrics", "custom")
+	if code != exitRegression || !strings.Contains(errs, "--stop auto), at most 8 rounds of each") || !strings.Contains(errs, "threshold ±5%") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	for _, m := range decodeReport(t, out).Metrics {
+		if strings.HasSuffix(m.Name, "units/op") != (m.Verdict == "regression") || !strings.HasSuffix(m.Name, "units/op") && !strings.HasPrefix(m.Verdict, "not tested") {
+			t.Errorf("--metrics custom: %s %q", m.Name, m.Verdict)
+		}
+	}
 }

@@ -242,6 +242,10 @@ type SuiteInfo struct {
 	Packages  []string `json:"packages"`
 	Bench     string   `json:"bench"`     // -bench regexp
 	Benchtime string   `json:"benchtime"` // per benchmark run
+	// Metrics names the families of tests (SuiteFamilies): "" for one
+	// family of every metric (sessions before families), else a comma
+	// list of time, alloc and custom, or all.
+	Metrics string `json:"metrics,omitempty"`
 }
 
 // FunctionEffect is a known change of one function's time in a simulated

@@ -11,8 +11,8 @@ import (
 
 // suiteStop is "stop": "auto" for a benchmark suite (Experiment.Suite):
 // after every complete round it compares every metric as the report will
-// (analysis.Compare with the suite's options: no primary,
-// Benjamini–Hochberg across the benchmarks, the sequential paired analysis
+// (analysis.Compare with the suite's options, family by family
+// (SuiteFamilies): no primary, Benjamini–Hochberg across the benchmarks, the sequential paired analysis
 // calibrated to the cap) and stops the run once every tested metric has a
 // decided verdict (regression, improvement or no change): the stop reason
 // is then exactly the report's verdicts. Metrics that cannot be tested
@@ -94,7 +94,15 @@ func newSuiteStop(exp *Experiment, devices int) *suiteStop {
 	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
-	st := &suiteStop{opt: o, compare: analysis.NewComparer(o).Compare, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
+	cmp := analysis.NewComparer(o).Compare
+	if exp.Suite != nil && exp.Suite.Metrics != "" && exp.Suite.Metrics != FamiliesAll {
+		fc, list := new(analysis.FamilyComparers), exp.Suite.Metrics
+		cmp = func(in []analysis.MetricInput) analysis.Report {
+			r, _ := analysis.CompareFamilies(in, SuiteFamilies(list, in), o, fc)
+			return r
+		}
+	}
+	st := &suiteStop{opt: o, compare: cmp, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
 		devices: max(devices, 1)}
 	if b, ok := exp.Builds[ArmControl]; ok {
 		st.spec = b.Bench

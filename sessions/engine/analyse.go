@@ -12,12 +12,20 @@ import (
 type Analysis struct {
 	Report analysis.Report
 	Versus *analysis.Versus
+	// Families are a suite's families of tests (analysis.CompareFamilies:
+	// the time family, the allocations', ...), nil when every metric is
+	// one family.
+	Families []analysis.FamilySize
 }
 
 // Analyse compares inputs (Fold.Inputs or sessions.ArmInputs) for plan
 // with opt (Options(plan), possibly changed by flags).
 func Analyse(plan *lab.Experiment, inputs []analysis.MetricInput, opt analysis.Options) Analysis {
 	if !plan.MultiArm() {
+		if plan.Suite != nil && plan.Suite.Metrics != "" && plan.Suite.Metrics != lab.FamiliesAll {
+			r, fams := analysis.CompareFamilies(inputs, lab.SuiteFamilies(plan.Suite.Metrics, inputs), opt, nil)
+			return Analysis{Report: r, Families: fams}
+		}
 		return Analysis{Report: analysis.Compare(inputs, opt)}
 	}
 	v := analysis.CompareVersus(inputs, opt)
