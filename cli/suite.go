@@ -34,13 +34,19 @@ parallel instances on one host: for benchmarks that wait more than they
 compute, or cores to spare), and the analysis blocks on worker. A
 benchmark's verdict rests on its rounds (the per-round log ratio, the
 signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
-run; with --stop auto the sequential analysis, and the run ends once every
-tested benchmark is decided, which needs a --threshold for "no change"),
-corrected across the suite's benchmarks and units by Benjamini and
-Hochberg (the share of false reports among those reported, which suits a
-list of benchmarks better than the chance of any). Every unit a benchmark
-prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
-and every b.ReportMetric unit (named BENCH:UNIT), higher better for rates.
+run; with stop auto the sequential analysis). By default the run stops
+each benchmark once it is decided and the run once all are, at most
+--max-trials 30 rounds of each, a change within --threshold 5% counting
+as none; --trials N runs N rounds instead (raised to the fewest with which
+the suite can report anything: the signed-rank floor 2/2ⁿ below alpha/k
+for k benchmarks). Families of tests, each corrected on its own by
+Benjamini and Hochberg (the share of false reports among those reported):
+time (each benchmark's ns/op, its one tested metric), alloc (B/op and
+allocs/op) and custom (b.ReportMetric units), the last two only where not
+the same in every round; MB/s is ns/op in other units, shown, not tested
+(--metrics picks the families, --metrics all tests every metric in one).
+Names carry their package (decimal.AppendFloat/Integers); the GOMAXPROCS
+suffix all of them share is left out, and said once.
 
 --parallel N runs N local workers, each pinned to its own CPUs (for
 CPU-bound benchmarks on a many-core host). Workers on other machines:
@@ -70,10 +76,11 @@ regression, 3 a benchmark regressed, 1 error, 2 usage.
 Examples:
   perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
   perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
-  perflab suite --trials 20 --benchtime 200ms --json > suite.json
+  perflab suite --trials 20 --benchtime 200ms --json > suite.json   # 20 rounds, no stopping
+  perflab suite --metrics time ./...              # only the times tested
   perflab suite --aa --trials 16                  # the work tree against itself
   perflab suite --agree run1.jsonl run2.jsonl
-  perflab suite --worker ssh://bench1 --worker ssh://bench2 --stop auto --max-trials 40 ./...
+  perflab suite --worker ssh://bench1 --worker ssh://bench2 --max-trials 40 ./...
 
 Manual: docs/suite.md
 

@@ -89,8 +89,8 @@ func TestSuiteTwoRevisions(t *testing.T) {
 	r := decodeReport(t, out)
 	verdicts := map[string]string{}
 	for _, m := range r.Metrics {
-		if i := strings.Index(m.Name, ":"); i > 0 {
-			verdicts[strings.SplitN(m.Name, "-", 2)[0]+m.Name[i:]] = m.Verdict
+		if strings.Contains(m.Name, ":") {
+			verdicts[strings.TrimPrefix(m.Name, "suitetest.")] = m.Verdict // the package first, no -N suffix
 		}
 	}
 	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "not tested (50 in every round)" {
@@ -174,7 +174,7 @@ func TestSuiteCachegrind(t *testing.T) {
 	for _, m := range r.Metrics {
 		got[m.Name] = m.Verdict
 	}
-	if got["Work:instructions"] != "regression" || got["Work:est-cycles"] != "regression" {
+	if got["suitetest.Work:instructions"] != "regression" || got["suitetest.Work:est-cycles"] != "regression" {
 		t.Errorf("verdicts %v", got)
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--measure", "cachegrind", "--benchtime", "1s"); code != exitUsage || !strings.Contains(errs, "count of iterations") {
@@ -199,7 +199,7 @@ func TestSuiteOverSSH(t *testing.T) {
 	}
 	r := decodeReport(t, out)
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "regression" {
+		if strings.HasPrefix(m.Name, "suitetest.Work") && strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "regression" {
 			t.Errorf("%s: %s, want regression", m.Name, m.Verdict)
 		}
 	}
@@ -327,7 +327,7 @@ func TestSuiteOnPhoneThroughADB(t *testing.T) {
 	r := decodeReport(t, out)
 	found := false
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") {
+		if strings.HasPrefix(m.Name, "suitetest.Work") && strings.HasSuffix(m.Name, ":units/op") {
 			found = m.Verdict == "regression"
 		}
 	}
@@ -475,7 +475,7 @@ func TestSuiteFailingBenchmark(t *testing.T) {
 		found = found || strings.Contains(w, want)
 	}
 	for _, m := range r.Metrics {
-		work = work || strings.HasPrefix(m.Name, "Work")
+		work = work || strings.HasPrefix(m.Name, "suitetest.Work")
 	}
 	if !found || !work {
 		t.Errorf("warnings %q (want %q), Work measured %v", r.Warnings, want, work)

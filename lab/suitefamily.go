@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
@@ -117,4 +118,49 @@ func formatConst(v float64) string { return fmt.Sprintf("%g", v) }
 // (analysis.SignedRankMinPairs).
 func SuiteMinRounds(alpha float64, k int) int {
 	return analysis.SignedRankMinPairs(alpha / float64(max(k, 1)))
+}
+
+// SuiteNames drops go test's GOMAXPROCS suffix ("-8") from the suite's
+// metric names when every name has the same one, as benchstat does, and
+// says so once ("every benchmark ran at GOMAXPROCS 8: the -8 of go test's
+// names is left out"); names with different suffixes (or none) are left.
+// The inputs are copied, not changed.
+func SuiteNames(inputs []analysis.MetricInput) ([]analysis.MetricInput, string) {
+	suffix := ""
+	for _, in := range inputs {
+		_, s := splitProcs(in.Name)
+		if s == "" || suffix != "" && s != suffix {
+			return inputs, ""
+		}
+		suffix = s
+	}
+	if suffix == "" {
+		return inputs, ""
+	}
+	out := slices.Clone(inputs)
+	for i := range out {
+		bench, _ := splitProcs(out[i].Name)
+		out[i].Name = bench
+	}
+	return out, fmt.Sprintf("every benchmark ran at GOMAXPROCS %s: the -%s of go test's names is left out", suffix, suffix)
+}
+
+// splitProcs splits a suite metric name "pkg.Bench/sub-8:unit" into the
+// name without its GOMAXPROCS suffix ("pkg.Bench/sub:unit") and the
+// suffix ("8"; "" when none).
+func splitProcs(name string) (string, string) {
+	bench, unit := name, ""
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		bench, unit = name[:i], name[i:]
+	}
+	i := strings.LastIndexByte(bench, '-')
+	if i < 0 || i == len(bench)-1 || strings.ContainsAny(bench[i+1:], "/.") {
+		return name, ""
+	}
+	for _, c := range bench[i+1:] {
+		if c < '0' || c > '9' {
+			return name, ""
+		}
+	}
+	return bench[:i] + unit, bench[i+1:]
 }

@@ -70,6 +70,15 @@ func TestSuiteFamilies(t *testing.T) {
 	if !strings.Contains(r.PrimaryTest, "signed-rank") {
 		t.Errorf("primary test %q, want the paired signed-rank test the verdicts used", r.PrimaryTest)
 	}
+	// The report a person reads: the summary first, changed rows before
+	// the rest.
+	text := analysis.SuiteTable(r, sizes, "")
+	if first, _, _ := strings.Cut(text, "\n"); !strings.HasPrefix(first, "1 of 20 benchmarks changed: 1 slower (pkg.Ba +") {
+		t.Errorf("first line %q\n%s", first, text)
+	}
+	if c, rest := strings.Index(text, "\nchanged:\n"), strings.Index(text, "\nthe rest:\n"); c < 0 || rest < c {
+		t.Errorf("changed rows not before the rest:\n%s", text)
+	}
 	// All in one family, as before families.
 	for _, f := range SuiteFamilies(FamiliesAll, in) {
 		if f.Family != FamiliesAll {
@@ -81,5 +90,32 @@ func TestSuiteFamilies(t *testing.T) {
 	}
 	if CheckSuiteMetrics("time,all") == nil || CheckSuiteMetrics("speed") == nil {
 		t.Error("bad --metrics lists accepted")
+	}
+}
+
+// TestSuiteNames: a suite's metrics are named with their package, and the
+// GOMAXPROCS suffix every name shares is left out once (as benchstat
+// does); mixed suffixes are kept.
+func TestSuiteNames(t *testing.T) {
+	out := []byte("goos: linux\npkg: example.com/m/lib/decimal\nBenchmarkAppend/Integers-2 \t 100\t 12 ns/op\t 5 B/op\n")
+	ms, _, err := SuiteMetrics(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms = QualifySuiteMetrics(ms, out)
+	if ms[0].Name != "decimal.Append/Integers-2" || ms[1].Name != "decimal.Append/Integers-2:B/op" {
+		t.Fatalf("names %v", ms)
+	}
+	if got := BenchOfMetric(ms[1].Name); got != "decimal.Append" {
+		t.Errorf("BenchOfMetric(%q) = %q", ms[1].Name, got)
+	}
+	in := []analysis.MetricInput{{Name: ms[0].Name}, {Name: ms[1].Name}, {Name: "decimal.Sort/n-1000-2"}}
+	named, note := SuiteNames(in)
+	if named[0].Name != "decimal.Append/Integers" || named[1].Name != "decimal.Append/Integers:B/op" || named[2].Name != "decimal.Sort/n-1000" ||
+		!strings.Contains(note, "GOMAXPROCS 2") || in[0].Name != ms[0].Name {
+		t.Errorf("%v %q", named, note)
+	}
+	if _, note := SuiteNames(append(in, analysis.MetricInput{Name: "decimal.X-4"})); note != "" {
+		t.Errorf("mixed suffixes: %q, want names kept", note)
 	}
 }
