@@ -94,7 +94,7 @@ type suiteFlags struct {
 	trials, maxTrials, workers, parallel, warmup *int
 	aa, agree, asJSON, useTUI, quiet             *bool
 	workerSpecs                                  repeatedFlag
-	workersFile, out                             *string
+	workersFile, out, shard                      *string
 	seed                                         *int64
 	threshold                                    float64
 	acc                                          deviceAccess
@@ -127,6 +127,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
 	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the changed ones on top, ↑/↓ to scroll; enter starts it)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
+	f.shard = fs.String("shard", "", "run shard `K/N` of the benchmarks (split evenly by --seed; every shard both revisions, e.g. one CI job each); perflab merge joins the shards' sessions into one report")
 	return f
 }
 
@@ -165,6 +166,11 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 	}
 	if err := lab.CheckSuiteMetrics(*f.metrics); err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if *f.shard != "" {
+		if _, err := parseShard(*f.shard); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
 	}
 	if *f.stop == lab.StopAuto && !f.thresholdSet {
 		f.threshold = defaultSuiteThreshold
@@ -231,8 +237,9 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}
+	shard, _ := parseShard(*f.shard)
 	s, err := prepareSuite(ctx, suiteConfig{base: *f.base, head: *f.head, bench: *f.bench, benchtime: *f.benchtime, pkgs: pkgs,
-		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa, seed: *f.seed}, stderr)
+		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa, seed: *f.seed, shard: shard}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -269,7 +276,8 @@ const (
 // Benjamini–Hochberg's first step), and says the plan before the first
 // round: the families, the stop rule with its cap and threshold.
 func (f *suiteFlags) plan(s *suitePrep, stderr io.Writer) {
-	k := max(s.build[0].Bench.Count(), 1)
+	// A shard's benchmarks are tested with the other shards' when merged.
+	k := max(s.build[0].Bench.Count(), s.info.ShardOf, 1)
 	alpha := lab.DefaultAlpha
 	need := lab.SuiteMinRounds(alpha, k)
 	fams := *f.metrics
@@ -354,4 +362,16 @@ func (f *suiteFlags) openTUI(ctx context.Context, exp *lab.Experiment, s *suiteP
 	}
 	fmt.Fprintln(stderr, "perflab suite:", err)
 	return exitError
+}
+
+// parseShard reads --shard K/N ({0, 0} for "").
+func parseShard(v string) ([2]int, error) {
+	if v == "" {
+		return [2]int{}, nil
+	}
+	var k, n int
+	if c, err := fmt.Sscanf(v, "%d/%d", &k, &n); err != nil || c != 2 || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != v {
+		return [2]int{}, fmt.Errorf("--shard %q: want K/N with 1 ≤ K ≤ N, e.g. 2/4", v)
+	}
+	return [2]int{k, n}, nil
 }

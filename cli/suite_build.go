@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,9 @@ type suiteConfig struct {
 	cachegrind                   bool
 	aa                           bool  // the head against itself
 	seed                         int64 // the passes' orders (lab.BenchSpec.Seed)
+	// shard is --shard K/N: this run's share of the benchmarks (K of N,
+	// from 1), {0, 0} for all of them.
+	shard [2]int
 	// platforms are the GOOS_GOARCH to build for, this host's first
 	// (remote workers may add others).
 	platforms []string
@@ -293,6 +297,14 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
 	}
 	fmt.Fprintf(stderr, "%d benchmark functions in both revisions (their sub-benchmarks are rows of their own)\n", n)
+	if c.shard[1] > 0 {
+		kept := shardSpecs(&specs, c.shard, c.seed)
+		if kept == 0 {
+			return fmt.Errorf("shard %d/%d has no benchmark: %d benchmark functions for %d shards", c.shard[0], c.shard[1], n, c.shard[1])
+		}
+		fmt.Fprintf(stderr, "shard %d/%d: %d of the %d benchmark functions (split by --seed %d; perflab merge joins the shards' sessions)\n", c.shard[0], c.shard[1], kept, n, c.seed)
+		s.info.Shard, s.info.ShardOf = fmt.Sprintf("%d/%d", c.shard[0], c.shard[1]), n
+	}
 	if c.cachegrind {
 		if err := copySelf(filepath.Join(s.bundle, c.platforms[0], suitePerflab)); err != nil {
 			return fmt.Errorf("--measure cachegrind: %w", err)
@@ -390,4 +402,43 @@ func cmdSuiteCachegrind(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(stdout, "Benchmark%s 1 %.0f instructions %.0f est-cycles\n", name, ir, cost)
 	}
 	return exitOK
+}
+
+// shardSpecs keeps in both specs only shard K of N of their benchmarks:
+// the benchmarks (package and name, the listing's order) drawn into an
+// order by seed and dealt out in turn, so the shards differ in size by
+// one at most and every benchmark is in exactly one. It returns how many
+// are kept.
+func shardSpecs(specs *[2]lab.BenchSpec, shard [2]int, seed int64) int {
+	type ref struct{ pkg, name string }
+	var all []ref
+	for _, p := range specs[0].Packages {
+		for _, b := range p.Benchmarks {
+			all = append(all, ref{p.Path, b})
+		}
+	}
+	perm := rand.New(rand.NewPCG(uint64(seed), 0x5ad)).Perm(len(all))
+	keep := map[ref]bool{}
+	for i, j := range perm {
+		if i%shard[1] == shard[0]-1 {
+			keep[all[j]] = true
+		}
+	}
+	for i := range specs {
+		var pkgs []lab.BenchPackage
+		for _, p := range specs[i].Packages {
+			var bs []string
+			for _, b := range p.Benchmarks {
+				if keep[ref{p.Path, b}] {
+					bs = append(bs, b)
+				}
+			}
+			if len(bs) > 0 {
+				p.Benchmarks = bs
+				pkgs = append(pkgs, p)
+			}
+		}
+		specs[i].Packages = pkgs
+	}
+	return len(keep)
 }

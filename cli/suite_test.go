@@ -568,3 +568,44 @@ func TestSuitePlanRaisesRounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteShardMerge: two shards split the benchmarks (each in exactly
+// one), merge joins them into one report whose deterministic verdicts are
+// one run's (Work's units/op a regression, Same's not tested), and a
+// missing shard is named, exit 1.
+func TestSuiteShardMerge(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	dir := t.TempDir()
+	var paths []string
+	for _, k := range []string{"1/2", "2/2"} {
+		path := filepath.Join(dir, strings.Replace(k, "/", "of", 1)+".jsonl")
+		_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "20x", "--quiet", "--shard", k, "--out", path)
+		if code != exitOK && code != exitRegression || !strings.Contains(errs, "shard "+k+": 1 of the 2 benchmark functions") {
+			t.Fatalf("--shard %s: exit %d\n%s", k, code, errs)
+		}
+		paths = append(paths, path)
+	}
+	out, errs, code := perflabIn(t, repo, "merge", "--json", paths[0], paths[1])
+	if code != exitRegression {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
+	}
+	var m mergedReport
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	v := map[string]string{}
+	for _, r := range m.Metrics {
+		v[r.Name] = r.Verdict
+	}
+	if v["suitetest.Work:units/op"] != "regression" || v["suitetest.Same:units/op"] != "not tested (50 in every round)" || len(m.Shards) != 2 || len(m.Failed) != 0 {
+		t.Errorf("merged: %v shards %+v failed %v", v, m.Shards, m.Failed)
+	}
+	text, _, code := perflabIn(t, repo, "merge", paths[1])
+	if code != exitError || !strings.Contains(text, "shard 1/2 missing") {
+		t.Errorf("one shard of two: exit %d\n%s", code, text)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--shard", "3/2"); code != exitUsage || !strings.Contains(errs, "want K/N") {
+		t.Errorf("--shard 3/2: exit %d\n%s", code, errs)
+	}
+}
