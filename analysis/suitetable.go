@@ -77,7 +77,7 @@ func suiteSummary(r Report, sizes []FamilySize) string {
 	for _, m := range r.Metrics {
 		f := "time"
 		switch {
-		case m.Unit == "ns/op" || m.Unit == "sec/op":
+		case m.Unit == "ns/op" || m.Unit == "sec/op" || m.Unit == "est-cycles/op":
 		case m.Unit == "B/op" || m.Unit == "allocs/op":
 			f = "alloc"
 		default:

@@ -107,8 +107,8 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.base = fs.String("base", "", "the base revision (A; default: the merge-base with origin's default branch, else HEAD~1)")
 	f.head = fs.String("head", "", "the revision compared with it (B; default: the work tree)")
 	f.bench = fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
-	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
-	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
+	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 1000x)")
+	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles per iteration under valgrind, each sub-benchmark a row: nearly deterministic, for noisy CI runners)")
 	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side); given, the run has this many (--stop fixed), raised to the fewest with which the family can report a change")
 	f.stop = fs.String("stop", "", "auto (the default without --trials: stop each benchmark once decided and the run once all are, at the latest at --max-trials) or fixed (run --trials rounds; the default with --trials)")
 	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: 30, or --trials when given)")
@@ -179,7 +179,7 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		return fail(exitUsage, "-bench %q: %v", *f.bench, err)
 	}
 	if *f.benchtime == "" {
-		*f.benchtime = map[bool]string{true: "100x", false: "100ms"}[*f.measure == "cachegrind"]
+		*f.benchtime = map[bool]string{true: "1000x", false: "100ms"}[*f.measure == "cachegrind"]
 	}
 	if *f.parallel > 0 {
 		*f.workers, f.workersSet = *f.parallel, true

@@ -158,7 +158,7 @@ func TestSuiteCachegrind(t *testing.T) {
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "s.jsonl")
 	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--measure", "cachegrind", "-bench", "Work",
-		"--trials", "8", "--warmup", "0", "--json", "--quiet", "--worker", "local", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
+		"--trials", "6", "--benchtime", "400x", "--warmup", "0", "--json", "--quiet", "--worker", "local", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s\n%s", code, errs, out)
 	}
@@ -173,8 +173,13 @@ func TestSuiteCachegrind(t *testing.T) {
 	got := map[string]string{}
 	for _, m := range r.Metrics {
 		got[m.Name] = m.Verdict
+		// Per iteration (a run of N and one of 2N iterations subtracted):
+		// start-up and setup cancel, so 30% more loop work reads +30%.
+		if d := m.DeltaPctMedian; m.Name == "suitetest.Work:instructions/op" && (d == nil || *d < 28 || *d > 32) {
+			t.Errorf("%s: Δ %v%%, want +30%% (±2)", m.Name, d)
+		}
 	}
-	if got["suitetest.Work:instructions"] != "regression" || got["suitetest.Work:est-cycles"] != "regression" {
+	if got["suitetest.Work:instructions/op"] != "regression" || got["suitetest.Work:est-cycles/op"] != "regression" {
 		t.Errorf("verdicts %v", got)
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--measure", "cachegrind", "--benchtime", "1s"); code != exitUsage || !strings.Contains(errs, "count of iterations") {

@@ -67,8 +67,8 @@ func SuiteFamilies(list string, inputs []analysis.MetricInput) []analysis.Family
 	for i, in := range inputs {
 		var f, why string
 		switch {
-		case in.Unit == "ns/op" || in.Unit == "sec/op":
-			f = FamilyTime
+		case in.Unit == "ns/op" || in.Unit == "sec/op" || in.Unit == "est-cycles/op":
+			f = FamilyTime // est-cycles/op: --measure cachegrind's time
 		case strings.HasSuffix(in.Unit, "/s"):
 			why = "a rate: the time per op in other units"
 			if in.Unit == "MB/s" {
