@@ -14,12 +14,18 @@ import (
 // is said once under the summary (e.g. the GOMAXPROCS suffix dropped from
 // every name).
 func SuiteTable(r Report, sizes []FamilySize, note string) string {
-	var sb strings.Builder
-	sb.WriteString(suiteSummary(r, sizes))
+	summary, body := SuiteTableParts(r, sizes, note)
+	return summary + "\n" + body
+}
+
+// SuiteTableParts is SuiteTable in two: the summary lines (with note),
+// which a session's report prints first, and the rest.
+func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body string) {
+	summary = suiteSummary(r, sizes)
 	if note != "" {
-		sb.WriteString(note + "\n")
+		summary += note + "\n"
 	}
-	sb.WriteString("\n")
+	var sb strings.Builder
 	h := tableHeading(r)
 	h = strings.Replace(h, FamilyText(r), FamiliesText(r, sizes), 1)
 	sb.WriteString(h)
@@ -57,7 +63,7 @@ func SuiteTable(r Report, sizes []FamilySize, note string) string {
 	}
 	sb.WriteString(poolTable(r))
 	writeGrouped(&sb, r)
-	return sb.String()
+	return summary, sb.String()
 }
 
 // suiteSummary is the report's first lines: "2 of 44 benchmarks changed:
@@ -74,6 +80,7 @@ func suiteSummary(r Report, sizes []FamilySize) string {
 	}
 	by := map[string]*fam{}
 	var rounds []int
+	var mdes []float64
 	for _, m := range r.Metrics {
 		f := "time"
 		switch {
@@ -93,6 +100,9 @@ func suiteSummary(r Report, sizes []FamilySize) string {
 		x.n++
 		if f == "time" {
 			rounds = append(rounds, m.Decision.N)
+			if m.Decision.MDEPct.Defined() {
+				mdes = append(mdes, float64(m.Decision.MDEPct))
+			}
 		}
 		label := fmt.Sprintf("%s %s", m.Name, fmtPct(m.Decision.DeltaPct))
 		switch {
@@ -150,6 +160,11 @@ func suiteSummary(r Report, sizes []FamilySize) string {
 		} else {
 			fmt.Fprintf(&sb, "rounds per benchmark: %d to %d (median %d; the pairs column gives each)\n", lo, hi, med)
 		}
+	}
+	if len(mdes) > 0 {
+		slices.Sort(mdes)
+		fmt.Fprintf(&sb, "smallest change detectable at the measured noise (MDE, 80%% power): median %.1f%% of the benchmarks' (%.1f%% to %.1f%%)\n",
+			mdes[len(mdes)/2], mdes[0], mdes[len(mdes)-1])
 	}
 	for _, s := range sizes {
 		if s.Name == "time" && s.Tested > 0 && len(rounds) > 0 {

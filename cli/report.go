@@ -209,6 +209,13 @@ func holdGC(path string) (restore func()) {
 // ended, the regimes and the order effect, then the table.
 func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, regimeLines regimeReport) {
 	sum := s.Summary()
+	var suiteBody string
+	if rep.Families != nil && rep.HasComparison() {
+		// A suite: what changed first, then the session's lines.
+		var summary string
+		summary, suiteBody = analysis.SuiteTableParts(rep.Report, rep.Families, rep.Names)
+		fmt.Fprintln(w, summary)
+	}
 	fmt.Fprintf(w, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
 	switch {
 	case sum.End == nil:
@@ -223,9 +230,12 @@ func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, re
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-	if rep.HasComparison() {
+	switch {
+	case suiteBody != "":
+		fmt.Fprint(w, suiteBody)
+	case rep.HasComparison():
 		fmt.Fprint(w, rep.Table())
-	} else {
+	default:
 		fmt.Fprintln(w, nothingToCompare(sum.Counts))
 	}
 }

@@ -398,7 +398,10 @@ func verdictCode(rep engine.Analysis) int {
 // "session" object.
 type sessionReport struct {
 	analysis.Report
-	Session sessions.Summary `json:"session"`
+	// Families and Names are a suite's (engine.Analysis).
+	Families []analysis.FamilySize `json:"families,omitempty"`
+	Names    string                `json:"names,omitempty"`
+	Session  sessions.Summary      `json:"session"`
 }
 
 // versusReport is `report --json` of a session of more than two builds:
@@ -414,7 +417,7 @@ func writeSessionReport(w io.Writer, s *sessions.Session, rep engine.Analysis) e
 	if rep.Versus != nil {
 		return enc.Encode(versusReport{Versus: *rep.Versus, Session: s.Summary()})
 	}
-	return enc.Encode(sessionReport{Report: rep.Report, Session: s.Summary()})
+	return enc.Encode(sessionReport{Report: rep.Report, Families: rep.Families, Names: rep.Names, Session: s.Summary()})
 }
 
 // nothingToCompare says why a run or session has no table: the arms

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -98,6 +99,15 @@ func TestSuiteTwoRevisions(t *testing.T) {
 	}
 	if list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output(); strings.Count(string(list), "\n") != 1 {
 		t.Errorf("worktrees left behind:\n%s", list)
+	}
+	// The report a person reads: what changed first (the benchmarks are
+	// the rows), the order-effect tests in one line, no -N suffix.
+	text, _, _ := perflabIn(t, repo, "report", session)
+	lines := strings.Split(text, "\n")
+	if !regexp.MustCompile(`^[0-2] of 2 benchmarks changed`).MatchString(lines[0]) ||
+		!strings.Contains(text, "1 of 1 other metrics changed: 1 regressed (suitetest.Work:units/op +30.00%)") ||
+		strings.Count(text, "order effect") != 1 || strings.Contains(text, "Work-") || runtime.NumCPU() > 1 && !strings.Contains(text, "GOMAXPROCS") {
+		t.Errorf("report:\n%s", text)
 	}
 	// Two local workers ran rounds side by side.
 	s, err := sessions.Load(session)
