@@ -250,6 +250,14 @@ func (h *headlessRun) announce(s *engine.Session) {
 	if exp.Stop == lab.StopAuto {
 		trials = fmt.Sprintf("stop auto (at most %d trials per arm)", exp.TrialCap())
 	}
+	if b, ok := exp.Builds[lab.ArmControl]; ok && exp.Suite != nil && b.Bench != nil && b.Bench.Count() > 0 {
+		// A suite's trial is one round of one benchmark: say it in rounds.
+		k := b.Bench.Count()
+		trials = fmt.Sprintf("%d rounds of each of %d benchmark functions (a round: one run of A and one of B)", exp.Trials/k, k)
+		if exp.Stop == lab.StopAuto {
+			trials = fmt.Sprintf("stop auto, at most %d rounds of each of %d benchmark functions (a round: one run of A and one of B)", exp.MetricRoundsCap(), k)
+		}
+	}
 	if len(s.Devices) > 0 {
 		var names []string
 		for _, d := range s.Devices {

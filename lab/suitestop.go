@@ -199,7 +199,11 @@ func (s *suiteStop) flush() {
 func (s *suiteStop) why(reason string, cap int) string {
 	switch {
 	case s.done:
-		return fmt.Sprintf("decided after %d rounds: every tested benchmark metric decided (%s)", s.complete, s.summary)
+		most := 0
+		for _, ser := range s.metrics {
+			most = max(most, len(ser.pairs))
+		}
+		return fmt.Sprintf("decided after %d rounds (%d of the benchmark run most): every tested benchmark metric decided (%s)", s.complete, most, s.summary)
 	case s.exhausted || reason == "completed":
 		if s.spec != nil && s.capPer > 0 {
 			return fmt.Sprintf("max_trials (%d rounds of each benchmark) reached with benchmarks undecided (%s)", s.capPer, s.summary)

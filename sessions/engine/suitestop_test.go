@@ -44,7 +44,7 @@ func TestSuiteStopAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := s.End()
-	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds: every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
+	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
 		t.Fatalf("end %+v", end)
 	}
 	if n := len(s.Trials()); n >= 200 {
@@ -76,7 +76,7 @@ func TestSuiteStopAutoFamilies(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := s.End()
-	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds: every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
+	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
 		t.Fatalf("end %+v", end)
 	}
 	a := Analyse(&s.Header.Plan, sessions.ArmInputs(s.Events, 2), Options(&s.Header.Plan))
