@@ -123,7 +123,7 @@ func testUsed(ms []MetricResult, def string) string {
 		case MethodPaired, MethodPairedBootstrap:
 			kinds["wilcoxon-signed-rank (paired)"] = true
 		case MethodSequential:
-			kinds["sequential paired (group-sequential, signed-rank log ratios)"] = true
+			kinds["sequential paired (group-sequential interval of the mean log ratio B/A)"] = true
 		case MethodMannWhitney:
 			kinds[TestMannWhitney] = true
 		case MethodWelch:
