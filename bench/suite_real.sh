@@ -32,7 +32,7 @@ suite() { (cd "$repo" && "$tmp/perflab" suite --benchtime "$BENCHTIME" --json --
 timed aa suite --base v0.17.0 --head v0.17.0 --out "$tmp/aa.jsonl" > "$tmp/aa.json"
 timed ab1 suite --base v0.16.0 --head v0.17.0 --seed 1 --out "$tmp/ab1.jsonl" > "$tmp/ab1.json"
 timed ab2 suite --base v0.16.0 --head v0.17.0 --seed 2 --out "$tmp/ab2.jsonl" > "$tmp/ab2.json"
-timed fixed20 suite --base v0.16.0 --head v0.17.0 --seed 3 --trials 20 > "$tmp/fixed20.json"
+timed fixed20 suite --base v0.16.0 --head v0.17.0 --seed 3 --trials 20 --out "$tmp/fixed20.jsonl" > "$tmp/fixed20.json"
 seq() {
 	for v in v0.16.0 v0.17.0; do
 		git -C "$repo" -c advice.detachedHead=false checkout -q "$v"
