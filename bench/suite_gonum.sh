@@ -14,23 +14,8 @@
 # -benchtime 10ms; about 10 minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/perflab" .
-mod() { GOFLAGS=-mod=mod go mod download -json "gonum.org/v1/gonum@$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
-repo="$tmp/gonum"
-mkdir -p "$repo"
-commit() { # copy gonum@$1 into the repository as a commit tagged $1
-	find "$repo" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
-	cp -r "$(mod "$1")/." "$repo/"
-	chmod -R u+w "$repo"
-	git -C "$repo" add -A > /dev/null
-	git -C "$repo" -c user.name=b -c user.email=b@b commit -qm "$1"
-	git -C "$repo" tag "$1"
-}
-git -C "$repo" init -q
-commit v0.16.0
-commit v0.17.0
+. bench/gonum_repo.sh
+gonum_study v0.16.0 v0.17.0
 suite() { (cd "$repo" && "$tmp/perflab" suite --benchtime 10ms --trials 16 --json --quiet "$@" ./floats) || [ $? -eq 3 ]; }
 suite --base v0.17.0 --head v0.17.0 > "$tmp/aa.json"
 suite --base v0.16.0 --head v0.17.0 --seed 1 > "$tmp/ab1.json"

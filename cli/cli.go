@@ -32,6 +32,7 @@ func commands() []command {
 		{"replay", "replay a saved session (TUI, or --headless)", cmdReplay},
 		{"profile", "where the time went: a session's differential profile with statistics", cmdProfile},
 		{"suite", "a Go module's benchmarks at two revisions, in paired rounds", cmdSuite},
+		{"merge", "join the shards of a suite (suite --shard K/N) into one report", cmdMerge},
 		{"devices", "list devices: sim presets, local, adb", cmdDevices},
 		{"check", "MFLOPS stability check of a device's governor settings", cmdCheck},
 		{"tune", "search governor profiles for the fastest stable one", cmdTune},

@@ -74,7 +74,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// The regimes come from the whole session: a bad --regime is said
 	// before the replay, not after it.
 	opt := engine.Options(&s.Header.Plan)
-	events, rr, err := regimeEvents(s.Events, *regime, opt)
+	events, rr, err := regimeEvents(s.Events, *regime, opt, s.Header.Plan.Suite != nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab replay:", err)
 		return exitUsage

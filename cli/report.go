@@ -113,7 +113,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
 	}
-	events, regimeLines, err := regimeEvents(s.Events, *f.regime, opt)
+	events, regimeLines, err := regimeEvents(s.Events, *f.regime, opt, s.Header.Plan.Suite != nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "perflab report:", err)
 		return exitUsage
@@ -269,6 +269,13 @@ func holdGC(path string) (restore func()) {
 // ended, the regimes and the order effect, then the table.
 func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, regimeLines regimeReport) {
 	sum := s.Summary()
+	var suiteBody string
+	if rep.Families != nil && rep.HasComparison() {
+		// A suite: what changed first, then the session's lines.
+		var summary string
+		summary, suiteBody = analysis.SuiteTableParts(rep.Report, rep.Families, rep.Names)
+		fmt.Fprintln(w, summary)
+	}
 	fmt.Fprintf(w, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
 	switch {
 	case sum.End == nil:
@@ -283,9 +290,12 @@ func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, re
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-	if rep.HasComparison() {
+	switch {
+	case suiteBody != "":
+		fmt.Fprint(w, suiteBody)
+	case rep.HasComparison():
 		fmt.Fprint(w, rep.Table())
-	} else {
+	default:
 		fmt.Fprintln(w, nothingToCompare(sum.Counts))
 	}
 }
@@ -301,7 +311,10 @@ type regimeReport struct {
 
 // regimeEvents picks the events to analyse with sessions.ChooseRegime
 // (which: --regime) and words its choice for the command line.
-func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab.Event, regimeReport, error) {
+//
+// For a suite (suite set) the order-effect tests are one line unless one
+// fires: a test per benchmark metric would fill a screen before the table.
+func regimeEvents(events []lab.Event, which string, opt analysis.Options, suite bool) ([]lab.Event, regimeReport, error) {
 	rc, err := sessions.ChooseRegime(events, which, opt)
 	if err != nil {
 		return nil, regimeReport{}, err
@@ -317,6 +330,10 @@ func regimeEvents(events []lab.Event, which string, opt analysis.Options) ([]lab
 	rr.warnings = append(rr.warnings, rc.Differ...)
 	lines, warns := sessions.OrderEffectLines(rc.Order, opt.Alpha)
 	rr.order = lines
+	if suite && len(lines) > 1 {
+		rr.order = []string{fmt.Sprintf("order effect (the second run of a round against the first): tested on %d metrics, %d significant (Holm, alpha %g)%s",
+			len(lines), len(warns), opt.Alpha, map[bool]string{true: ": see the warnings", false: ""}[len(warns) > 0])}
+	}
 	rr.warnings = append(rr.warnings, warns...)
 	rr.warnings = append(rr.warnings, sessions.HostWarnings(rc.Events)...)
 	rr.warnings = append(rr.warnings, sessions.TrialNotes(rc.Events)...)

@@ -250,6 +250,14 @@ func (h *headlessRun) announce(s *engine.Session) {
 	if exp.Stop == lab.StopAuto {
 		trials = fmt.Sprintf("stop auto (at most %d trials per arm)", exp.TrialCap())
 	}
+	if b, ok := exp.Builds[lab.ArmControl]; ok && exp.Suite != nil && b.Bench != nil && b.Bench.Count() > 0 {
+		// A suite's trial is one round of one benchmark: say it in rounds.
+		k := b.Bench.Count()
+		trials = fmt.Sprintf("%d rounds of each of %d benchmark functions (a round: one run of A and one of B)", exp.Trials/k, k)
+		if exp.Stop == lab.StopAuto {
+			trials = fmt.Sprintf("stop auto, at most %d rounds of each of %d benchmark functions (a round: one run of A and one of B)", exp.MetricRoundsCap(), k)
+		}
+	}
 	if len(s.Devices) > 0 {
 		var names []string
 		for _, d := range s.Devices {
@@ -398,7 +406,10 @@ func verdictCode(rep engine.Analysis) int {
 // "session" object.
 type sessionReport struct {
 	analysis.Report
-	Session sessions.Summary `json:"session"`
+	// Families and Names are a suite's (engine.Analysis).
+	Families []analysis.FamilySize `json:"families,omitempty"`
+	Names    string                `json:"names,omitempty"`
+	Session  sessions.Summary      `json:"session"`
 }
 
 // versusReport is `report --json` of a session of more than two builds:
@@ -414,7 +425,7 @@ func writeSessionReport(w io.Writer, s *sessions.Session, rep engine.Analysis) e
 	if rep.Versus != nil {
 		return enc.Encode(versusReport{Versus: *rep.Versus, Session: s.Summary()})
 	}
-	return enc.Encode(sessionReport{Report: rep.Report, Session: s.Summary()})
+	return enc.Encode(sessionReport{Report: rep.Report, Families: rep.Families, Names: rep.Names, Session: s.Summary()})
 }
 
 // nothingToCompare says why a run or session has no table: the arms

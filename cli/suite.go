@@ -34,13 +34,19 @@ parallel instances on one host: for benchmarks that wait more than they
 compute, or cores to spare), and the analysis blocks on worker. A
 benchmark's verdict rests on its rounds (the per-round log ratio, the
 signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
-run; with --stop auto the sequential analysis, and the run ends once every
-tested benchmark is decided, which needs a --threshold for "no change"),
-corrected across the suite's benchmarks and units by Benjamini and
-Hochberg (the share of false reports among those reported, which suits a
-list of benchmarks better than the chance of any). Every unit a benchmark
-prints is a metric: ns/op (named by the benchmark), B/op, allocs/op, MB/s
-and every b.ReportMetric unit (named BENCH:UNIT), higher better for rates.
+run; with stop auto the sequential analysis). By default the run stops
+each benchmark once it is decided and the run once all are, at most
+--max-trials 30 rounds of each, a change within --threshold 5% counting
+as none; --trials N runs N rounds instead (raised to the fewest with which
+the suite can report anything: the signed-rank floor 2/2ⁿ below alpha/k
+for k benchmarks). Families of tests, each corrected on its own by
+Benjamini and Hochberg (the share of false reports among those reported):
+time (each benchmark's ns/op, its one tested metric), alloc (B/op and
+allocs/op) and custom (b.ReportMetric units), the last two only where not
+the same in every round; MB/s is ns/op in other units, shown, not tested
+(--metrics picks the families, --metrics all tests every metric in one).
+Names carry their package (decimal.AppendFloat/Integers); the GOMAXPROCS
+suffix all of them share is left out, and said once.
 
 --parallel N runs N local workers, each pinned to its own CPUs (for
 CPU-bound benchmarks on a many-core host). Workers on other machines:
@@ -70,10 +76,11 @@ regression, 3 a benchmark regressed, 1 error, 2 usage.
 Examples:
   perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
   perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
-  perflab suite --trials 20 --benchtime 200ms --json > suite.json
+  perflab suite --trials 20 --benchtime 200ms --json > suite.json   # 20 rounds, no stopping
+  perflab suite --metrics time ./...              # only the times tested
   perflab suite --aa --trials 16                  # the work tree against itself
   perflab suite --agree run1.jsonl run2.jsonl
-  perflab suite --worker ssh://bench1 --worker ssh://bench2 --stop auto --max-trials 40 ./...
+  perflab suite --worker ssh://bench1 --worker ssh://bench2 --max-trials 40 ./...
 
 Manual: docs/suite.md
 
@@ -83,14 +90,16 @@ Flags:
 // suiteFlags are perflab suite's flags.
 type suiteFlags struct {
 	base, head, bench, benchtime, measure, stop  *string
+	metrics                                      *string
 	trials, maxTrials, workers, parallel, warmup *int
 	aa, agree, asJSON, useTUI, quiet             *bool
 	workerSpecs                                  repeatedFlag
-	workersFile, out                             *string
+	workersFile, out, shard                      *string
 	seed                                         *int64
 	threshold                                    float64
 	acc                                          deviceAccess
 	workersSet                                   bool // --workers given
+	trialsSet, thresholdSet                      bool // --trials, --threshold given
 }
 
 func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
@@ -98,11 +107,12 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.base = fs.String("base", "", "the base revision (A; default: the merge-base with origin's default branch, else HEAD~1)")
 	f.head = fs.String("head", "", "the revision compared with it (B; default: the work tree)")
 	f.bench = fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
-	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 100x)")
-	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles under valgrind: nearly deterministic, for noisy CI runners)")
-	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side)")
-	f.stop = fs.String("stop", "fixed", "fixed (run --trials rounds) or auto (stop once every tested benchmark is decided, at the latest at --max-trials)")
-	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: --trials)")
+	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 1000x)")
+	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles per iteration under valgrind, each sub-benchmark a row: nearly deterministic, for noisy CI runners)")
+	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side); given, the run has this many (--stop fixed), raised to the fewest with which the family can report a change")
+	f.stop = fs.String("stop", "", "auto (the default without --trials: stop each benchmark once decided and the run once all are, at the latest at --max-trials) or fixed (run --trials rounds; the default with --trials)")
+	f.maxTrials = fs.Int("max-trials", 0, "with --stop auto: at most this many rounds of each benchmark (default: 30, or --trials when given)")
+	f.metrics = fs.String("metrics", lab.DefaultSuiteMetrics, "the families of tests, each corrected on its own: a comma list of time (each benchmark's time per op), alloc (B/op and allocs/op) and custom (b.ReportMetric units), or all (every metric in one family); rates (MB/s) are shown, never tested")
 	f.workers = fs.Int("workers", 1, "local workers running rounds side by side (a pool: local, local#2, ...; the analysis blocks on worker); for benchmarks that wait more than they compute, or cores to spare")
 	f.parallel = fs.Int("parallel", 0, "N local workers, each pinned to its own CPUs (the host's split into N sets, taskset): for CPU-bound benchmarks on a many-core host; a warning when N exceeds the CPUs")
 	f.aa = fs.Bool("aa", false, "A/A: the --head revision (default: the work tree) against itself, two builds of it: every benchmark reported changed is a false positive")
@@ -117,6 +127,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
 	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the changed ones on top, ↑/↓ to scroll; enter starts it)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
+	f.shard = fs.String("shard", "", "run shard `K/N` of the benchmarks (split evenly by --seed; every shard both revisions, e.g. one CI job each); perflab merge joins the shards' sessions into one report")
 	return f
 }
 
@@ -127,7 +138,14 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		fmt.Fprintf(stderr, "perflab suite: "+format+"\n", args...)
 		return code, false
 	}
-	fs.Visit(func(fl *flag.Flag) { f.workersSet = f.workersSet || fl.Name == "workers" })
+	fs.Visit(func(fl *flag.Flag) {
+		f.workersSet = f.workersSet || fl.Name == "workers"
+		f.trialsSet = f.trialsSet || fl.Name == "trials"
+		f.thresholdSet = f.thresholdSet || fl.Name == "threshold"
+	})
+	if *f.stop == "" {
+		*f.stop = map[bool]string{true: lab.StopFixed, false: lab.StopAuto}[f.trialsSet]
+	}
 	switch {
 	case *f.aa && *f.base != "":
 		return fail(exitUsage, "--aa compares --head with itself: give no --base")
@@ -143,12 +161,25 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		return fail(exitUsage, "--parallel N pins N local workers, --workers N leaves them free: give one")
 	case *f.trials < 2:
 		return fail(exitUsage, "--trials %d: want at least 2 rounds", *f.trials)
+	case *f.stop != lab.StopAuto && *f.stop != lab.StopFixed:
+		return fail(exitUsage, "--stop %q: want auto or fixed", *f.stop)
+	}
+	if err := lab.CheckSuiteMetrics(*f.metrics); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if *f.shard != "" {
+		if _, err := parseShard(*f.shard); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
+	if *f.stop == lab.StopAuto && !f.thresholdSet {
+		f.threshold = defaultSuiteThreshold
 	}
 	if _, err := regexp.Compile(*f.bench); err != nil {
 		return fail(exitUsage, "-bench %q: %v", *f.bench, err)
 	}
 	if *f.benchtime == "" {
-		*f.benchtime = map[bool]string{true: "100x", false: "100ms"}[*f.measure == "cachegrind"]
+		*f.benchtime = map[bool]string{true: "1000x", false: "100ms"}[*f.measure == "cachegrind"]
 	}
 	if *f.parallel > 0 {
 		*f.workers, f.workersSet = *f.parallel, true
@@ -206,8 +237,9 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}
+	shard, _ := parseShard(*f.shard)
 	s, err := prepareSuite(ctx, suiteConfig{base: *f.base, head: *f.head, bench: *f.bench, benchtime: *f.benchtime, pkgs: pkgs,
-		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa, seed: *f.seed}, stderr)
+		cachegrind: *f.measure == "cachegrind", platforms: platforms, aa: *f.aa, seed: *f.seed, shard: shard}, stderr)
 	if s != nil {
 		defer s.cleanup()
 	}
@@ -215,6 +247,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "perflab suite:", err)
 		return exitError
 	}
+	s.info.Metrics = *f.metrics
+	f.plan(s, stderr)
 	exp := f.experiment(s, ids)
 	if err := exp.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)
@@ -228,6 +262,70 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }
 
+// The defaults of stop auto for a CI job: at most defaultSuiteCap rounds
+// of each benchmark, and a change within ±defaultSuiteThreshold% is no
+// change (without a threshold an unchanged benchmark is never decided and
+// every one runs to the cap).
+const (
+	defaultSuiteCap       = 30
+	defaultSuiteThreshold = 5
+)
+
+// plan raises the rounds to the fewest with which the time family can
+// report anything (lab.SuiteMinRounds: the exact signed-rank floor against
+// Benjamini–Hochberg's first step), and says the plan before the first
+// round: the families, the stop rule with its cap and threshold.
+func (f *suiteFlags) plan(s *suitePrep, stderr io.Writer) {
+	// A shard's benchmarks are tested with the other shards' when merged.
+	k := max(s.build[0].Bench.Count(), s.info.ShardOf, 1)
+	alpha := lab.DefaultAlpha
+	need := lab.SuiteMinRounds(alpha, k)
+	fams := *f.metrics
+	if fams == lab.FamiliesAll {
+		fams = "every metric in one family"
+	}
+	fmt.Fprintf(stderr, "tested: %s, each family corrected on its own (Benjamini–Hochberg, alpha %g); rates (MB/s) shown, not tested\n", fams, alpha)
+	if *f.stop == lab.StopFixed {
+		if *f.trials < need {
+			fmt.Fprintf(stderr, "rounds raised from %d to %d: with %d benchmarks the smallest signed-rank p of n rounds, 2/2ⁿ, must be below %g/%d before any change can be reported\n",
+				*f.trials, need, k, alpha, k)
+			*f.trials = need
+		}
+		fmt.Fprintf(stderr, "plan: %d rounds of each benchmark (--stop fixed); %d are the fewest with which %d benchmarks can report a change (more sub-benchmarks need more: the report says so)\n",
+			*f.trials, need, k)
+	} else {
+		capPer := f.roundsCap()
+		if capPer < need {
+			fmt.Fprintf(stderr, "cap raised from %d to %d rounds: with %d benchmarks the smallest signed-rank p of n rounds, 2/2ⁿ, must be below %g/%d\n", capPer, need, k, alpha, k)
+			*f.maxTrials = need
+			capPer = need
+		}
+		th := "none: only a change decides, an unchanged benchmark runs to the cap"
+		if f.threshold > 0 {
+			th = fmt.Sprintf("±%g%% is no change", f.threshold)
+		}
+		fmt.Fprintf(stderr, "plan: stop each benchmark when decided and the run when all are (--stop auto), at most %d rounds of each (--max-trials), threshold %s (--threshold); --trials N runs N rounds instead\n",
+			capPer, th)
+	}
+	fmt.Fprintln(stderr, "the smallest change this plan can detect is not known before the noise is: the report gives each benchmark's (mde)")
+}
+
+// roundsCap is stop auto's most rounds of a benchmark: --max-trials, else
+// --trials when given, else defaultSuiteCap; never below --trials given.
+func (f *suiteFlags) roundsCap() int {
+	c := *f.maxTrials
+	if c == 0 {
+		c = defaultSuiteCap
+		if f.trialsSet {
+			c = *f.trials
+		}
+	}
+	if f.trialsSet {
+		c = max(c, *f.trials)
+	}
+	return c
+}
+
 // experiment is the suite's session plan: the two sides' builds in
 // random order on the workers ids.
 func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
@@ -239,7 +337,8 @@ func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
 	exp.Stop = *f.stop
 	if *f.stop == lab.StopAuto {
-		exp.MaxTrials = max(*f.maxTrials, *f.trials) * k
+		exp.MaxTrials = f.roundsCap() * k
+		exp.Trials = min(exp.Trials, exp.MaxTrials)
 	}
 	if len(ids) > 1 || ids[0] != "local" {
 		exp.SetDevices(ids)
@@ -263,4 +362,16 @@ func (f *suiteFlags) openTUI(ctx context.Context, exp *lab.Experiment, s *suiteP
 	}
 	fmt.Fprintln(stderr, "perflab suite:", err)
 	return exitError
+}
+
+// parseShard reads --shard K/N ({0, 0} for "").
+func parseShard(v string) ([2]int, error) {
+	if v == "" {
+		return [2]int{}, nil
+	}
+	var k, n int
+	if c, err := fmt.Sscanf(v, "%d/%d", &k, &n); err != nil || c != 2 || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != v {
+		return [2]int{}, fmt.Errorf("--shard %q: want K/N with 1 ≤ K ≤ N, e.g. 2/4", v)
+	}
+	return [2]int{k, n}, nil
 }

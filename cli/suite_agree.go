@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/analysis"
@@ -29,7 +30,7 @@ func suiteAgree(paths []string, asJSON bool, stdout, stderr io.Writer) int {
 		}
 		plan := &s.Header.Plan
 		opt := engine.Options(plan)
-		events, _, err := regimeEvents(s.Events, "", opt)
+		events, _, err := regimeEvents(s.Events, "", opt, true)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab suite --agree: %s: %v\n", path, err)
 			return exitError
@@ -37,6 +38,8 @@ func suiteAgree(paths []string, asJSON bool, stdout, stderr io.Writer) int {
 		reps[i] = engine.Analyse(plan, sessions.ArmInputs(events, len(plan.ArmKeys())), opt).Report
 	}
 	ag := analysis.Agree(reps[0], reps[1])
+	// By package and name (a suite's names start with their package).
+	slices.SortStableFunc(ag.Rows, func(x, y analysis.AgreementRow) int { return strings.Compare(x.Metric, y.Metric) })
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/perflab/perflab/lab"
@@ -25,6 +27,9 @@ type suiteConfig struct {
 	cachegrind                   bool
 	aa                           bool  // the head against itself
 	seed                         int64 // the passes' orders (lab.BenchSpec.Seed)
+	// shard is --shard K/N: this run's share of the benchmarks (K of N,
+	// from 1), {0, 0} for all of them.
+	shard [2]int
 	// platforms are the GOOS_GOARCH to build for, this host's first
 	// (remote workers may add others).
 	platforms []string
@@ -130,7 +135,11 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 		if c.aa {
 			side.label += []string{" (A)", " (B)"}[i]
 		}
-		fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		if c.aa {
+			fmt.Fprintf(stderr, "building %s\n", side.label) // the label says A or B
+		} else {
+			fmt.Fprintf(stderr, "building %s (%s)\n", side.label, []string{"A", "B"}[i])
+		}
 		if err := buildSide(ctx, side, i, c, s.bundle); err != nil {
 			return s, fmt.Errorf("%s: %w", side.label, err)
 		}
@@ -288,7 +297,15 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 	if n == 0 {
 		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
 	}
-	fmt.Fprintf(stderr, "%d benchmarks in both revisions\n", n)
+	fmt.Fprintf(stderr, "%d benchmark functions in both revisions (their sub-benchmarks are rows of their own)\n", n)
+	if c.shard[1] > 0 {
+		kept := shardSpecs(&specs, c.shard, c.seed)
+		if kept == 0 {
+			return fmt.Errorf("shard %d/%d has no benchmark: %d benchmark functions for %d shards", c.shard[0], c.shard[1], n, c.shard[1])
+		}
+		fmt.Fprintf(stderr, "shard %d/%d: %d of the %d benchmark functions (split by --seed %d; perflab merge joins the shards' sessions)\n", c.shard[0], c.shard[1], kept, n, c.seed)
+		s.info.Shard, s.info.ShardOf = fmt.Sprintf("%d/%d", c.shard[0], c.shard[1]), n
+	}
 	if c.cachegrind {
 		if err := copySelf(filepath.Join(s.bundle, c.platforms[0], suitePerflab)); err != nil {
 			return fmt.Errorf("--measure cachegrind: %w", err)
@@ -354,20 +371,32 @@ func copySelf(dst string) error {
 }
 
 // suiteCachegrindCmd is the hidden command a cachegrind suite's trials
-// run: each benchmark of a test binary in its own process under valgrind,
+// run: each benchmark (each sub-benchmark on its own) under valgrind,
 // printed as go test -bench lines of its instructions and estimated
-// cycles for the run of --benchtime iterations.
+// cycles per iteration.
 const suiteCachegrindCmd = "__suite-cachegrind"
 
 // cmdSuiteCachegrind is suiteCachegrindCmd: perflab __suite-cachegrind
 // --pkg PKG --benchtime Nx BINARY NAME... (NAME without "Benchmark").
+// Each benchmark's sub-benchmarks are listed by a run at 1x (not under
+// valgrind), and each is counted twice under valgrind, at N and at 2N
+// iterations: go test runs a benchmark once at b.N = 1 and then at b.N =
+// N, so the difference of the two counts is N iterations of the
+// benchmark's own loop — the process's start-up, the test binary's setup
+// and the benchmark's own before its loop cancel out — and a +20% change
+// of the loop's work reads +20%.
 func cmdSuiteCachegrind(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(suiteCachegrindCmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pkg := fs.String("pkg", "", "the package, for the pkg: line")
-	benchtime := fs.String("benchtime", "100x", "iterations")
+	benchtime := fs.String("benchtime", "1000x", "iterations")
 	if err := fs.Parse(args); err != nil || fs.NArg() < 2 {
 		fmt.Fprintln(stderr, "usage: perflab "+suiteCachegrindCmd+" --pkg PKG --benchtime Nx BINARY NAME...")
+		return exitUsage
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(*benchtime, "x"))
+	if err != nil || n < 1 || !strings.HasSuffix(*benchtime, "x") {
+		fmt.Fprintf(stderr, "perflab suite: --benchtime %q: want a count of iterations, e.g. 100x\n", *benchtime)
 		return exitUsage
 	}
 	bin := fs.Arg(0)
@@ -377,13 +406,97 @@ func cmdSuiteCachegrind(ctx context.Context, args []string, stdout, stderr io.Wr
 	os.Setenv("GOMAXPROCS", "1")
 	fmt.Fprintf(stdout, "pkg: %s\n", *pkg)
 	for _, name := range fs.Args()[1:] {
-		ir, cost, _, err := local.Cachegrind(ctx, ".", []string{bin, "-test.run=^$", "-test.bench=^Benchmark" + regexp.QuoteMeta(name) + "$",
-			"-test.benchtime=" + *benchtime, "-test.count=1"})
+		subs, err := benchNames(ctx, bin, name)
 		if err != nil {
 			fmt.Fprintln(stderr, "perflab suite:", err)
 			return exitError
 		}
-		fmt.Fprintf(stdout, "Benchmark%s 1 %.0f instructions %.0f est-cycles\n", name, ir, cost)
+		for _, full := range subs {
+			var pattern []string
+			for _, e := range strings.Split(full, "/") {
+				pattern = append(pattern, "^"+regexp.QuoteMeta(e)+"$")
+			}
+			pattern[0] = "^Benchmark" + pattern[0][1:]
+			var ir, cost [2]float64
+			for i, iters := range []int{n, 2 * n} {
+				ir[i], cost[i], _, err = local.Cachegrind(ctx, ".", []string{bin, "-test.run=^$", "-test.bench=" + strings.Join(pattern, "/"),
+					fmt.Sprintf("-test.benchtime=%dx", iters), "-test.count=1"})
+				if err != nil {
+					fmt.Fprintln(stderr, "perflab suite:", err)
+					return exitError
+				}
+			}
+			fmt.Fprintf(stdout, "Benchmark%s %d %.2f instructions/op %.2f est-cycles/op\n", full, n, (ir[1]-ir[0])/float64(n), (cost[1]-cost[0])/float64(n))
+		}
 	}
 	return exitOK
+}
+
+// benchNames lists the benchmark name's results (itself, or its
+// sub-benchmarks, "Name/sub") from a run of it at 1x.
+func benchNames(ctx context.Context, bin, name string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, bin, "-test.run=^$", "-test.bench=^Benchmark"+regexp.QuoteMeta(name)+"$", "-test.benchtime=1x", "-test.count=1").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing Benchmark%s's sub-benchmarks: %v", name, err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		full := strings.TrimPrefix(f[0], "Benchmark")
+		if i := strings.LastIndexByte(full, '-'); i > 0 && !strings.Contains(full[i:], "/") {
+			if _, err := strconv.Atoi(full[i+1:]); err == nil {
+				full = full[:i] // a GOMAXPROCS suffix (none at 1)
+			}
+		}
+		names = append(names, full)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("Benchmark%s printed no result at 1x", name)
+	}
+	return names, nil
+}
+
+// shardSpecs keeps in both specs only shard K of N of their benchmarks:
+// the benchmarks (package and name, the listing's order) drawn into an
+// order by seed and dealt out in turn, so the shards differ in size by
+// one at most and every benchmark is in exactly one. It returns how many
+// are kept.
+func shardSpecs(specs *[2]lab.BenchSpec, shard [2]int, seed int64) int {
+	type ref struct{ pkg, name string }
+	var all []ref
+	for _, p := range specs[0].Packages {
+		for _, b := range p.Benchmarks {
+			all = append(all, ref{p.Path, b})
+		}
+	}
+	perm := rand.New(rand.NewPCG(uint64(seed), 0x5ad)).Perm(len(all))
+	keep := map[ref]bool{}
+	for i, j := range perm {
+		if i%shard[1] == shard[0]-1 {
+			keep[all[j]] = true
+		}
+	}
+	for i := range specs {
+		var pkgs []lab.BenchPackage
+		for _, p := range specs[i].Packages {
+			var bs []string
+			for _, b := range p.Benchmarks {
+				if keep[ref{p.Path, b}] {
+					bs = append(bs, b)
+				}
+			}
+			if len(bs) > 0 {
+				p.Benchmarks = bs
+				pkgs = append(pkgs, p)
+			}
+		}
+		specs[i].Packages = pkgs
+	}
+	return len(keep)
 }

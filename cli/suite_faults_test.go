@@ -99,7 +99,7 @@ func TestSuiteMalformedBenchmarkLines(t *testing.T) {
 	}
 	found := false
 	for _, m := range r.Metrics {
-		found = found || strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.A.N >= 4 && m.B.N >= 4
+		found = found || strings.HasPrefix(m.Name, "suitetest.Work") && strings.HasSuffix(m.Name, ":units/op") && m.A.N >= 4 && m.B.N >= 4
 	}
 	if !found {
 		t.Errorf("Work's units/op not measured in every round beside the garbled benchmark:\n%s", out)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -89,15 +90,24 @@ func TestSuiteTwoRevisions(t *testing.T) {
 	r := decodeReport(t, out)
 	verdicts := map[string]string{}
 	for _, m := range r.Metrics {
-		if i := strings.Index(m.Name, ":"); i > 0 {
-			verdicts[strings.SplitN(m.Name, "-", 2)[0]+m.Name[i:]] = m.Verdict
+		if strings.Contains(m.Name, ":") {
+			verdicts[strings.TrimPrefix(m.Name, "suitetest.")] = m.Verdict // the package first, no -N suffix
 		}
 	}
-	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "inconclusive" {
+	if verdicts["Work:units/op"] != "regression" || verdicts["Same:units/op"] != "not tested (50 in every round)" {
 		t.Errorf("verdicts %v", verdicts)
 	}
 	if list, _ := exec.Command("git", "-C", repo, "worktree", "list").Output(); strings.Count(string(list), "\n") != 1 {
 		t.Errorf("worktrees left behind:\n%s", list)
+	}
+	// The report a person reads: what changed first (the benchmarks are
+	// the rows), the order-effect tests in one line, no -N suffix.
+	text, _, _ := perflabIn(t, repo, "report", session)
+	lines := strings.Split(text, "\n")
+	if !regexp.MustCompile(`^[0-2] of 2 benchmarks changed`).MatchString(lines[0]) ||
+		!strings.Contains(text, "1 of 1 other metrics changed: 1 regressed (suitetest.Work:units/op +30.00%)") ||
+		strings.Count(text, "order effect") != 1 || strings.Contains(text, "Work-") || runtime.NumCPU() > 1 && !strings.Contains(text, "GOMAXPROCS") {
+		t.Errorf("report:\n%s", text)
 	}
 	// Two local workers ran rounds side by side.
 	s, err := sessions.Load(session)
@@ -158,7 +168,7 @@ func TestSuiteCachegrind(t *testing.T) {
 	repo := suiteRepo(t)
 	session := filepath.Join(t.TempDir(), "s.jsonl")
 	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--measure", "cachegrind", "-bench", "Work",
-		"--trials", "8", "--warmup", "0", "--json", "--quiet", "--worker", "local", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
+		"--trials", "6", "--benchtime", "400x", "--warmup", "0", "--json", "--quiet", "--worker", "local", "--worker", "ssh://w1", "--ssh-config", l.Config, "--out", session)
 	if code != exitRegression {
 		t.Fatalf("exit %d\n%s\n%s", code, errs, out)
 	}
@@ -173,8 +183,13 @@ func TestSuiteCachegrind(t *testing.T) {
 	got := map[string]string{}
 	for _, m := range r.Metrics {
 		got[m.Name] = m.Verdict
+		// Per iteration (a run of N and one of 2N iterations subtracted):
+		// start-up and setup cancel, so 30% more loop work reads +30%.
+		if d := m.DeltaPctMedian; m.Name == "suitetest.Work:instructions/op" && (d == nil || *d < 28 || *d > 32) {
+			t.Errorf("%s: Δ %v%%, want +30%% (±2)", m.Name, d)
+		}
 	}
-	if got["Work:instructions"] != "regression" || got["Work:est-cycles"] != "regression" {
+	if got["suitetest.Work:instructions/op"] != "regression" || got["suitetest.Work:est-cycles/op"] != "regression" {
 		t.Errorf("verdicts %v", got)
 	}
 	if _, errs, code := perflabIn(t, repo, "suite", "--measure", "cachegrind", "--benchtime", "1s"); code != exitUsage || !strings.Contains(errs, "count of iterations") {
@@ -199,7 +214,7 @@ func TestSuiteOverSSH(t *testing.T) {
 	}
 	r := decodeReport(t, out)
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "regression" {
+		if strings.HasPrefix(m.Name, "suitetest.Work") && strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "regression" {
 			t.Errorf("%s: %s, want regression", m.Name, m.Verdict)
 		}
 	}
@@ -259,8 +274,8 @@ func TestSuiteAAAndAgree(t *testing.T) {
 		t.Fatalf("--aa: exit %d\n%s", code, errs)
 	}
 	for _, m := range decodeReport(t, aaOut).Metrics {
-		if strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "inconclusive" {
-			t.Errorf("--aa: %s is %s, want inconclusive (the same constant in both builds)", m.Name, m.Verdict)
+		if strings.HasSuffix(m.Name, ":units/op") && m.Verdict != "not tested (130 in every round)" {
+			t.Errorf("--aa: %s is %s, want not tested (the same constant in both builds)", m.Name, m.Verdict)
 		}
 	}
 	var runs []string
@@ -327,7 +342,7 @@ func TestSuiteOnPhoneThroughADB(t *testing.T) {
 	r := decodeReport(t, out)
 	found := false
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Name, "Work") && strings.HasSuffix(m.Name, ":units/op") {
+		if strings.HasPrefix(m.Name, "suitetest.Work") && strings.HasSuffix(m.Name, ":units/op") {
 			found = m.Verdict == "regression"
 		}
 	}
@@ -475,7 +490,7 @@ func TestSuiteFailingBenchmark(t *testing.T) {
 		found = found || strings.Contains(w, want)
 	}
 	for _, m := range r.Metrics {
-		work = work || strings.HasPrefix(m.Name, "Work")
+		work = work || strings.HasPrefix(m.Name, "suitetest.Work")
 	}
 	if !found || !work {
 		t.Errorf("warnings %q (want %q), Work measured %v", r.Warnings, want, work)
@@ -545,4 +560,67 @@ func okTrialsByDevice(t *testing.T, session string) map[string]int {
 		byDevice[tr.Device]++
 	}
 	return byDevice
+}
+
+// TestSuitePlanRaisesRounds: --trials below the fewest rounds with which
+// the time family can report anything is raised, and the plan says so
+// before the first round; without --trials the run stops when decided,
+// its cap and threshold said up front.
+func TestSuitePlanRaisesRounds(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "3", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work")
+	if code != exitRegression || !strings.Contains(errs, "rounds raised from 3 to 6") || !strings.Contains(errs, "--stop fixed") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--max-trials", "8", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work", "--metrics", "custom")
+	if code != exitRegression || !strings.Contains(errs, "--stop auto), at most 8 rounds of each") || !strings.Contains(errs, "threshold ±5%") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	for _, m := range decodeReport(t, out).Metrics {
+		if strings.HasSuffix(m.Name, "units/op") != (m.Verdict == "regression") || !strings.HasSuffix(m.Name, "units/op") && !strings.HasPrefix(m.Verdict, "not tested") {
+			t.Errorf("--metrics custom: %s %q", m.Name, m.Verdict)
+		}
+	}
+}
+
+// TestSuiteShardMerge: two shards split the benchmarks (each in exactly
+// one), merge joins them into one report whose deterministic verdicts are
+// one run's (Work's units/op a regression, Same's not tested), and a
+// missing shard is named, exit 1.
+func TestSuiteShardMerge(t *testing.T) {
+	t.Parallel()
+	repo := suiteRepo(t)
+	dir := t.TempDir()
+	var paths []string
+	for _, k := range []string{"1/2", "2/2"} {
+		path := filepath.Join(dir, strings.Replace(k, "/", "of", 1)+".jsonl")
+		_, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "20x", "--quiet", "--shard", k, "--out", path)
+		if code != exitOK && code != exitRegression || !strings.Contains(errs, "shard "+k+": 1 of the 2 benchmark functions") {
+			t.Fatalf("--shard %s: exit %d\n%s", k, code, errs)
+		}
+		paths = append(paths, path)
+	}
+	out, errs, code := perflabIn(t, repo, "merge", "--json", paths[0], paths[1])
+	if code != exitRegression {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
+	}
+	var m mergedReport
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	v := map[string]string{}
+	for _, r := range m.Metrics {
+		v[r.Name] = r.Verdict
+	}
+	if v["suitetest.Work:units/op"] != "regression" || v["suitetest.Same:units/op"] != "not tested (50 in every round)" || len(m.Shards) != 2 || len(m.Failed) != 0 {
+		t.Errorf("merged: %v shards %+v failed %v", v, m.Shards, m.Failed)
+	}
+	text, _, code := perflabIn(t, repo, "merge", paths[1])
+	if code != exitError || !strings.Contains(text, "shard 1/2 missing") {
+		t.Errorf("one shard of two: exit %d\n%s", code, text)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--shard", "3/2"); code != exitUsage || !strings.Contains(errs, "want K/N") {
+		t.Errorf("--shard 3/2: exit %d\n%s", code, errs)
+	}
 }

@@ -216,7 +216,7 @@ func sessionExit(path string) (int, error) {
 		return exitError, nil
 	}
 	opt := engine.Options(&s.Header.Plan)
-	events, _, err := regimeEvents(s.Events, "", opt)
+	events, _, err := regimeEvents(s.Events, "", opt, false)
 	if err != nil {
 		return exitError, err
 	}

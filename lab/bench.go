@@ -253,6 +253,9 @@ func CommandResult(b Build, out []byte) TrialResult {
 		if err != nil {
 			return TrialResult{Status: StatusFailed, Reason: err.Error()}
 		}
+		if b.Bench != nil {
+			ms = QualifySuiteMetrics(ms, out)
+		}
 		return TrialResult{Status: StatusOK, Metrics: ms, Reason: fails}
 	}
 	ms, err := commandMetrics(b, out)
@@ -276,6 +279,33 @@ func SuiteMetrics(out []byte) (ms []Metric, fails string, err error) {
 		return []Metric{}, "", nil
 	}
 	return ms, fails, err
+}
+
+// QualifySuiteMetrics names a suite trial's metrics with their package
+// (the last element of its import path, from the trial's pkg: line), as
+// benchstat's tables do: "decimal.AppendFloatToDecimal/Integers-2". A
+// trial runs one benchmark of one package; a name already qualified
+// (parse.GoBench qualifies names in two packages of one output) is left.
+func QualifySuiteMetrics(ms []Metric, out []byte) []Metric {
+	pkg := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "pkg: "); ok {
+			if pkg != "" && pkg != strings.TrimSpace(v) {
+				return ms // two packages: parse.GoBench qualified the names it had to
+			}
+			pkg = strings.TrimSpace(v)
+		}
+	}
+	if pkg == "" {
+		return ms
+	}
+	prefix := path.Base(pkg) + "."
+	for i, m := range ms {
+		if !strings.HasPrefix(m.Name, prefix) {
+			ms[i].Name = prefix + m.Name
+		}
+	}
+	return ms
 }
 
 func commandMetrics(b Build, out []byte) ([]Metric, error) {

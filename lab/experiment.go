@@ -254,6 +254,14 @@ type SuiteInfo struct {
 	Packages  []string `json:"packages"`
 	Bench     string   `json:"bench"`     // -bench regexp
 	Benchtime string   `json:"benchtime"` // per benchmark run
+	// Metrics names the families of tests (SuiteFamilies): "" for one
+	// family of every metric (sessions before families), else a comma
+	// list of time, alloc and custom, or all.
+	Metrics string `json:"metrics,omitempty"`
+	// Shard is "K/N" for one shard of a suite run across N jobs
+	// (perflab suite --shard), ShardOf the benchmark functions of all N.
+	Shard   string `json:"shard,omitempty"`
+	ShardOf int    `json:"shard_of,omitempty"`
 }
 
 // FunctionEffect is a known change of one function's time in a simulated

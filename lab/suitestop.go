@@ -11,8 +11,8 @@ import (
 
 // suiteStop is "stop": "auto" for a benchmark suite (Experiment.Suite):
 // after every complete round it compares every metric as the report will
-// (analysis.Compare with the suite's options: no primary,
-// Benjamini–Hochberg across the benchmarks, the sequential paired analysis
+// (analysis.Compare with the suite's options, family by family
+// (SuiteFamilies): no primary, Benjamini–Hochberg across the benchmarks, the sequential paired analysis
 // calibrated to the cap) and stops the run once every tested metric has a
 // decided verdict (regression, improvement or no change): the stop reason
 // is then exactly the report's verdicts. Metrics that cannot be tested
@@ -94,7 +94,15 @@ func newSuiteStop(exp *Experiment, devices int) *suiteStop {
 	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
-	st := &suiteStop{opt: o, compare: analysis.NewComparer(o).Compare, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
+	cmp := analysis.NewComparer(o).Compare
+	if exp.Suite != nil && exp.Suite.Metrics != "" && exp.Suite.Metrics != FamiliesAll {
+		fc, list := new(analysis.FamilyComparers), exp.Suite.Metrics
+		cmp = func(in []analysis.MetricInput) analysis.Report {
+			r, _ := analysis.CompareFamilies(in, SuiteFamilies(list, in), o, fc)
+			return r
+		}
+	}
+	st := &suiteStop{opt: o, compare: cmp, metrics: map[string]*suiteSeries{}, round: -1, capPer: exp.MetricRoundsCap(),
 		devices: max(devices, 1)}
 	if b, ok := exp.Builds[ArmControl]; ok {
 		st.spec = b.Bench
@@ -191,7 +199,11 @@ func (s *suiteStop) flush() {
 func (s *suiteStop) why(reason string, cap int) string {
 	switch {
 	case s.done:
-		return fmt.Sprintf("decided after %d rounds: every tested benchmark metric decided (%s)", s.complete, s.summary)
+		most := 0
+		for _, ser := range s.metrics {
+			most = max(most, len(ser.pairs))
+		}
+		return fmt.Sprintf("decided after %d rounds (%d of the benchmark run most): every tested benchmark metric decided (%s)", s.complete, most, s.summary)
 	case s.exhausted || reason == "completed":
 		if s.spec != nil && s.capPer > 0 {
 			return fmt.Sprintf("max_trials (%d rounds of each benchmark) reached with benchmarks undecided (%s)", s.capPer, s.summary)

@@ -307,6 +307,9 @@ func (t trialSpec) reportedMetrics(ms []lab.Metric, c *commandRun) ([]lab.Metric
 		if err != nil {
 			return nil, err
 		}
+		if t.req.Build.Bench != nil {
+			bm = lab.QualifySuiteMetrics(bm, c.benchOut.Bytes())
+		}
 		reported = append(reported, bm...)
 	}
 	for _, l := range c.netLines {

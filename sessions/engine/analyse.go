@@ -12,12 +12,24 @@ import (
 type Analysis struct {
 	Report analysis.Report
 	Versus *analysis.Versus
+	// Families are a suite's families of tests (analysis.CompareFamilies:
+	// the time family, the allocations', ...), nil when every metric is
+	// one family.
+	Families []analysis.FamilySize
+	// Names says, for a suite, what its names leave out (the GOMAXPROCS
+	// suffix all of them had), "" otherwise.
+	Names string
 }
 
 // Analyse compares inputs (Fold.Inputs or sessions.ArmInputs) for plan
 // with opt (Options(plan), possibly changed by flags).
 func Analyse(plan *lab.Experiment, inputs []analysis.MetricInput, opt analysis.Options) Analysis {
 	if !plan.MultiArm() {
+		if plan.Suite != nil && plan.Suite.Metrics != "" && plan.Suite.Metrics != lab.FamiliesAll {
+			inputs, names := lab.SuiteNames(inputs)
+			r, fams := analysis.CompareFamilies(inputs, lab.SuiteFamilies(plan.Suite.Metrics, inputs), opt, nil)
+			return Analysis{Report: r, Families: fams, Names: names}
+		}
 		return Analysis{Report: analysis.Compare(inputs, opt)}
 	}
 	v := analysis.CompareVersus(inputs, opt)
@@ -42,6 +54,9 @@ func (a Analysis) Reports() []analysis.Report {
 func (a Analysis) Table() string {
 	if a.Versus != nil {
 		return analysis.VersusTable(*a.Versus)
+	}
+	if a.Families != nil {
+		return analysis.SuiteTable(a.Report, a.Families, a.Names)
 	}
 	return analysis.Table(a.Report)
 }

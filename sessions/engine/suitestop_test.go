@@ -44,7 +44,7 @@ func TestSuiteStopAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := s.End()
-	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds: every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
+	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
 		t.Fatalf("end %+v", end)
 	}
 	if n := len(s.Trials()); n >= 200 {
@@ -56,5 +56,37 @@ func TestSuiteStopAuto(t *testing.T) {
 		if m.Verdict != want[m.Name] {
 			t.Errorf("%s: report says %s, want %s", m.Name, m.Verdict, want[m.Name])
 		}
+	}
+}
+
+// TestSuiteStopAutoFamilies: with the suite's families (perflab suite's
+// default) the stop rule decides on the same families as the report:
+// Work a regression and Same no change in the time family, Const shown and
+// not tested (the same in every round), holding nothing up.
+func TestSuiteStopAutoFamilies(t *testing.T) {
+	plan := testPlan(0)
+	plan.Stop, plan.MaxTrials, plan.Threshold, plan.Order = lab.StopAuto, 100, 5, lab.OrderRandom
+	plan.Suite = &lab.SuiteInfo{Module: "m", Metrics: lab.DefaultSuiteMetrics}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if _, err := RunSession(context.Background(), fakeLab(&suiteDevice{}), Plan{Experiment: plan, Path: path, Tool: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := s.End()
+	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
+		t.Fatalf("end %+v", end)
+	}
+	a := Analyse(&s.Header.Plan, sessions.ArmInputs(s.Events, 2), Options(&s.Header.Plan))
+	want := map[string]string{"Work": analysis.VerdictRegression, "Same": analysis.VerdictNoChange, "Const:B/op": "not tested (64 in every round)"}
+	for _, m := range a.Report.Metrics {
+		if m.Verdict != want[m.Name] {
+			t.Errorf("%s: report says %s, want %s", m.Name, m.Verdict, want[m.Name])
+		}
+	}
+	if len(a.Families) != 1 || a.Families[0] != (analysis.FamilySize{Name: lab.FamilyTime, Metrics: 2, Tested: 2}) {
+		t.Errorf("families %+v", a.Families)
 	}
 }

@@ -1,0 +1,244 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// SuiteTable is the text of a suite's report (CompareFamilies' report and
+// families) for a person: one line saying which benchmarks changed, the
+// rounds they took, then the changed rows, then the rest, and the notes
+// and warnings grouped by kind with their counts. note, when not empty,
+// is said once under the summary (e.g. the GOMAXPROCS suffix dropped from
+// every name).
+func SuiteTable(r Report, sizes []FamilySize, note string) string {
+	summary, body := SuiteTableParts(r, sizes, note)
+	return summary + "\n" + body
+}
+
+// SuiteTableParts is SuiteTable in two: the summary lines (with note),
+// which a session's report prints first, and the rest.
+func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body string) {
+	summary = suiteSummary(r, sizes)
+	if note != "" {
+		summary += note + "\n"
+	}
+	var sb strings.Builder
+	h := tableHeading(r)
+	h = strings.Replace(h, FamilyText(r), FamiliesText(r, sizes), 1)
+	sb.WriteString(h)
+	sb.WriteString("\n")
+	cols := tableColumnsFor(r)
+	var changed, rest [][]string
+	for _, m := range r.Metrics {
+		row := cols.row(r, m)
+		if m.Verdict == VerdictRegression || m.Verdict == VerdictImprovement {
+			changed = append(changed, row)
+		} else {
+			rest = append(rest, row)
+		}
+	}
+	for _, g := range r.Geomeans {
+		if !g.Medians[0].Defined() || !g.Medians[1].Defined() {
+			continue
+		}
+		sc := cellScaleFor(g.Unit, float64(g.Medians[0]))
+		row := make([]string, len(cols.head))
+		row[0], row[1], row[2], row[3], row[4] = "geomean", g.Unit, sc.format(g.Medians[0]), sc.format(g.Medians[1]), fmtPct(g.Delta[0])
+		rest = append(rest, row)
+	}
+	if len(changed) > 0 {
+		sb.WriteString("\nchanged:\n")
+		WriteAligned(&sb, append([][]string{cols.head}, changed...), cols.right)
+	}
+	if len(rest) > 0 {
+		if len(changed) > 0 {
+			sb.WriteString("\nthe rest:\n")
+		} else {
+			sb.WriteString("\n")
+		}
+		WriteAligned(&sb, append([][]string{cols.head}, rest...), cols.right)
+	}
+	sb.WriteString(poolTable(r))
+	writeGrouped(&sb, r)
+	return summary, sb.String()
+}
+
+// suiteSummary is the report's first lines: "2 of 44 benchmarks changed:
+// 1 slower (decimal.X +12.3%), 1 faster (...); 40 no change, 2
+// inconclusive", the same of every other family with a change, and the
+// rounds the benchmarks took.
+func suiteSummary(r Report, sizes []FamilySize) string {
+	var sb strings.Builder
+	type fam struct {
+		n                 int
+		slower, faster    []string
+		noChange, undecid int
+		untested          int
+	}
+	by := map[string]*fam{}
+	var rounds []int
+	var mdes []float64
+	for _, m := range r.Metrics {
+		f := "time"
+		switch {
+		case m.Unit == "ns/op" || m.Unit == "sec/op" || m.Unit == "est-cycles/op":
+		case m.Unit == "B/op" || m.Unit == "allocs/op":
+			f = "alloc"
+		default:
+			f = "other"
+		}
+		if strings.HasPrefix(m.Verdict, VerdictNotTested) && f != "time" {
+			continue
+		}
+		if by[f] == nil {
+			by[f] = &fam{}
+		}
+		x := by[f]
+		x.n++
+		if f == "time" {
+			rounds = append(rounds, m.Decision.N)
+			if m.Decision.MDEPct.Defined() {
+				mdes = append(mdes, float64(m.Decision.MDEPct))
+			}
+		}
+		label := fmt.Sprintf("%s %s", m.Name, fmtPct(m.Decision.DeltaPct))
+		switch {
+		case !m.PAdjusted.Defined():
+			x.untested++
+		case m.Verdict == VerdictRegression:
+			x.slower = append(x.slower, label)
+		case m.Verdict == VerdictImprovement:
+			x.faster = append(x.faster, label)
+		case m.Verdict == VerdictNoChange:
+			x.noChange++
+		default:
+			x.undecid++
+		}
+	}
+	words := map[string][3]string{"time": {"benchmarks", "slower", "faster"}, "alloc": {"allocation metrics", "more", "fewer"},
+		"other": {"other metrics", "regressed", "improved"}}
+	for _, f := range []string{"time", "alloc", "other"} {
+		x := by[f]
+		if x == nil || f != "time" && len(x.slower)+len(x.faster) == 0 {
+			continue
+		}
+		w := words[f]
+		fmt.Fprintf(&sb, "%d of %d %s changed", len(x.slower)+len(x.faster), x.n, w[0])
+		var parts []string
+		if len(x.slower) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.slower), w[1], strings.Join(x.slower, ", ")))
+		}
+		if len(x.faster) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.faster), w[2], strings.Join(x.faster, ", ")))
+		}
+		if len(parts) > 0 {
+			sb.WriteString(": " + strings.Join(parts, ", "))
+		}
+		var rest []string
+		if x.noChange > 0 {
+			rest = append(rest, fmt.Sprintf("%d no change", x.noChange))
+		}
+		if x.undecid > 0 {
+			rest = append(rest, fmt.Sprintf("%d inconclusive", x.undecid))
+		}
+		if x.untested > 0 {
+			rest = append(rest, fmt.Sprintf("%d not tested", x.untested))
+		}
+		if len(rest) > 0 {
+			sb.WriteString("; " + strings.Join(rest, ", "))
+		}
+		sb.WriteString("\n")
+	}
+	if len(rounds) > 0 {
+		slices.Sort(rounds)
+		lo, hi, med := rounds[0], rounds[len(rounds)-1], rounds[len(rounds)/2]
+		if lo == hi {
+			fmt.Fprintf(&sb, "rounds: %d of each benchmark\n", lo)
+		} else {
+			fmt.Fprintf(&sb, "rounds per benchmark: %d to %d (median %d; the pairs column gives each)\n", lo, hi, med)
+		}
+	}
+	if len(mdes) > 0 {
+		slices.Sort(mdes)
+		fmt.Fprintf(&sb, "smallest change detectable at the measured noise (MDE, 80%% power): median %.1f%% of the benchmarks' (%.1f%% to %.1f%%)\n",
+			mdes[len(mdes)/2], mdes[0], mdes[len(mdes)-1])
+	}
+	for _, s := range sizes {
+		if s.Name == "time" && s.Tested > 0 && len(rounds) > 0 {
+			if need := SignedRankMinPairs(r.Alpha / float64(s.Tested)); rounds[len(rounds)-1] < need && !strings.Contains(r.PrimaryTest, "sequential") {
+				fmt.Fprintf(&sb, "warning: %d rounds cannot report any of %d tested benchmarks (the signed-rank floor 2/2ⁿ needs n ≥ %d against %g/%d): run more rounds\n",
+					rounds[len(rounds)-1], s.Tested, need, r.Alpha, s.Tested)
+			}
+		}
+	}
+	return sb.String()
+}
+
+// kindRE finds the numbers of a note or warning, so that notes of one
+// kind group together.
+var kindRE = regexp.MustCompile(`[-+]?[0-9][0-9.,]*(e[-+]?[0-9]+)?%?|µs|ns|ms`)
+
+// writeGrouped writes the notes and warnings of r grouped by kind (the
+// text with its numbers taken out): one line of a kind found once, else
+// its first instance with how many metrics have it and which.
+func writeGrouped(sb *strings.Builder, r Report) {
+	type group struct {
+		first string
+		ids   []string
+	}
+	collect := func(items [][2]string) []string {
+		var order []string
+		by := map[string]*group{}
+		for _, it := range items {
+			k := kindRE.ReplaceAllString(it[1], "#")
+			if by[k] == nil {
+				by[k] = &group{first: it[1]}
+				order = append(order, k)
+			}
+			by[k].ids = append(by[k].ids, it[0])
+		}
+		var out []string
+		for _, k := range order {
+			g := by[k]
+			switch {
+			case len(g.ids) == 1 && g.ids[0] == "":
+				out = append(out, "  "+g.first)
+			case len(g.ids) == 1:
+				out = append(out, fmt.Sprintf("  %s: %s", g.ids[0], g.first))
+			default:
+				ids := g.ids
+				more := ""
+				if len(ids) > 4 {
+					ids, more = ids[:4], ", …"
+				}
+				out = append(out, fmt.Sprintf("  %d metrics (%s%s), e.g. %s: %s", len(g.ids), strings.Join(ids, ", "), more, g.ids[0], g.first))
+			}
+		}
+		return out
+	}
+	var notes, warns [][2]string
+	for _, m := range r.Metrics {
+		id := m.Name
+		if m.Unit != "" {
+			id += " " + m.Unit
+		}
+		if n := decisionNote(m, r.ThresholdPct); n != "" {
+			notes = append(notes, [2]string{id, n})
+		}
+		for _, w := range m.Warnings {
+			warns = append(warns, [2]string{id, w})
+		}
+	}
+	for _, w := range r.Warnings {
+		warns = append(warns, [2]string{"", w})
+	}
+	if ns := collect(notes); len(ns) > 0 {
+		sb.WriteString("\nnotes:\n" + strings.Join(ns, "\n") + "\n")
+	}
+	if ws := collect(warns); len(ws) > 0 {
+		sb.WriteString("\nwarnings:\n" + strings.Join(ws, "\n") + "\n")
+	}
+}
