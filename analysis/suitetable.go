@@ -66,92 +66,115 @@ func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body s
 	return summary, sb.String()
 }
 
+// suiteFamily tallies one family's metrics for the summary.
+type suiteFamily struct {
+	n                 int
+	slower, faster    []string
+	noChange, undecid int
+	untested          int
+}
+
+// suiteFamilyOf names the family a suite metric is summarized in.
+func suiteFamilyOf(m MetricResult) string {
+	switch {
+	case m.Unit == "ns/op" || m.Unit == "sec/op" || m.Unit == "est-cycles/op":
+		return "time"
+	case m.Unit == "B/op" || m.Unit == "allocs/op":
+		return "alloc"
+	}
+	return "other"
+}
+
+// add counts m under its verdict.
+func (x *suiteFamily) add(m MetricResult) {
+	x.n++
+	label := fmt.Sprintf("%s %s", m.Name, fmtPct(m.Decision.DeltaPct))
+	switch {
+	case !m.PAdjusted.Defined():
+		x.untested++
+	case m.Verdict == VerdictRegression:
+		x.slower = append(x.slower, label)
+	case m.Verdict == VerdictImprovement:
+		x.faster = append(x.faster, label)
+	case m.Verdict == VerdictNoChange:
+		x.noChange++
+	default:
+		x.undecid++
+	}
+}
+
+// line is the family's summary line: "2 of 44 benchmarks changed: 1
+// slower (…), 1 faster (…); 40 no change, 2 inconclusive"; w names its
+// metrics and their two directions.
+func (x *suiteFamily) line(w [3]string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d of %d %s changed", len(x.slower)+len(x.faster), x.n, w[0])
+	var parts []string
+	if len(x.slower) > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.slower), w[1], strings.Join(x.slower, ", ")))
+	}
+	if len(x.faster) > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.faster), w[2], strings.Join(x.faster, ", ")))
+	}
+	if len(parts) > 0 {
+		sb.WriteString(": " + strings.Join(parts, ", "))
+	}
+	var rest []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{x.noChange, "no change"}, {x.undecid, "inconclusive"}, {x.untested, "not tested"}} {
+		if c.n > 0 {
+			rest = append(rest, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(rest) > 0 {
+		sb.WriteString("; " + strings.Join(rest, ", "))
+	}
+	return sb.String() + "\n"
+}
+
 // suiteSummary is the report's first lines: "2 of 44 benchmarks changed:
 // 1 slower (decimal.X +12.3%), 1 faster (...); 40 no change, 2
 // inconclusive", the same of every other family with a change, and the
 // rounds the benchmarks took.
 func suiteSummary(r Report, sizes []FamilySize) string {
 	var sb strings.Builder
-	type fam struct {
-		n                 int
-		slower, faster    []string
-		noChange, undecid int
-		untested          int
-	}
-	by := map[string]*fam{}
+	by := map[string]*suiteFamily{}
 	var rounds []int
 	var mdes []float64
 	for _, m := range r.Metrics {
-		f := "time"
-		switch {
-		case m.Unit == "ns/op" || m.Unit == "sec/op" || m.Unit == "est-cycles/op":
-		case m.Unit == "B/op" || m.Unit == "allocs/op":
-			f = "alloc"
-		default:
-			f = "other"
-		}
+		f := suiteFamilyOf(m)
 		if strings.HasPrefix(m.Verdict, VerdictNotTested) && f != "time" {
 			continue
 		}
 		if by[f] == nil {
-			by[f] = &fam{}
+			by[f] = &suiteFamily{}
 		}
-		x := by[f]
-		x.n++
+		by[f].add(m)
 		if f == "time" {
 			rounds = append(rounds, m.Decision.N)
 			if m.Decision.MDEPct.Defined() {
 				mdes = append(mdes, float64(m.Decision.MDEPct))
 			}
 		}
-		label := fmt.Sprintf("%s %s", m.Name, fmtPct(m.Decision.DeltaPct))
-		switch {
-		case !m.PAdjusted.Defined():
-			x.untested++
-		case m.Verdict == VerdictRegression:
-			x.slower = append(x.slower, label)
-		case m.Verdict == VerdictImprovement:
-			x.faster = append(x.faster, label)
-		case m.Verdict == VerdictNoChange:
-			x.noChange++
-		default:
-			x.undecid++
-		}
 	}
 	words := map[string][3]string{"time": {"benchmarks", "slower", "faster"}, "alloc": {"allocation metrics", "more", "fewer"},
 		"other": {"other metrics", "regressed", "improved"}}
 	for _, f := range []string{"time", "alloc", "other"} {
-		x := by[f]
-		if x == nil || f != "time" && len(x.slower)+len(x.faster) == 0 {
-			continue
+		if x := by[f]; x != nil && (f == "time" || len(x.slower)+len(x.faster) > 0) {
+			sb.WriteString(x.line(words[f]))
 		}
-		w := words[f]
-		fmt.Fprintf(&sb, "%d of %d %s changed", len(x.slower)+len(x.faster), x.n, w[0])
-		var parts []string
-		if len(x.slower) > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.slower), w[1], strings.Join(x.slower, ", ")))
-		}
-		if len(x.faster) > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(x.faster), w[2], strings.Join(x.faster, ", ")))
-		}
-		if len(parts) > 0 {
-			sb.WriteString(": " + strings.Join(parts, ", "))
-		}
-		var rest []string
-		if x.noChange > 0 {
-			rest = append(rest, fmt.Sprintf("%d no change", x.noChange))
-		}
-		if x.undecid > 0 {
-			rest = append(rest, fmt.Sprintf("%d inconclusive", x.undecid))
-		}
-		if x.untested > 0 {
-			rest = append(rest, fmt.Sprintf("%d not tested", x.untested))
-		}
-		if len(rest) > 0 {
-			sb.WriteString("; " + strings.Join(rest, ", "))
-		}
-		sb.WriteString("\n")
 	}
+	sb.WriteString(roundsLines(r, sizes, rounds, mdes))
+	return sb.String()
+}
+
+// roundsLines says how many rounds the benchmarks took, the smallest
+// change detectable at the measured noise, and warns when the rounds are
+// too few for the time family to report anything.
+func roundsLines(r Report, sizes []FamilySize, rounds []int, mdes []float64) string {
+	var sb strings.Builder
 	if len(rounds) > 0 {
 		slices.Sort(rounds)
 		lo, hi, med := rounds[0], rounds[len(rounds)-1], rounds[len(rounds)/2]

@@ -133,7 +133,7 @@ func sessionPage(w io.Writer, path string) error {
 	}
 	plan := &s.Header.Plan
 	opt := engine.Options(plan)
-	events, rr, err := regimeEvents(s.Events, "", opt)
+	events, rr, err := regimeEvents(s.Events, "", opt, plan.Suite != nil)
 	if err != nil {
 		return err
 	}

@@ -181,6 +181,13 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 	if *f.benchtime == "" {
 		*f.benchtime = map[bool]string{true: "1000x", false: "100ms"}[*f.measure == "cachegrind"]
 	}
+	f.workersWarning(stderr)
+	return 0, true
+}
+
+// workersWarning takes --parallel N as N workers and warns when the
+// local workers are more than this host's CPUs can keep apart.
+func (f *suiteFlags) workersWarning(stderr io.Writer) {
 	if *f.parallel > 0 {
 		*f.workers, f.workersSet = *f.parallel, true
 		if *f.parallel > runtime.NumCPU() {
@@ -190,7 +197,6 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		fmt.Fprintf(stderr, "perflab suite: warning: --workers %d on a host of %d CPUs: the workers' benchmarks run at once on shared CPUs (each Go benchmark uses every CPU), so CPU-bound ones disturb each other: their times rise and spread, the intervals widen; --workers suits benchmarks that wait more than they compute, --parallel N pins each worker to its own CPUs on a larger host\n",
 			w, runtime.NumCPU())
 	}
-	return 0, true
 }
 
 // cmdSuite runs a Go module's benchmarks of two revisions as one session.
