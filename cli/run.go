@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/perflab/perflab/sessions/page"
 	"io"
 	"maps"
 	"slices"
@@ -191,6 +192,7 @@ type headlessRun struct {
 	cmd            string // the command its messages start with ("perflab run")
 	stdout, stderr io.Writer
 	quiet, json    bool
+	markdown       bool // a GitHub-flavoured summary instead of the table
 	exports        runExports
 }
 
@@ -366,6 +368,12 @@ func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Ev
 		}
 	case !rep.HasComparison():
 		fmt.Fprintln(h.stderr, nothingToCompare(sessions.CountTrials(events, s.Header.Plan.ArmKeys()...)))
+	case h.markdown:
+		sess := &sessions.Session{Path: s.Path, Header: s.Header, Events: events}
+		if err := page.Markdown(h.stdout, page.Input{Session: sess, Reports: rep.Reports()}); err != nil {
+			fmt.Fprintln(h.stderr, "perflab:", err)
+			return exitError, rep
+		}
 	default:
 		fmt.Fprint(h.stdout, rep.Table())
 	}

@@ -92,7 +92,7 @@ type suiteFlags struct {
 	base, head, bench, benchtime, measure, stop  *string
 	metrics                                      *string
 	trials, maxTrials, workers, parallel, warmup *int
-	aa, agree, asJSON, useTUI, quiet             *bool
+	aa, agree, asJSON, useTUI, quiet, markdown   *bool
 	workerSpecs                                  repeatedFlag
 	workersFile, out, shard                      *string
 	seed                                         *int64
@@ -125,6 +125,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	fs.Var(percentFlag{&f.threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
 	f.out = fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
+	f.markdown = fs.Bool("markdown", false, "print a GitHub-flavoured summary instead of the table (changed benchmarks first; for a pull-request comment or $GITHUB_STEP_SUMMARY)")
 	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the changed ones on top, ↑/↓ to scroll; enter starts it)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
 	f.shard = fs.String("shard", "", "run shard `K/N` of the benchmarks (split evenly by --seed; every shard both revisions, e.g. one CI job each); perflab merge joins the shards' sessions into one report")
@@ -149,6 +150,8 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 	switch {
 	case *f.aa && *f.base != "":
 		return fail(exitUsage, "--aa compares --head with itself: give no --base")
+	case *f.markdown && *f.asJSON:
+		return fail(exitUsage, "--markdown and --json: give one")
 	case *f.measure != "time" && *f.measure != "cachegrind":
 		return fail(exitUsage, "--measure %q: want time or cachegrind", *f.measure)
 	case *f.measure == "cachegrind" && *f.benchtime != "" && !strings.HasSuffix(*f.benchtime, "x"):
@@ -263,7 +266,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *f.useTUI {
 		return f.openTUI(ctx, exp, s, stdout, stderr)
 	}
-	r := &headlessRun{cmd: "perflab suite", stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON}
+	r := &headlessRun{cmd: "perflab suite", stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON, markdown: *f.markdown}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *f.out,
 		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }

@@ -624,3 +624,22 @@ func TestSuiteShardMerge(t *testing.T) {
 		t.Errorf("--shard 3/2: exit %d\n%s", code, errs)
 	}
 }
+
+// TestSuiteMarkdown: --markdown prints the GitHub-flavoured summary (the
+// regression first, in bold) instead of the table; with --json it is
+// refused.
+func TestSuiteMarkdown(t *testing.T) {
+	repo := suiteRepo(t)
+	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--trials", "8", "--benchtime", "100x", "--markdown", "--quiet",
+		"--out", filepath.Join(t.TempDir(), "s.jsonl"))
+	if code != exitRegression || !strings.HasPrefix(out, "### perflab: ") || !strings.Contains(out, "| metric | A | B |") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	table := out[strings.Index(out, "|---"):]
+	if first := strings.Split(table, "\n")[1]; !strings.Contains(first, "Work") || !strings.Contains(first, "**regression**") {
+		t.Errorf("first row %q, want Work's regression", first)
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--markdown", "--json"); code != exitUsage || !strings.Contains(errs, "give one") {
+		t.Errorf("--markdown --json: exit %d %s", code, errs)
+	}
+}
