@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 
@@ -95,6 +96,7 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	minSamples := fs.Float64("min-samples", profdiff.DefaultMinSamples, "mean samples per trial a function needs in each build to be tested")
 	pprofDir := fs.String("pprof", "", "write the merged profiles (all, A, B) and collapsed stacks to `DIR`")
 	symbols := fs.String("symbols", "", "name the frames the profiler could not from the unstripped binaries or debug files under `DIR` (a build tree)")
+	wide := fs.Bool("wide", false, "every column, however wide (default on a terminal: fitted to its width)")
 	pos, code, ok := parseCommandFlags(fs, args, profileUsage, stdout, stderr)
 	if !ok {
 		return code
@@ -125,12 +127,34 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return exitOK
 	}
-	printProfile(stdout, r, *top)
+	printProfile(stdout, r, *top, fitWidth(stdout, *wide))
 	return exitOK
 }
 
 // printProfile prints the differential profile as a table.
-func printProfile(w io.Writer, r *profdiff.Report, top int) {
+// narrowProfile is the profile table without A ms, B ms and the raw p,
+// its names cut (keeping their end) so that a row fits width.
+func narrowProfile(rows [][]string, width int) [][]string {
+	out := make([][]string, len(rows))
+	rest := 0
+	for i, r := range rows {
+		out[i] = []string{r[0], r[3], r[4], r[5], r[7], r[8]}
+		n := 0
+		for _, c := range out[i][1:] {
+			n += utf8.RuneCountInString(c) + 2
+		}
+		rest = max(rest, n)
+	}
+	nameW := max(16, width-rest-2)
+	for i := 1; i < len(out); i++ {
+		if r := []rune(out[i][0]); len(r) > nameW {
+			out[i][0] = "…" + string(r[len(r)-nameW+1:])
+		}
+	}
+	return out
+}
+
+func printProfile(w io.Writer, r *profdiff.Report, top, width int) {
 	what := r.Kind + " time"
 	if r.Phase != "" {
 		what += ", phase " + r.Phase
@@ -139,14 +163,22 @@ func printProfile(w io.Writer, r *profdiff.Report, top int) {
 	if r.Metric != "" {
 		scale = "each trial's " + r.Metric
 	}
-	fmt.Fprintf(w, "where the time went: %s per trial (share of samples × %s), %d paired rounds\n", what, scale, r.Pairs)
-	fmt.Fprintf(w, "paired signed-rank test per function, Benjamini–Hochberg weighted by %s across %d tested %s, alpha %g (each interval at its function's false-coverage level, which matches its test); %d too rare to test\n",
+	say := func(f string, args ...any) { // a line of prose, wrapped to the terminal
+		line := fmt.Sprintf(f, args...)
+		if width > 0 {
+			line = format.Wrap(line, width)
+		}
+		fmt.Fprintln(w, line)
+	}
+	say("where the time went: %s per trial (share of samples × %s), %d paired rounds", what, scale, r.Pairs)
+	say("paired signed-rank test per function, Benjamini–Hochberg weighted by %s across %d tested %s, alpha %g (each interval at its function's false-coverage level, which matches its test); %d too rare to test",
 		weightingText(r.Weighting), r.Tested, format.Plural(r.Tested, "function", "functions"), r.Alpha, r.Rare)
 	if r.Declared {
-		fmt.Fprintf(w, "%s: false discovery rate at most %g\n\n", r.Family, r.Alpha)
+		say("%s: false discovery rate at most %g", r.Family, r.Alpha)
 	} else {
-		fmt.Fprintf(w, "%s\n\n", r.Family)
+		say("%s", r.Family)
 	}
+	fmt.Fprintln(w)
 	rows := [][]string{{"function", "A ms", "B ms", "Δ ms", "Δ", "CI", "p", "p adj", "verdict"}}
 	shown := 0
 	for _, f := range r.Functions {
@@ -165,22 +197,31 @@ func printProfile(w io.Writer, r *profdiff.Report, top int) {
 		rows = append(rows, []string{f.Name, fmt.Sprintf("%.2f", f.AMs), fmt.Sprintf("%.2f", f.BMs), fmt.Sprintf("%+.2f", f.DeltaMs),
 			format.SignedPct(f.DeltaPct), ci, format.P(f.P, r.Alpha), format.P(f.PAdjusted, r.Alpha), verdict})
 	}
+	right := []bool{false, true, true, true, true, false, true, true, false}
 	var sb strings.Builder
-	analysis.WriteAligned(&sb, rows, []bool{false, true, true, true, true, false, true, true, false})
+	analysis.WriteAligned(&sb, rows, right)
+	if width > 0 && widest(sb.String()) > width {
+		// Fit the terminal: the Δ, interval, corrected p and verdict stay
+		// (A ms, B ms and the raw p go; --wide keeps them), and names keep
+		// their end, the function's own name.
+		sb.Reset()
+		analysis.WriteAligned(&sb, narrowProfile(rows, width), []bool{false, true, true, false, true, false})
+	}
 	io.WriteString(w, sb.String())
 	if hidden := len(r.Functions) - shown; hidden > 0 {
 		fmt.Fprintf(w, "(%d more functions: --top 0 shows them all)\n", hidden)
 	}
-	fmt.Fprintf(w, "\ntotal: Δ %+.2f ms per round of %s", r.TotalDeltaMs, r.TotalOf)
+	total := fmt.Sprintf("total: Δ %+.2f ms per round of %s", r.TotalDeltaMs, r.TotalOf)
 	summed := "the reported functions add up"
 	if r.Kind == "cumulative" {
 		summed = fmt.Sprintf("the %d outermost reported %s (no reported caller; nested time is not counted twice) %s",
 			len(r.Explained), format.Plural(len(r.Explained), "function", "functions"), format.Plural(len(r.Explained), "comes", "come"))
 	}
 	if r.ExplainedPct.Defined() {
-		fmt.Fprintf(w, "; %s to %.0f%% of it (the total has its own noise)", summed, float64(r.ExplainedPct))
+		total += fmt.Sprintf("; %s to %.0f%% of it (the total has its own noise)", summed, float64(r.ExplainedPct))
 	}
 	fmt.Fprintln(w)
+	say("%s", total)
 	if len(r.Phases) > 0 && r.Phase == "" {
 		fmt.Fprintf(w, "phases: %s (--phase PHASE)\n", strings.Join(r.Phases, ", "))
 	}

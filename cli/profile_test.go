@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/sessions/bisect"
 	"github.com/perflab/perflab/sessions/engine"
+	"github.com/perflab/perflab/sessions/profdiff"
 )
 
 // TestProfileFamilies (issue 34): perflab profile's default view says it
@@ -57,5 +60,31 @@ func TestProfileFamilies(t *testing.T) {
 	}
 	if f := r.Functions[0]; f.Verdict != "regression" || !(f.CILevel > 0.95 && f.CILevel < 1) {
 		t.Errorf("first function %+v", f)
+	}
+}
+
+// TestProfileFitsTheTerminal: at 80 columns the table keeps Δ, interval,
+// corrected p and verdict, every line within 80; without a width (a
+// pipe) it has every column.
+func TestProfileFitsTheTerminal(t *testing.T) {
+	r := &profdiff.Report{Kind: "self", Pairs: 12, Tested: 2, Alpha: 0.05, Declared: true, Family: "declared family: self time, all phases",
+		Functions: []profdiff.Function{
+			{Name: "com.example.app.very.long.package.name.RenderThread.drawFrameWithShadows", AMs: 10, BMs: 11, DeltaMs: 1, DeltaPct: 10,
+				CILowPct: 5, CIHighPct: 15, P: 0.001, PAdjusted: 0.002, Verdict: "regression", Tested: true},
+			{Name: "libc.read", AMs: 3, BMs: 3, DeltaPct: 0, CILowPct: -1, CIHighPct: 1, P: 0.9, PAdjusted: 0.9, Verdict: "inconclusive", Tested: true},
+		}}
+	var narrow, full bytes.Buffer
+	printProfile(&narrow, r, 20, 80)
+	printProfile(&full, r, 20, 0)
+	for _, l := range strings.Split(narrow.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+	}
+	if !strings.Contains(narrow.String(), "drawFrameWithShadows") || !strings.Contains(narrow.String(), "\n…") || strings.Contains(narrow.String(), "A ms") || !strings.Contains(narrow.String(), "p adj") {
+		t.Errorf("narrow:\n%s", narrow.String())
+	}
+	if !strings.Contains(full.String(), "A ms") || !strings.Contains(full.String(), "com.example.app.very.long") {
+		t.Errorf("full:\n%s", full.String())
 	}
 }

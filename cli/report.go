@@ -179,7 +179,7 @@ func fillPage(in *page.Input, sessionPath string) {
 	}
 	if r, err := profdiff.Analyze(sessionPath, profdiff.Options{}); err == nil {
 		var where bytes.Buffer
-		printProfile(&where, r, 20)
+		printProfile(&where, r, 20, 0)
 		in.Where = where.String()
 	}
 }

@@ -126,8 +126,11 @@ func (p ciPane) View() string {
 		return strings.Join(append(lines, st.Muted.Render("  waiting for counted trials of both builds")), "\n")
 	}
 	scale := p.scale
-	if scale <= 0 {
-		scale = ciScale(pd.metrics)
+	if from, to := p.shown(); scale <= 0 || to-from < len(pd.metrics) {
+		// The rows shown set the axis when not all fit (a suite's list
+		// scrolls): one noisy benchmark below the fold no longer squeezes
+		// every bar into ±200%.
+		scale = ciScale(pd.metrics[from:to])
 	}
 	nameW := 14
 	numW := 8

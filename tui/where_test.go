@@ -188,3 +188,25 @@ func TestControlsProfileForAFunctionEffect(t *testing.T) {
 		t.Error("profiles off for a build with a function effect")
 	}
 }
+
+// TestCIScaleOfTheRowsShown: when a suite's metrics scroll, the axis fits
+// the rows shown, not a noisy one below the fold (issue 35: ±200%).
+func TestCIScaleOfTheRowsShown(t *testing.T) {
+	var ms []metricPanel
+	for i := range 6 {
+		ms = append(ms, metricPanel{name: fmt.Sprintf("B%d", i), deltaPct: 1, ciLow: 0.5, ciHigh: 1.5, verdict: "regression"})
+	}
+	ms = append(ms, metricPanel{name: "Noisy", deltaPct: 40, ciLow: -150, ciHigh: 180, verdict: "inconclusive"})
+	st := NewStyles(true, true)
+	p := newCIPane(&st, panelData{metrics: ms, paired: true})
+	p, _ = p.Update(analysisShownMsg{panelData{metrics: ms, paired: true}})
+	p.SetSize(80, 3)
+	top := ansi.Strip(p.View())
+	if !strings.Contains(top, "-2%") || strings.Contains(top, "200%") {
+		t.Errorf("first rows' axis:\n%s", top)
+	}
+	p.SetOffset(4)
+	if bottom := ansi.Strip(p.View()); !strings.Contains(bottom, "200%") {
+		t.Errorf("the noisy row's axis:\n%s", bottom)
+	}
+}
