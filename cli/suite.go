@@ -21,6 +21,25 @@ import (
 
 const suiteUsage = `Usage: perflab suite [--base REV] [--head REV] [-bench REGEXP] [flags] [PACKAGES]
 
+Compares a Go module's benchmarks at two revisions (--base, default the
+merge-base with origin's default branch, else HEAD~1; --head, default the
+work tree) in paired, interleaved rounds on this host, SSH hosts or
+phones, and stops each benchmark once it is decided. Run it in the
+module's checkout; exit status 0 no regression, 3 a benchmark regressed,
+1 error, 2 usage.
+
+Examples:
+  perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
+  perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
+  perflab suite --trials 20 --benchtime 200ms --json > suite.json   # 20 rounds, no stopping
+  perflab suite --metrics time ./...              # only the times tested
+  perflab suite --aa --trials 16                  # the work tree against itself
+  perflab suite --agree run1.jsonl run2.jsonl
+  perflab suite --worker ssh://bench1 --worker ssh://bench2 --max-trials 40 ./...
+  perflab suite --markdown >> "$GITHUB_STEP_SUMMARY"  # a summary for a pull request
+
+How it works:
+
 Compares a Go module's benchmark suite at two revisions, as ElastiBench
 does, on this host: both revisions' test binaries (go test -c, each
 revision in its own git worktree, the build cache shared), run in paired
@@ -72,15 +91,6 @@ one revision only is listed, not compared.
 
 The run is a session (perflab report, replay, --json); exit status 0 no
 regression, 3 a benchmark regressed, 1 error, 2 usage.
-
-Examples:
-  perflab suite                                   # HEAD~1 (or the merge-base) vs the work tree
-  perflab suite --base v1.2.0 --head v1.3.0 -bench 'Sort|Search' ./...
-  perflab suite --trials 20 --benchtime 200ms --json > suite.json   # 20 rounds, no stopping
-  perflab suite --metrics time ./...              # only the times tested
-  perflab suite --aa --trials 16                  # the work tree against itself
-  perflab suite --agree run1.jsonl run2.jsonl
-  perflab suite --worker ssh://bench1 --worker ssh://bench2 --max-trials 40 ./...
 
 Manual: docs/suite.md
 
