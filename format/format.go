@@ -179,3 +179,9 @@ func Wrap(s string, width int) string {
 	}
 	return indent + strings.Join(lines, "\n"+indent)
 }
+
+// MarkdownCell keeps text from breaking a Markdown table's cell or turning
+// into markup (report --markdown, watch's alerts file).
+func MarkdownCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/perflab/perflab/format"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,20 +85,8 @@ func sideBySide(left, right string, gap int) string {
 // an ellipsis if the text is longer.
 func wrapWords(text string, w, n int) []string {
 	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
+	if text = strings.TrimSpace(text); text != "" {
+		lines = strings.Split(format.Wrap(text, w), "\n")
 	}
 	if len(lines) > n {
 		lines = lines[:n]

@@ -208,8 +208,8 @@ func family(in Input) string {
 // folded in a <details>.
 func Markdown(w io.Writer, in Input) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### perflab: %s\n\n", mdEscape(Summary(in)))
-	fmt.Fprintf(&b, "%s  \n%s\n\n", mdEscape(header(in)), mdEscape(family(in)))
+	fmt.Fprintf(&b, "### perflab: %s\n\n", format.MarkdownCell(Summary(in)))
+	fmt.Fprintf(&b, "%s  \n%s\n\n", format.MarkdownCell(header(in)), format.MarkdownCell(family(in)))
 	rs := rows(in)
 	multi := len(in.Reports) > 1
 	if multi {
@@ -223,7 +223,7 @@ func Markdown(w io.Writer, in Input) error {
 			cells = append([]string{r.Build}, cells...)
 		}
 		for i := range cells {
-			cells[i] = mdEscape(cells[i])
+			cells[i] = format.MarkdownCell(cells[i])
 		}
 		if r.Changed {
 			cells[len(cells)-1] = "**" + cells[len(cells)-1] + "**"
@@ -233,7 +233,7 @@ func Markdown(w io.Writer, in Input) error {
 	if ws := warnings(in); len(ws) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>%d %s</summary>\n\n", len(ws), plural(len(ws), "warning"))
 		for _, l := range ws {
-			b.WriteString("- " + mdEscape(l) + "\n")
+			b.WriteString("- " + format.MarkdownCell(l) + "\n")
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -246,13 +246,6 @@ func unitSuffix(u string) string {
 		return ""
 	}
 	return " (" + u + ")"
-}
-
-// mdEscape keeps a cell's text from breaking the table or turning into
-// markup.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
-	return r.Replace(s)
 }
 
 // HTML writes the self-contained page: no script, no file beside it, the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/format"
 	"github.com/perflab/perflab/sessions"
 	"github.com/perflab/perflab/sessions/engine"
 )
@@ -95,16 +96,16 @@ func TestHTML(t *testing.T) {
 	}
 }
 
-// TestMdEscape: cell text cannot break the table or become markup.
-func TestMdEscape(t *testing.T) {
+// TestMarkdownCell: cell text cannot break the table or become markup.
+func TestMarkdownCell(t *testing.T) {
 	for in, want := range map[string]string{
 		"a|b":       `a\|b`,
 		"x_y*z":     `x\_y\*z`,
 		"<script>":  "&lt;script&gt;",
 		"two\nline": "two line",
 	} {
-		if got := mdEscape(in); got != want {
-			t.Errorf("mdEscape(%q) = %q, want %q", in, got, want)
+		if got := format.MarkdownCell(in); got != want {
+			t.Errorf("format.MarkdownCell(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

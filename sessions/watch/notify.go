@@ -96,18 +96,13 @@ func (r Report) Markdown() string {
 		}
 		author := "-"
 		if a.Author != nil {
-			author = fmt.Sprintf("%s &lt;%s&gt;: %s", mdCell(a.Author.Name), mdCell(a.Author.Email), mdCell(a.Author.Subject))
+			author = fmt.Sprintf("%s &lt;%s&gt;: %s", format.MarkdownCell(a.Author.Name), format.MarkdownCell(a.Author.Email), format.MarkdownCell(a.Author.Subject))
 		}
 		fmt.Fprintf(&b, "| %d | %s | `%s` | `%s` | %s | %s | %s | %s | [%s, %s] | %s | `%s..%s` | %s |\n", a.ID, a.Series, short(a.Rev), short(a.FirstBad),
 			author, conf, a.Verdict, format.SignedPct(a.DeltaPct), format.SignedPct(a.CILowPct), format.SignedPct(a.CIHighPct),
 			format.SignedPct(a.DetectedPct), short(a.From), short(a.To), strings.Join(append(append([]string{}, a.Sessions...), a.Bisect), "<br>"))
 	}
 	return b.String()
-}
-
-// mdCell keeps text from breaking a Markdown table cell or becoming markup.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`).Replace(s)
 }
 
 func short(rev string) string {
