@@ -131,7 +131,8 @@ func TestMoreTrialsBounded(t *testing.T) {
 		{"near", -0.5, 2.5, 1, 0, 20, 0, true, ""},
 		{"tiny effect", -1, 1.02, 0.01, 0, 20, 0, false, "too close to 0"},
 		{"at the threshold", -0.6, 1.6, 0.45, 0.5, 20, 0, false, "too close to the threshold ±0.5%"},
-		{"past the cap", -0.5, 2.5, 0.4, 0, 20, 60, false, "max_trials (60) would not decide"},
+		{"past the cap, reasonable", -0.5, 2.5, 0.8, 0, 20, 25, false, "max_trials (25) is too few: about"},
+		{"past the cap and reason", -0.5, 2.5, 0.04, 0, 20, 60, false, "cannot decide at any reasonable n"},
 		{"within the cap", -0.5, 2.5, 1, 0, 20, 200, true, ""},
 	}
 	for _, tt := range tests {

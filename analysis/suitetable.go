@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // SuiteTable is the text of a suite's report (CompareFamilies' report and
@@ -21,6 +22,14 @@ func SuiteTable(r Report, sizes []FamilySize, note string) string {
 // SuiteTableParts is SuiteTable in two: the summary lines (with note),
 // which a session's report prints first, and the rest.
 func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body string) {
+	return SuiteTableFit(r, sizes, note, 0)
+}
+
+// SuiteTableFit is SuiteTableParts with its tables fitted to width columns
+// (0: no limit). A table wider than that keeps the metric, Δ, interval,
+// corrected p, pairs and verdict (suiteFit), and only the prose is left to
+// wrap.
+func SuiteTableFit(r Report, sizes []FamilySize, note string, width int) (summary, body string) {
 	summary = suiteSummary(r, sizes)
 	if note != "" {
 		summary += note + "\n"
@@ -49,9 +58,10 @@ func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body s
 		row[0], row[1], row[2], row[3], row[4] = "geomean", g.Unit, sc.format(g.Medians[0]), sc.format(g.Medians[1]), fmtPct(g.Delta[0])
 		rest = append(rest, row)
 	}
+	fit := suiteFit{cols: cols, width: width, untested: map[string]int{}}
 	if len(changed) > 0 {
 		sb.WriteString("\nchanged:\n")
-		WriteAligned(&sb, append([][]string{cols.head}, changed...), cols.right)
+		fit.write(&sb, changed)
 	}
 	if len(rest) > 0 {
 		if len(changed) > 0 {
@@ -59,11 +69,82 @@ func SuiteTableParts(r Report, sizes []FamilySize, note string) (summary, body s
 		} else {
 			sb.WriteString("\n")
 		}
-		WriteAligned(&sb, append([][]string{cols.head}, rest...), cols.right)
+		fit.write(&sb, rest)
 	}
+	sb.WriteString(fit.reasons())
 	sb.WriteString(poolTable(r))
 	writeGrouped(&sb, r)
 	return summary, sb.String()
+}
+
+// suiteFit writes a suite's tables whole, or, when wider than width,
+// with only the metric, Δ, interval, corrected p, pairs and verdict
+// columns, names cut in the middle (package and metric stay), and a
+// "not tested (why)" verdict as "not tested", its reasons counted once
+// under the tables (reasons).
+type suiteFit struct {
+	cols     tableColumns
+	width    int
+	narrowed bool
+	untested map[string]int
+}
+
+// write writes the table of rows under the columns' heading.
+func (f *suiteFit) write(sb *strings.Builder, rows [][]string) {
+	all := append([][]string{f.cols.head}, rows...)
+	var whole strings.Builder
+	WriteAligned(&whole, all, f.cols.right)
+	if f.width <= 0 || widestLine(whole.String()) <= f.width {
+		sb.WriteString(whole.String())
+		return
+	}
+	f.narrowed = true
+	var keep []int
+	var right []bool
+	for i, h := range f.cols.head {
+		if i == 0 || i >= 4 && h != "p" && h != "n A/B" && h != "p all" {
+			keep, right = append(keep, i), append(right, f.cols.right[i])
+		}
+	}
+	verdict := len(f.cols.head) - 1
+	if f.cols.multi {
+		verdict--
+	}
+	short := make([][]string, len(all))
+	for i, row := range all {
+		short[i] = slices.Clone(row)
+		if row[0] == "geomean" {
+			short[i][0] = "geomean " + row[1]
+		}
+		if why, ok := strings.CutPrefix(row[verdict], VerdictNotTested+" ("); ok && i > 0 {
+			f.untested[strings.TrimSuffix(why, ")")]++
+			short[i][verdict] = VerdictNotTested
+		}
+	}
+	WriteAligned(sb, FitColumns(short, keep, f.width, false), right)
+}
+
+// reasons is the line under narrowed tables that says why the rows said
+// "not tested" were not, with their counts.
+func (f *suiteFit) reasons() string {
+	if !f.narrowed || len(f.untested) == 0 {
+		return ""
+	}
+	var parts []string
+	for why, n := range f.untested {
+		parts = append(parts, fmt.Sprintf("%s (%d)", why, n))
+	}
+	slices.Sort(parts)
+	return fmt.Sprintf("not tested: %s (--wide shows each row's reason, units and medians)\n", strings.Join(parts, "; "))
+}
+
+// widestLine is the width in runes of the widest line of s.
+func widestLine(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n
 }
 
 // suiteFamily tallies one family's metrics for the summary.

@@ -437,3 +437,43 @@ func fmtZ(z Float) string {
 	}
 	return fmt.Sprintf("%+.2f", float64(z))
 }
+
+// FitColumns is rows (the header row first) cut to fit width columns when
+// aligned by WriteAligned: only the columns keep (in that order), and the
+// first of them, a name, shortened with "…" to what the others leave (at
+// least 16 runes), keeping its end when keepEnd (a function's own name) or
+// else its start and end (a benchmark's package and its metric).
+func FitColumns(rows [][]string, keep []int, width int, keepEnd bool) [][]string {
+	out := make([][]string, len(rows))
+	widths := make([]int, len(keep))
+	for i, r := range rows {
+		out[i] = make([]string, len(keep))
+		for j, k := range keep {
+			out[i][j] = r[k]
+			widths[j] = max(widths[j], utf8.RuneCountInString(r[k]))
+		}
+	}
+	rest := 0 // the other columns and the two spaces before each
+	for _, w := range widths[1:] {
+		rest += w + 2
+	}
+	nameW := max(16, width-rest)
+	for i := 1; i < len(out); i++ {
+		out[i][0] = shorten(out[i][0], nameW, keepEnd)
+	}
+	return out
+}
+
+// shorten cuts s to n runes with "…": keeping its end when keepEnd, else
+// a third from its start and the rest from its end.
+func shorten(s string, n int, keepEnd bool) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if keepEnd {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	head := (n - 1) / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}

@@ -170,8 +170,11 @@ const maxReasonableMore = 500
 // setMoreTrials fills d.MoreTrials, about how many more trials per arm
 // (pairs) would decide (moreTrials), or d.CannotDecide when that number is
 // no advice: past the rounds left to cap (a sequential run's max_trials,
-// when cap > 0), or without a cap past max(10·n, maxReasonableMore)
-// (issue 25: "about 485990 more rounds would decide").
+// when cap > 0: "max_trials (30) is too few: about 10 more rounds would
+// decide"), or past max(10·n, maxReasonableMore), where the data cannot
+// decide at any reasonable n (issue 25: "about 485990 more rounds would
+// decide"). The two are told apart, so that a row never says both that
+// no reasonable n decides and that a few more rounds would (issue 35).
 func setMoreTrials(d *Decision, thr float64, cap int) {
 	d.MoreTrials, d.CannotDecide = undefined(), ""
 	lo, hi, est := float64(d.CILowPct), float64(d.CIHighPct), float64(d.DeltaPct)
@@ -179,29 +182,27 @@ func setMoreTrials(d *Decision, thr float64, cap int) {
 	if !need.Defined() {
 		return
 	}
-	limit := max(10*float64(d.N), maxReasonableMore)
-	if cap > 0 {
-		limit = float64(cap - d.N)
-	}
-	if float64(need) <= limit {
+	reasonable := float64(need) <= max(10*float64(d.N), maxReasonableMore)
+	if cap <= 0 && reasonable || cap > 0 && float64(need) <= float64(cap-d.N) {
 		d.MoreTrials = need
 		return
-	}
-	toward := "0"
-	if math.Abs(est) < thr {
-		toward = fmt.Sprintf("the threshold ±%g%%", thr)
 	}
 	unit := "trials per arm"
 	switch d.Method {
 	case MethodPaired, MethodPairedBootstrap, MethodSequential:
 		unit = "rounds"
 	}
-	where := fmt.Sprintf("it would take about %.0f more %s", float64(need), unit)
-	if cap > 0 {
-		where = fmt.Sprintf("max_trials (%d) would not decide: it would take about %.0f more %s", cap, float64(need), unit)
+	if reasonable {
+		d.CannotDecide = fmt.Sprintf("max_trials (%d) is too few: about %.0f more %s would decide at the current spread (interval ±%.2f%% at n = %d); raise max_trials to decide it",
+			cap, float64(need), unit, (hi-lo)/2, d.N)
+		return
 	}
-	d.CannotDecide = fmt.Sprintf("the data cannot decide at any reasonable n: the estimate %+.2f%% is too close to %s for the spread (interval ±%.2f%% at n = %d); %s",
-		est, toward, (hi-lo)/2, d.N, where)
+	toward := "0"
+	if math.Abs(est) < thr {
+		toward = fmt.Sprintf("the threshold ±%g%%", thr)
+	}
+	d.CannotDecide = fmt.Sprintf("the data cannot decide at any reasonable n: the estimate %+.2f%% is too close to %s for the spread (interval ±%.2f%% at n = %d); it would take about %.0f more %s",
+		est, toward, (hi-lo)/2, d.N, float64(need), unit)
 }
 
 // moreTrials estimates how many more trials per arm would decide, assuming

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 
@@ -132,28 +131,6 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // printProfile prints the differential profile as a table.
-// narrowProfile is the profile table without A ms, B ms and the raw p,
-// its names cut (keeping their end) so that a row fits width.
-func narrowProfile(rows [][]string, width int) [][]string {
-	out := make([][]string, len(rows))
-	rest := 0
-	for i, r := range rows {
-		out[i] = []string{r[0], r[3], r[4], r[5], r[7], r[8]}
-		n := 0
-		for _, c := range out[i][1:] {
-			n += utf8.RuneCountInString(c) + 2
-		}
-		rest = max(rest, n)
-	}
-	nameW := max(16, width-rest-2)
-	for i := 1; i < len(out); i++ {
-		if r := []rune(out[i][0]); len(r) > nameW {
-			out[i][0] = "…" + string(r[len(r)-nameW+1:])
-		}
-	}
-	return out
-}
-
 func printProfile(w io.Writer, r *profdiff.Report, top, width int) {
 	what := r.Kind + " time"
 	if r.Phase != "" {
@@ -205,7 +182,7 @@ func printProfile(w io.Writer, r *profdiff.Report, top, width int) {
 		// (A ms, B ms and the raw p go; --wide keeps them), and names keep
 		// their end, the function's own name.
 		sb.Reset()
-		analysis.WriteAligned(&sb, narrowProfile(rows, width), []bool{false, true, true, false, true, false})
+		analysis.WriteAligned(&sb, analysis.FitColumns(rows, []int{0, 3, 4, 5, 7, 8}, width, true), []bool{false, true, true, false, true, false})
 	}
 	io.WriteString(w, sb.String())
 	if hidden := len(r.Functions) - shown; hidden > 0 {

@@ -75,6 +75,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		plotFile:   fs.String("plot", "", "also draw the session to `FILE`.svg or .png (trials by index, distributions, Δ% with CI, MFLOPS)"),
 		markdown:   fs.Bool("markdown", false, "a GitHub-flavoured Markdown summary instead of the table"),
 		htmlFile:   fs.String("html", "", "also write the report as one self-contained web page to `FILE`"),
+		wide:       fs.Bool("wide", false, "a suite's table with every column however wide (it fits the terminal without it)"),
 	}
 	pos, code, ok := parseCommandFlags(fs, args, reportUsage, stdout, stderr)
 	if !ok {
@@ -152,7 +153,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitError
 		}
 	} else {
-		writeSessionTable(stdout, s, rep, regimeLines)
+		writeSessionTable(stdout, s, rep, regimeLines, fitWidth(stdout, *f.wide))
 	}
 	return regressionFound(stderr, "perflab report", verdictCode(rep))
 }
@@ -186,7 +187,7 @@ func fillPage(in *page.Input, sessionPath string) {
 
 // reportFlags are report's flags.
 type reportFlags struct {
-	asJSON, asCSV, asBench, dump, markdown        *bool
+	asJSON, asCSV, asBench, dump, markdown, wide  *bool
 	htmlFile                                      *string
 	alpha, confidence                             *float64
 	correction, test, threshold, regime, plotFile *string
@@ -266,38 +267,43 @@ func holdGC(path string) (restore func()) {
 }
 
 // writeSessionTable writes report's text: the session's line, how the run
-// ended, the regimes and the order effect, then the table.
-func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, regimeLines regimeReport) {
+// ended, the regimes and the order effect, then the table; a suite's is
+// fitted to width (0: whole).
+func writeSessionTable(w io.Writer, s *sessions.Session, rep engine.Analysis, regimeLines regimeReport, width int) {
 	sum := s.Summary()
 	var suiteBody string
+	var sb strings.Builder
 	if rep.Families != nil && rep.HasComparison() {
 		// A suite: what changed first, then the session's lines.
 		var summary string
-		summary, suiteBody = analysis.SuiteTableParts(rep.Report, rep.Families, rep.Names)
-		fmt.Fprintln(w, summary)
+		summary, suiteBody = analysis.SuiteTableFit(rep.Report, rep.Families, rep.Names, width)
+		fmt.Fprintln(&sb, summary)
+	} else {
+		width = 0 // a run's table is not fitted: its lines stay whole
 	}
-	fmt.Fprintf(w, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
+	fmt.Fprintf(&sb, "session %s  device %s  %s\n", sum.ID, sum.Device.ID, formatCounts(sum.Counts))
 	switch {
 	case sum.End == nil:
-		fmt.Fprintln(w, "run did not finish (no end event): showing the trials recorded")
+		fmt.Fprintln(&sb, "run did not finish (no end event): showing the trials recorded")
 	case sum.End.Reason != "completed":
-		fmt.Fprintf(w, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
+		fmt.Fprintf(&sb, "run ended: %s %s\n", sum.End.Reason, sum.End.Error)
 	}
 	if sum.End != nil && sum.End.Stop != "" {
-		fmt.Fprintf(w, "stopped: %s\n", sum.End.Stop)
+		fmt.Fprintf(&sb, "stopped: %s\n", sum.End.Stop)
 	}
 	for _, l := range append(regimeLines.list, regimeLines.order...) {
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(&sb, l)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(&sb)
 	switch {
 	case suiteBody != "":
-		fmt.Fprint(w, suiteBody)
+		sb.WriteString(suiteBody)
 	case rep.HasComparison():
-		fmt.Fprint(w, rep.Table())
+		sb.WriteString(rep.Table())
 	default:
-		fmt.Fprintln(w, nothingToCompare(sum.Counts))
+		fmt.Fprintln(&sb, nothingToCompare(sum.Counts))
 	}
+	io.WriteString(w, fitProse(sb.String(), width))
 }
 
 // regimeReport is what report and replay say about regimes: the list

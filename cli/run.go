@@ -193,6 +193,7 @@ type headlessRun struct {
 	stdout, stderr io.Writer
 	quiet, json    bool
 	markdown       bool // a GitHub-flavoured summary instead of the table
+	width          int  // a suite's table fitted to it (fitWidth; 0: whole)
 	exports        runExports
 }
 
@@ -230,9 +231,9 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 		return exitError
 	}
 	if res.End != nil && res.End.Stop != "" {
-		fmt.Fprintf(h.stderr, "stopped: %s\n", res.End.Stop)
+		fmt.Fprintln(h.stderr, fitProse("stopped: "+res.End.Stop, h.width))
 	}
-	fmt.Fprintf(h.stderr, "session saved: %s, %d trials: %s\n", s.Path, res.Written.Total, formatCounts(res.Written))
+	fmt.Fprintln(h.stderr, fitProse(fmt.Sprintf("session saved: %s, %d trials: %s", s.Path, res.Written.Total, formatCounts(res.Written)), h.width))
 	switch {
 	case endErr == nil:
 		return regressionFound(h.stderr, h.cmd, code)
@@ -375,7 +376,7 @@ func (h *headlessRun) printReport(s *engine.Session, a analysed, events []lab.Ev
 			return exitError, rep
 		}
 	default:
-		fmt.Fprint(h.stdout, rep.Table())
+		fmt.Fprint(h.stdout, fitProse(rep.TableFit(h.width), h.width))
 	}
 	return verdictCode(rep), rep
 }

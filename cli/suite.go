@@ -103,6 +103,7 @@ type suiteFlags struct {
 	metrics                                      *string
 	trials, maxTrials, workers, parallel, warmup *int
 	aa, agree, asJSON, useTUI, quiet, markdown   *bool
+	wide                                         *bool
 	workerSpecs                                  repeatedFlag
 	workersFile, out, shard                      *string
 	seed                                         *int64
@@ -135,6 +136,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	fs.Var(percentFlag{&f.threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
 	f.out = fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
+	f.wide = fs.Bool("wide", false, "print every column of the table (units, medians, raw p, each reason a row is not tested) however wide; the table fits the terminal without it")
 	f.markdown = fs.Bool("markdown", false, "print a GitHub-flavoured summary instead of the table (changed benchmarks first; for a pull-request comment or $GITHUB_STEP_SUMMARY)")
 	f.useTUI = fs.Bool("tui", false, "watch the suite in the workbench (the run dashboard: a row per benchmark metric, the changed ones on top, ↑/↓ to scroll; enter starts it)")
 	f.quiet = fs.Bool("quiet", false, "no progress on stderr")
@@ -276,7 +278,8 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *f.useTUI {
 		return f.openTUI(ctx, exp, s, stdout, stderr)
 	}
-	r := &headlessRun{cmd: "perflab suite", stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON, markdown: *f.markdown}
+	r := &headlessRun{cmd: "perflab suite", stdout: stdout, stderr: stderr, quiet: *f.quiet, json: *f.asJSON, markdown: *f.markdown,
+		width: fitWidth(stdout, *f.wide)}
 	return r.run(ctx, engine.Plan{Experiment: *exp, Tool: "perflab " + version, Source: "perflab suite", Path: *f.out,
 		HandOffEvery: headlessHandOff}, deviceLab(devOpt))
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/adb/adbtest"
@@ -62,13 +63,20 @@ func suiteRepo(t *testing.T) string {
 // perflabIn runs the perflab binary in dir.
 func perflabIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return perflabInEnv(t, dir, nil, args...)
+}
+
+// perflabInEnv is perflabIn with env added to the environment (e.g.
+// COLUMNS=80, the width of a terminal).
+func perflabInEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	bin, err := perflabBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir()), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	cmd.Run()
@@ -108,6 +116,19 @@ func TestSuiteTwoRevisions(t *testing.T) {
 		!strings.Contains(text, "1 of 1 other metrics changed: 1 regressed (suitetest.Work:units/op +30.00%)") ||
 		strings.Count(text, "order effect") != 1 || strings.Contains(text, "Work-") || runtime.NumCPU() > 1 && !strings.Contains(text, "GOMAXPROCS") {
 		t.Errorf("report:\n%s", text)
+	}
+	// In a terminal of 80 columns the report fits it, the reasons of the
+	// rows not tested said once; --wide keeps every column.
+	narrow, _, _ := perflabInEnv(t, repo, []string{"COLUMNS=80"}, "report", session)
+	for _, l := range strings.Split(narrow, "\n") {
+		if utf8.RuneCountInString(l) > 80 {
+			t.Errorf("report at 80 columns has a line of %d:\n%s", utf8.RuneCountInString(l), narrow)
+			break
+		}
+	}
+	wide, _, _ := perflabInEnv(t, repo, []string{"COLUMNS=80"}, "report", session, "--wide")
+	if !strings.Contains(strings.Join(strings.Fields(narrow), " "), "50 in every round (1)") || !strings.Contains(wide, "not tested (50 in every round)") || widest(wide) <= 80 {
+		t.Errorf("report at 80 columns:\n%s\nwith --wide:\n%s", narrow, wide)
 	}
 	// Two local workers ran rounds side by side.
 	s, err := sessions.Load(session)

@@ -48,7 +48,8 @@ func CheckSuiteMetrics(list string) error {
 // SuiteFamilies sorts a suite's metric inputs into the families of list
 // (SuiteInfo.Metrics): ns/op and sec/op into time; B/op and allocs/op into
 // alloc and a benchmark's own units into custom, unless the same value in
-// every round of both revisions (then shown: "the same in every round");
+// every round of both revisions (then shown: "the same in every round") or
+// 0 in some round (no ratio to test);
 // rates (MB/s and any unit per second) are the time in other units, shown
 // and never tested. A family not in list is shown. "" or "all": every
 // metric one family, as before families.
@@ -82,6 +83,11 @@ func SuiteFamilies(list string, inputs []analysis.MetricInput) []analysis.Family
 		if f != "" && f != FamilyTime {
 			if v, ok := sameEverywhere(in); ok {
 				f, why = "", fmt.Sprintf("%s in every round", formatConst(v))
+			} else if notPositive(in) {
+				// The paired analysis tests log(B/A): a 0 in some round
+				// (e.g. B/op 0 but for a round that allocated once)
+				// leaves no ratio to test, so say so, not "inconclusive".
+				f, why = "", "0 in some rounds: no ratio B/A to test"
 			}
 		}
 		if f != "" && !want[f] {
@@ -107,6 +113,18 @@ func sameEverywhere(in analysis.MetricInput) (float64, bool) {
 		}
 	}
 	return v, n > 0
+}
+
+// notPositive reports whether some value of in is 0 or below.
+func notPositive(in analysis.MetricInput) bool {
+	for _, s := range in.Samples {
+		for _, x := range s {
+			if x <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func formatConst(v float64) string { return fmt.Sprintf("%g", v) }

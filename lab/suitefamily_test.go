@@ -37,7 +37,11 @@ func TestSuiteFamilies(t *testing.T) {
 		}
 		add(name, "ns/op", "lower", wobble, slower)
 		add(name+":MB/s", "MB/s", "higher", func(i int) float64 { return 1e3 / wobble(i) }, func(i int) float64 { return 1e3 / slower(i) })
-		add(name+":B/op", "B/op", "lower", func(int) float64 { return 64 }, func(int) float64 { return 64 })
+		if j == 1 { // 0 B/op but for one round that allocated once
+			add(name+":B/op", "B/op", "lower", func(int) float64 { return 0 }, func(i int) float64 { return float64(16 * (i / 3 % 2)) })
+		} else {
+			add(name+":B/op", "B/op", "lower", func(int) float64 { return 64 }, func(int) float64 { return 64 })
+		}
 		add(name+":allocs/op", "allocs/op", "lower", func(i int) float64 { return float64(1 + i%2) }, func(i int) float64 { return float64(1 + i%3) })
 	}
 	fam := SuiteFamilies(DefaultSuiteMetrics, in)
@@ -56,6 +60,10 @@ func TestSuiteFamilies(t *testing.T) {
 		case unit == "MB/s":
 			if m.Verdict != "not tested (derived from ns/op)" || m.PAdjusted.Defined() || m.Decision.CILowPct.Defined() {
 				t.Errorf("%s: %q p adj %v, want shown, not tested", m.Name, m.Verdict, m.PAdjusted)
+			}
+		case unit == "B/op" && strings.HasPrefix(m.Name, "pkg.Bb"):
+			if m.Verdict != "not tested (0 in some rounds: no ratio B/A to test)" || m.PAdjusted.Defined() {
+				t.Errorf("%s: %q, want not tested, with why", m.Name, m.Verdict)
 			}
 		case unit == "B/op":
 			if m.Verdict != "not tested (64 in every round)" || len(m.Warnings) > 0 {

@@ -51,12 +51,17 @@ func (a Analysis) Reports() []analysis.Report {
 
 // Table renders the comparison: analysis.Table, or analysis.VersusTable
 // for several builds.
-func (a Analysis) Table() string {
+func (a Analysis) Table() string { return a.TableFit(0) }
+
+// TableFit is Table with a suite's tables fitted to width columns
+// (analysis.SuiteTableFit; 0: no limit).
+func (a Analysis) TableFit(width int) string {
 	if a.Versus != nil {
 		return analysis.VersusTable(*a.Versus)
 	}
 	if a.Families != nil {
-		return analysis.SuiteTable(a.Report, a.Families, a.Names)
+		summary, body := analysis.SuiteTableFit(a.Report, a.Families, a.Names, width)
+		return summary + "\n" + body
 	}
 	return analysis.Table(a.Report)
 }
