@@ -7,7 +7,9 @@
 //
 //	go generate ./lab/adb/probebin
 //
-// TestEmbeddedProbeIsCurrent fails while the checked-in builds are stale.
+// which also writes probe.sum: what the builds were made from
+// (genmanifest). TestEmbeddedProbeIsCurrent fails while the checked-in
+// builds are stale.
 package probebin
 
 import (
@@ -21,6 +23,10 @@ var BuildFlags = []string{"-buildvcs=false", "-trimpath", "-ldflags=-s -w -build
 
 //go:generate env CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -buildvcs=false -trimpath "-ldflags=-s -w -buildid=" -o perflab-probe-arm64 ../../probe/cmd/perflab-probe
 //go:generate env CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 go build -buildvcs=false -trimpath "-ldflags=-s -w -buildid=" -o perflab-probe-arm ../../probe/cmd/perflab-probe
+//go:generate go run ./genmanifest
+
+// Package is the probe's package, as go generate builds it from here.
+const Package = "../../probe/cmd/perflab-probe"
 
 //go:embed perflab-probe-arm64
 var arm64 []byte
@@ -33,14 +39,15 @@ type Target struct {
 	ABI    string // Android ABI name
 	GOARCH string
 	GOARM  string
+	File   string // the checked-in build's file name, beside this package
 	Binary []byte
 }
 
 // Targets lists the embedded builds.
 func Targets() []Target {
 	return []Target{
-		{ABI: "arm64-v8a", GOARCH: "arm64", Binary: arm64},
-		{ABI: "armeabi-v7a", GOARCH: "arm", GOARM: "7", Binary: arm},
+		{ABI: "arm64-v8a", GOARCH: "arm64", File: "perflab-probe-arm64", Binary: arm64},
+		{ABI: "armeabi-v7a", GOARCH: "arm", GOARM: "7", File: "perflab-probe-arm", Binary: arm},
 	}
 }
 
