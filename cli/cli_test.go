@@ -13,6 +13,10 @@ import (
 // read the same, and find their own testdata through pkgDir.
 var pkgDir string
 
+// binDir holds the perflab binary the tests run as a process
+// (perflabBinary); TestMain makes and removes it.
+var binDir string
+
 func TestMain(m *testing.M) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -29,8 +33,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", state)
+	// perflabBinary builds the perflab binary here, removed after.
+	binDir, err = os.MkdirTemp("", "perflab-bin-")
+	if err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(state)
+	os.RemoveAll(binDir)
 	os.Exit(code)
 }
 

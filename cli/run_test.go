@@ -19,11 +19,7 @@ import (
 // perflabBinary builds the perflab binary once for the tests that run it
 // as a real process.
 var perflabBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "perflab-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "perflab")
+	bin := filepath.Join(binDir, "perflab")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
