@@ -74,7 +74,8 @@ func TestRunSimExampleOnSimdeviceThroughADB(t *testing.T) {
 
 	// The sim example runs unchanged on both at once, through real adb
 	// servers, with every control on (governor lock, reset procedure,
-	// metrics over adb reverse).
+	// metrics over adb reverse); 20 of its 50 rounds show it, each some
+	// twenty adb commands on the wire.
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	for i, d := range []struct{ serial, server string }{{d1, s1.Addr}, {d2, s2.Addr}} {
@@ -84,8 +85,10 @@ func TestRunSimExampleOnSimdeviceThroughADB(t *testing.T) {
 			var out, errb bytes.Buffer
 			sess := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
 			code := dispatch(context.Background(), []string{"run", "examples/sim-controls-on.json", "--device", "adb:" + d.serial,
-				"--adb", d.server, "--headless", "--quiet", "--out", sess}, &out, &errb)
-			if code != 0 {
+				"--adb", d.server, "--trials", "20", "--headless", "--quiet", "--out", sess}, &out, &errb)
+			// An A/A: no change, or at 20 rounds the odd seeded false
+			// report (exit 3); the verdict is not this test's question.
+			if code != exitOK && code != exitRegression {
 				t.Errorf("run on %s: exit %d\n%s\n%s", d.serial, code, out.String(), errb.String())
 				return
 			}
@@ -109,8 +112,8 @@ func TestRunSimExampleOnSimdeviceThroughADB(t *testing.T) {
 					}
 				}
 			}
-			if ok != 100 || profiles == 0 {
-				t.Errorf("%s: %d counted trials (want 100), %d governor settings events", d.serial, ok, profiles)
+			if ok != 40 || profiles == 0 {
+				t.Errorf("%s: %d counted trials (want 40), %d governor settings events", d.serial, ok, profiles)
 			}
 		}()
 	}
