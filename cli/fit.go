@@ -22,3 +22,15 @@ func fitProse(text string, width int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// hanging wraps line to width (0: whole) as fitProse does, its second and
+// later lines indented by two more spaces than the first, so that a log's
+// lines stay apart (watch's per-commit lines in a terminal).
+func hanging(line string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(line) <= width {
+		return line
+	}
+	indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	first, rest, _ := strings.Cut(format.Wrap(line, width), "\n")
+	return first + "\n" + format.Wrap(indent+"  "+strings.Join(strings.Fields(rest), " "), width)
+}

@@ -144,10 +144,13 @@ func (f *watchFlags) detect() changepoint.Options {
 	return changepoint.Options{MinSegment: f.minSegment, Alpha: f.alpha, MinEffect: f.minEffect}
 }
 
+// logf prints the watch's log lines on stderr, each wrapped to the
+// terminal's width when stderr is one.
 func (f *watchFlags) logf(stderr io.Writer) func(string, ...any) {
+	width := fitWidth(stderr, false)
 	return func(format string, a ...any) {
 		if !f.quiet {
-			fmt.Fprintf(stderr, format+"\n", a...)
+			fmt.Fprintln(stderr, hanging(fmt.Sprintf(format, a...), width))
 		}
 	}
 }
