@@ -169,13 +169,14 @@ func needPerfRecord(t *testing.T) {
 }
 
 // perfSessions is a command that reports, while perf record profiles it,
-// how many perf processes are in its session and how many are attached
-// to it (-p with its pid).
+// how many perf processes are attached to it (-p with its pid) and how
+// many of those are in its session (other tests' perf commands may be).
 const perfSessions = `me=$$; sid=$(cut -d' ' -f6 /proc/$me/stat); same=0; mine=0
 for d in /proc/[0-9]*; do
 	[ "$(cat $d/comm 2>/dev/null)" = perf ] || continue
+	tr '\0' ' ' < $d/cmdline 2>/dev/null | grep -q -- "-p $me " || continue
+	mine=$((mine+1))
 	[ "$(cut -d' ' -f6 $d/stat 2>/dev/null)" = "$sid" ] && same=$((same+1))
-	tr '\0' ' ' < $d/cmdline 2>/dev/null | grep -q -- "-p $me " && mine=$((mine+1))
 done
 echo "PERFLAB_METRIC perf_same_session=$same"; echo "PERFLAB_METRIC perf_attached=$mine"`
 
