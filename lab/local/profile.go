@@ -121,18 +121,6 @@ func (s *perfRecordStatus) check() (bool, string) {
 	return s.ok, s.why
 }
 
-// perfProcAttr starts perf record and perf script in sessions of their
-// own, and so, where the kernel groups tasks by session for the scheduler
-// (sched_autogroup_enabled, the default of most distributions), in
-// scheduling groups of their own: their CPU time (perf record's start,
-// perf script's symbolization, about 0.2–0.5 s a trial) is not charged to
-// the group perflab and the next trial's command share, which would make
-// up for it by running that command slower. Pdeathsig ends them with
-// perflab.
-func perfProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // perfRecordArgs is the perf record command line around argv.
 func perfRecordArgs(out string, argv ...string) []string {
 	return append([]string{"record", "-e", "cpu-clock:u", "-F", strconv.Itoa(perfRecordHz), "-g", "-k", "CLOCK_MONOTONIC",
@@ -220,7 +208,7 @@ func (p *trialProfiler) attach(pid int) bool {
 	args = append(args[:len(args)-1], "-p", strconv.Itoa(pid), "-D", "-1", "--control", "fifo:"+ps.ctl+","+ps.ack)
 	ps.cmd = exec.Command("perf", args...)
 	ps.cmd.Stderr = &ps.stderr
-	ps.cmd.SysProcAttr = perfProcAttr()
+	ps.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := ps.cmd.Start(); err != nil {
 		ps.note, ps.cmd = "perf record: "+err.Error(), nil
 		return true
@@ -391,7 +379,6 @@ func readPerfData(path string, res *elfsym.Resolver) (*lab.Profile, error) {
 	var stderr bytes.Buffer
 	cmd := exec.Command("perf", "script", "-i", path, "-F", "time,ip,sym,symoff,dso", "--ns", "--show-mmap-events")
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = perfProcAttr()
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("perf script: %v: %s", err, lastLines(strings.TrimSpace(stderr.String()), 2))
