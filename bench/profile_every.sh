@@ -12,7 +12,9 @@
 # round after it: the median distance of a round's log(B/A) from the
 # session's median, for the rounds right after a profiled round and for
 # the others, and the first trial after a profiled round against the
-# other unprofiled trials of its build.
+# other unprofiled trials of its build; at the end the same pooled over
+# the sessions (bench/profile_every_pool.py: within a session the host is
+# the same for both groups).
 # The pair: lab/local/testdata/cwork (pure CPU), A `work HOT 80`, B `work
 # HOT*1.1 80` (HOT default 240: about 0.4 s a trial).
 # SEEDS (default 1..10), TRIALS (default 20), HOT.
@@ -91,7 +93,13 @@ for name, i in (("wall_ms", 1), ("user_ms", 2)):
     p = [float(r[i]) for r in rows if r[i] != "nan" and r[i + 2] != "nan"]
     e = [float(r[i + 2]) for r in rows if r[i] != "nan" and r[i + 2] != "nan"]
     per = sorted(b / a for a, b in zip(p, e))
-    print("%s over %d seeds: median half-width plain ±%.2f%%, every 4 ±%.2f%% (ratio %.2f); per-seed ratios %s, median %.2f, every 4 narrower in %d"
+    # The median ratio's 95% interval from the sign test's order statistics.
+    n, k = len(per), 0
+    while k < n and sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n < 0.025:
+        k += 1
+    ci = "[%.2f, %.2f]" % (per[k - 1], per[n - k]) if k > 0 else "(too few seeds)"
+    print("%s over %d seeds: median half-width plain ±%.2f%%, every 4 ±%.2f%% (ratio %.2f); per-seed ratios %s, median %.2f %s, every 4 narrower in %d"
           % (name, len(p), statistics.median(p), statistics.median(e), statistics.median(e) / statistics.median(p),
-             " ".join("%.2f" % x for x in per), statistics.median(per), sum(x < 1 for x in per)))
+             " ".join("%.2f" % x for x in per), statistics.median(per), ci, sum(x < 1 for x in per)))
 PY
+python3 bench/profile_every_pool.py "$tmp"/every4-*.jsonl
