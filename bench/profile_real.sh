@@ -16,25 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${SEEDS:-1 2 3 4 5}
 trials=${TRIALS:-20}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/perflab" .
+. bench/profile_lib.sh
+prof_setup
 head -c "${INPUT:-1500000}" /dev/urandom | base64 > "$tmp/in.txt"
-summary() { "$tmp/perflab" report "$1" --json | python3 -c '
-import json, sys
-r = json.load(sys.stdin)
-out = []
-for m in r["metrics"]:
-    if m["name"] not in ("wall_ms", "user_ms", "sys_ms"):
-        continue
-    s = "%s %s" % (m["name"], m["verdict"])
-    pr = m.get("paired") or {}
-    if m["name"] in ("wall_ms", "user_ms") and pr.get("ci_low_pct") is not None:
-        s += " [%+.1f%%, %+.1f%%] ±%.1f%%" % (pr["ci_low_pct"], pr["ci_high_pct"], (pr["ci_high_pct"] - pr["ci_low_pct"]) / 2)
-    if m["name"] == "sys_ms":
-        s += " (A %.1f B %.1f ms)" % (m["a"]["median"], m["b"]["median"])
-    out.append(s)
-print("; ".join(out) + "; pairs %s" % (r["metrics"][0].get("paired") or {}).get("n"))'; }
 perturbation() { python3 - "$1" <<'PY'
 import json, statistics, sys
 vals = {}
@@ -65,7 +49,7 @@ for seed in $seeds; do
 JSON
 		code=0
 		"$tmp/perflab" run "$tmp/gz.json" --headless --out "$tmp/$mode-$seed.jsonl" "${flags[@]}" > /dev/null 2>&1 || code=$?
-		printf 'seed %s %-7s exit %s: %s\n' "$seed" "$mode" "$code" "$(summary "$tmp/$mode-$seed.jsonl")"
+		printf 'seed %s %-7s exit %s: %s\n' "$seed" "$mode" "$code" "$(verdicts "$tmp/$mode-$seed.jsonl")"
 		[ "$mode" = every4 ] && perturbation "$tmp/$mode-$seed.jsonl"
 	done
 done

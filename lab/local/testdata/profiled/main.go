@@ -1,6 +1,7 @@
 // Command profiled is the real program of the local profile tests: two
 // phases ("load", then "draw"), each calling one function that does pure
-// CPU work; -more P makes drawRows do P% more. It reports its phases as
+// CPU work; -more P makes drawRows do P% more (by default the P a build
+// sets with -ldflags "-X main.morePct=P", for two builds of one source). It reports its phases as
 // PERFLAB_SPAN lines (CLOCK_MONOTONIC), and with $PERFLAB_CPUPROFILE set it
 // writes its own Go CPU profile there, each phase as a pprof label.
 package main
@@ -11,11 +12,15 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
 var sink float64
+
+// morePct is -more's default, set at build time.
+var morePct = "0"
 
 //go:noinline
 func parseItems(n int) {
@@ -48,7 +53,12 @@ func phase(name string, f func()) {
 }
 
 func main() {
-	more := flag.Float64("more", 0, "% more work in drawRows")
+	def, err := strconv.ParseFloat(morePct, 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "main.morePct:", err)
+		os.Exit(2)
+	}
+	more := flag.Float64("more", def, "% more work in drawRows")
 	n := flag.Int("n", 60_000_000, "iterations of each function")
 	flag.Parse()
 	if path := os.Getenv("PERFLAB_CPUPROFILE"); path != "" {
