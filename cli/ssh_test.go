@@ -51,8 +51,10 @@ func TestRunOverSSH(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	code := dispatch(context.Background(), []string{"run", "examples/sim-controls-on.json", "--device", "adb:" + addr + "@" + srv.Addr,
-		"--adb", srv.Addr, "--ssh", target, "--ssh-config", conf, "--headless", "--quiet", "--out", sess}, &out, &errb)
-	if code != 0 {
+		"--adb", srv.Addr, "--ssh", target, "--ssh-config", conf, "--trials", "20", "--headless", "--quiet", "--out", sess}, &out, &errb)
+	// 20 of the example's 50 rounds show the tunnel at work; an A/A, so
+	// no change or, at 20 rounds, the odd seeded false report (exit 3).
+	if code != exitOK && code != exitRegression {
 		t.Fatalf("run over ssh: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	s, err := sessions.Load(sess)
@@ -65,8 +67,8 @@ func TestRunOverSSH(t *testing.T) {
 			ok++
 		}
 	}
-	if ok != 100 || ssh.Relayed() < 100 {
-		t.Errorf("%d counted trials (want 100), %d connections relayed back over ssh (want ≥100: each trial's app metrics)", ok, ssh.Relayed())
+	if ok != 40 || ssh.Relayed() < 40 {
+		t.Errorf("%d counted trials (want 40), %d connections relayed back over ssh (want ≥40: each trial's app metrics)", ok, ssh.Relayed())
 	}
 }
 
