@@ -46,9 +46,11 @@ for arg in "$@"; do
 	case $arg in -v | -v=true | -test.v | -test.v=true) verbose=-v ;; esac
 done
 
-# go vet runs beside the tests: it fills the cores while the tests wait on
-# real-time runs.
-go vet ./... >"$tmp/vet.out" 2>&1 &
+# go vet runs beside the tests, at a lower priority: it fills the cores
+# while the tests wait on real-time runs, and leaves them to the race
+# build of the tests first (cli, the longest package, starts when that
+# build is done).
+nice -n 10 go vet ./... >"$tmp/vet.out" 2>&1 &
 vet=$!
 
 # The race detector watches every package with goroutines of its own.

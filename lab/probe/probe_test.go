@@ -2,10 +2,8 @@ package probe
 
 import (
 	"context"
-	"debug/elf"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,30 +126,3 @@ func TestReadSamples(t *testing.T) {
 	}
 }
 
-// TestCrossBuildsForPhones builds the standalone program for Android's
-// arm64 and checks the result is a static AArch64 ELF.
-func TestCrossBuildsForPhones(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go toolchain on PATH")
-	}
-	out := filepath.Join(t.TempDir(), "perflab-probe")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", out, "./cmd/perflab-probe")
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cross-build: %v\n%s", err, b)
-	}
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if f.Machine != elf.EM_AARCH64 {
-		t.Errorf("machine %v, want AArch64", f.Machine)
-	}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Error("binary is dynamically linked; phones need a static one")
-		}
-	}
-}
