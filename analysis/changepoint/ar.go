@@ -69,19 +69,31 @@ func (f glsFit) step(j int, tail float64) (r, v float64) {
 // residual sum of squares on n − 2 degrees of freedom. ok is false when
 // the fit leaves no residual.
 func glsZ(xs []float64, lo, tau, hi int, rho float64) (t, df float64, ok bool) {
-	j := tau - lo
-	f := newGLSFit(cleanAR(xs[lo:hi], j, rho), rho)
+	return glsMaxT(xs, lo, tau, tau, tau, hi, rho)
+}
+
+// glsMaxT is glsZ's t of largest |t| over the splits from to to (lo <
+// from ≤ to < hi), the outliers replaced around the split at cur: one
+// cleaning and one transformation for all of them.
+func glsMaxT(xs []float64, lo, cur, from, to, hi int, rho float64) (t, df float64, ok bool) {
+	f := newGLSFit(cleanAR(xs[lo:hi], cur-lo, rho), rho)
 	tail := 0.0
-	for _, y := range f.y[j+1:] {
+	for _, y := range f.y[to-lo+1:] {
 		tail += y
 	}
-	r, v := f.step(j, tail)
 	df = float64(hi - lo - 2)
-	rss := f.yy - f.b1*f.b1/f.a11 - r*r/v
-	if !(v > 0) || !(rss > 1e-12*f.yy) {
-		return 0, df, false
+	for j := to - lo; j >= from-lo; j-- {
+		r, v := f.step(j, tail)
+		tail += f.y[j]
+		rss := f.yy - f.b1*f.b1/f.a11 - r*r/v
+		if !(v > 0) || !(rss > 1e-12*f.yy) {
+			continue
+		}
+		if tj := r / math.Sqrt(v*rss/df); !ok || math.Abs(tj) > math.Abs(t) {
+			t, ok = tj, true
+		}
 	}
-	return r / math.Sqrt(v*rss/df), df, true
+	return t, df, ok
 }
 
 // glsSplit returns the split of xs[lo:hi], at least minSeg points from

@@ -229,20 +229,14 @@ func (t tester) p(lo, tau, hi int) float64 {
 		return 0
 	}
 	m := min(t.minSeg, tau-lo, hi-tau)
-	z, found := 0.0, false
-	for c := max(lo+m, tau-locWindow); c <= min(hi-m, tau+locWindow); c++ {
-		gt, gdf, ok := glsZ(t.xs, lo, c, hi, t.rho)
-		if !ok {
-			continue
-		}
-		if t.estimated {
-			gdf = rhoDF(gdf, t.rho, len(t.xs))
-		}
-		if gz := tToZ(gt, gdf); !found || gz > z {
-			z, found = gz, true
-		}
-	}
-	if !found {
+	var z float64
+	gt, gdf, ok := glsMaxT(t.xs, lo, tau, max(lo+m, tau-locWindow), min(hi-m, tau+locWindow), hi, t.rho)
+	switch {
+	case ok && t.estimated:
+		z = tToZ(gt, rhoDF(gdf, t.rho, len(t.xs)))
+	case ok:
+		z = tToZ(gt, gdf)
+	default:
 		z = tToZ(tt/math.Sqrt(arInflation(tau-lo, hi-tau, t.rho)), df)
 	}
 	return maxSplitP(z, hi-lo, m)
