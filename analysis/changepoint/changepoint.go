@@ -201,7 +201,11 @@ type tester struct {
 	minSeg int
 	rho    float64 // the noise's lag-1 autocorrelation, in [0, maxRho]
 	// estimated is set once rho comes from the residuals (residualRho),
-	// whose sampling error the test then accounts for (rhoDF).
+	// whose sampling error the test then accounts for (rhoDF) when the
+	// estimate is above 0: at 0 (clipped there) the residuals showed no
+	// autocorrelation, and the test is the plain t on its own degrees of
+	// freedom, as a history of a dozen builds, whose ρ̂ would otherwise
+	// leave the t four degrees of freedom, needs.
 	estimated bool
 }
 
@@ -232,7 +236,7 @@ func (t tester) p(lo, tau, hi int) float64 {
 	var z float64
 	gt, gdf, ok := glsMaxT(t.xs, lo, tau, max(lo+m, tau-locWindow), min(hi-m, tau+locWindow), hi, t.rho)
 	switch {
-	case ok && t.estimated:
+	case ok && t.estimated && t.rho > 0:
 		z = tToZ(gt, rhoDF(gdf, t.rho, len(t.xs)))
 	case ok:
 		z = tToZ(gt, gdf)
