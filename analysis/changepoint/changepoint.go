@@ -166,9 +166,10 @@ func Detect(xs []float64, opt Options) ([]Step, error) {
 // rhoAlpha is the level of the prune whose segments the autocorrelation
 // is estimated around (residualRho): a liberal one, as a step left out
 // would be counted as autocorrelation, and a higher estimate would in
-// turn hide more steps. On 300 series of 200 points (half with a 3σ
-// step) the estimate was within 0.03 of φ on average at φ 0 to 0.7, with
-// a root mean square error of 0.05 to 0.07.
+// turn hide more steps. On 300 series of 200 points of each family of
+// the study the estimate around this prune's segments was within 0.03 of
+// φ on average at φ 0 to 0.7 (0.67 to 0.71 at 0.7), with a standard
+// deviation of 0.04 to 0.09.
 const rhoAlpha = 0.05
 
 // propose is binary segmentation: the best split of each segment, then
