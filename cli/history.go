@@ -413,7 +413,7 @@ func writeChangepoints(w io.Writer, path string, opt changepoint.Options, series
 	if short > 0 {
 		fmt.Fprintf(w, ", %d with fewer than %d builds not", short, 2*opt.MinSegment)
 	}
-	fmt.Fprintf(w, " (E-divisive means, trimmed t-test for autocorrelated builds, p over the splits < %g, at least %d builds a side)\n", opt.Alpha, opt.MinSegment)
+	fmt.Fprintf(w, " (E-divisive means, GLS step test under AR(1) noise, p over the splits < %g, at least %d builds a side)\n", opt.Alpha, opt.MinSegment)
 	if len(steps) == 0 {
 		fmt.Fprintln(w, "no steps")
 		return nil

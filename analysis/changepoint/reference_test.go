@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -11,7 +12,9 @@ import (
 // Matteson & James's Q written out pair by pair, the effect floor
 // against Cohen's d, the pooled trimmed t and its normal z against
 // scipy.stats.ttest_ind(trim=0.2) and norm.isf, the AR(1) variance factor
-// against numpy's quadratic form, and the max-split p against the same
+// against numpy's quadratic form, the generalised-least-squares step t
+// and split under AR(1) against numpy's fit with the full correlation
+// matrix, and the max-split p against the same
 // formula through scipy.stats.norm, all in testdata/gen_reference.py.
 func TestSplitAndEffectReference(t *testing.T) {
 	b, err := os.ReadFile("testdata/reference.json")
@@ -36,6 +39,13 @@ func TestSplitAndEffectReference(t *testing.T) {
 			M, K        int
 			Rho, Factor float64
 		}
+		GLS []struct {
+			Series      []float64
+			Lo, Tau, Hi int
+			Rho, T      float64
+			MinSegment  int `json:"min_segment"`
+			Split       int
+		}
 		Maxsel []struct {
 			Z          float64
 			N          int
@@ -46,7 +56,7 @@ func TestSplitAndEffectReference(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Splits) == 0 || len(ref.Effects) == 0 || len(ref.Yuen) == 0 || len(ref.AR) == 0 || len(ref.Maxsel) == 0 {
+	if len(ref.Splits) == 0 || len(ref.Effects) == 0 || len(ref.Yuen) == 0 || len(ref.AR) == 0 || len(ref.Maxsel) == 0 || len(ref.GLS) == 0 {
 		t.Fatal("missing cases in testdata/reference.json")
 	}
 	rel := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
@@ -65,6 +75,19 @@ func TestSplitAndEffectReference(t *testing.T) {
 	for i, c := range ref.Maxsel {
 		if got := maxSplitP(c.Z, c.N, c.MinSegment); !rel(got, c.P, 1e-9) {
 			t.Errorf("max-split p %d (z %g, n %d, min %d): %v, SciPy %v", i, c.Z, c.N, c.MinSegment, got, c.P)
+		}
+	}
+	for i, c := range ref.GLS {
+		seg := c.Series[c.Lo:c.Hi]
+		if !slices.Equal(cleanAR(seg, c.Tau-c.Lo, c.Rho), seg) {
+			t.Errorf("GLS %d: the reference series has a value cleanAR replaces", i)
+		}
+		tt, df, ok := glsZ(c.Series, c.Lo, c.Tau, c.Hi, c.Rho)
+		if !ok || !rel(tt, c.T, 1e-9) || df != float64(c.Hi-c.Lo-2) {
+			t.Errorf("GLS %d (ρ %g): t %v on %v df (ok %v), numpy's generalised least squares %v", i, c.Rho, tt, df, ok, c.T)
+		}
+		if tau, ok := glsSplit(c.Series, c.Lo, c.Tau, c.Hi, c.MinSegment, c.Rho); !ok || tau != c.Split {
+			t.Errorf("GLS split %d (ρ %g): %d (ok %v), numpy's %d", i, c.Rho, tau, ok, c.Split)
 		}
 	}
 	for i, c := range ref.Splits {

@@ -8,7 +8,9 @@ pair by pair) of random series with outliers, Cohen's d of random samples
 trim=0.2), equal_var=True: statistic and p; the normal z of the same two-sided p,
 scipy.stats.norm.isf(p/2)), the AR(1) variance factor of a two-sample
 contrast (the quadratic form c'Rc/c'c with R the Toeplitz matrix of
-rho^|i-j|, numpy), and Lausen & Schumacher's (1992) p of a maximally
+rho^|i-j|, numpy), the generalised-least-squares t of a step under
+AR(1) errors and its best split (numpy, the full correlation matrix),
+and Lausen & Schumacher's (1992) p of a maximally
 selected statistic against the Bonferroni bound (scipy.stats.norm).
 
 The series are drawn with numpy (seeded); the steps are placed by
@@ -122,8 +124,45 @@ def maxsel_case(z, n, min_seg):
     return {"z": z, "n": n, "min_segment": min_seg, "p": float(min(1.0, p))}
 
 
+def gls_case(n, lo, tau, hi, rho, shift, min_seg, seed):
+    """Generalised least squares of x[lo:hi] on an intercept and a step at
+    tau under AR(1) errors, with the full correlation matrix R[i][j] =
+    rho^|i-j| (no Prais-Winsten transformation): beta = (X'WX)^-1 X'Wy,
+    W = R^-1; t = beta_step / sqrt(s2 [(X'WX)^-1]_22), s2 = e'We/(m-2).
+    split is the tau' in [lo+min_seg, hi-min_seg] of the smallest e'We.
+    The noise is AR(1) with innovations clipped at ±2, so that no value is
+    an outlier that the detector would replace (the Go test checks)."""
+    rng = np.random.default_rng(seed)
+    e = np.zeros(n)
+    e[0] = np.clip(rng.standard_normal(), -2, 2)
+    for i in range(1, n):
+        e[i] = rho * e[i - 1] + np.sqrt(1 - rho * rho) * np.clip(rng.standard_normal(), -2, 2)
+    xs = 100 + e
+    xs[tau:] += shift
+    xs = [round(float(v), 6) for v in xs]
+    y = np.array(xs[lo:hi])
+    m = hi - lo
+    idx = np.arange(m)
+    W = np.linalg.inv(rho ** np.abs(idx[:, None] - idx[None, :]))
+
+    def fit(t):
+        X = np.c_[np.ones(m), (idx >= t - lo).astype(float)]
+        A = np.linalg.inv(X.T @ W @ X)
+        beta = A @ X.T @ W @ y
+        r = y - X @ beta
+        return beta, A, float(r @ W @ r)
+
+    beta, A, rss = fit(tau)
+    t = beta[1] / np.sqrt(rss / (m - 2) * A[1, 1])
+    split = min(range(lo + min_seg, hi - min_seg + 1), key=lambda c: fit(c)[2])
+    return {"series": xs, "lo": lo, "tau": tau, "hi": hi, "rho": rho, "min_segment": min_seg,
+            "t": float(t), "split": split}
+
+
+glss = [gls_case(60, 0, 30, 60, 0.7, 2.0, 6, 41), gls_case(80, 10, 35, 70, 0.5, -1.5, 6, 42),
+        gls_case(40, 0, 12, 40, 0.0, 1.0, 4, 43), gls_case(120, 20, 90, 120, 0.85, 3.0, 6, 44)]
 yuens = [yuen_case(12, 20, 1.5, 31), yuen_case(6, 6, -4.0, 32), yuen_case(40, 9, 0.7, 33)]
 ars = [ar_case(6, 6, 0.5), ar_case(20, 100, 0.7), ar_case(50, 50, 0.3), ar_case(7, 13, 0.9)]
 maxsels = [maxsel_case(3.0, 200, 6), maxsel_case(4.5, 60, 6), maxsel_case(2.5, 14, 6), maxsel_case(6.0, 1000, 10)]
 print(json.dumps({"scipy": scipy.__version__, "cases": cases, "splits": splits, "effects": effects,
-                  "yuen": yuens, "ar": ars, "maxsel": maxsels}, indent=1))
+                  "yuen": yuens, "ar": ars, "maxsel": maxsels, "gls": glss}, indent=1))
