@@ -125,4 +125,3 @@ func TestReadSamples(t *testing.T) {
 		t.Errorf("bad line: %v", err)
 	}
 }
-
