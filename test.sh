@@ -33,11 +33,15 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
+# go vet first: its build of every package (without the race detector) is
+# the one the tests' perflab binary and the pure-computation tests reuse;
+# run beside them, the two go commands would build it twice.
+go vet ./...
 
 # go test -json goes through internal/testsummary, which prints what go
 # test prints (failed tests' output, each package's ok/FAIL line) and then
 # the 10 slowest tests; -v prints every test's output. TEST_JSON=FILE keeps
-# the JSON. The exit status is go vet's and go test's.
+# the JSON. The exit status is go test's (pipefail).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/testsummary" ./internal/testsummary
@@ -45,13 +49,6 @@ verbose=""
 for arg in "$@"; do
 	case $arg in -v | -v=true | -test.v | -test.v=true) verbose=-v ;; esac
 done
-
-# go vet runs beside the tests, at a lower priority: it fills the cores
-# while the tests wait on real-time runs, and leaves them to the race
-# build of the tests first (cli, the longest package, starts when that
-# build is done).
-nice -n 10 go vet ./... >"$tmp/vet.out" 2>&1 &
-vet=$!
 
 # The race detector watches every package with goroutines of its own.
 # Pure computation runs without it: the statistics (analysis/...) and the
@@ -70,9 +67,4 @@ tests() {
 	cat "$tmp/norace.json"
 	return "$rc"
 }
-status=0
-tests "$@" | tee "${TEST_JSON:-$tmp/test.json}" | "$tmp/testsummary" $verbose || status=$?
-if ! wait "$vet"; then
-	echo "go vet:"; cat "$tmp/vet.out"; status=1
-fi
-exit "$status"
+tests "$@" | tee "${TEST_JSON:-$tmp/test.json}" | "$tmp/testsummary" $verbose
