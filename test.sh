@@ -52,15 +52,17 @@ done
 
 # The race detector watches the packages whose goroutines are their own:
 # lab/... (devices, pools, tunnels, workers, proxies), sessions/... (the
-# engine, history, watch, dashboard), tui and the rest. Three run without
-# it, on the build go vet just made: the statistics (analysis/...) and
-# the seeded studies (sessions/study), pure computation that spends 7
-# times the CPU under it (128 s against 18 s), and cli, whose tests drive
+# engine, history, watch, dashboard), tui and the rest. The others run
+# without it, on the build go vet just made: the statistics (analysis/...),
+# the simulated phone (lab/sim), bisect (sessions/bisect) and the seeded
+# studies (sessions/study), computation with no goroutine of its own that
+# spends 7 times the CPU under it (analysis and the studies: 128 s against
+# 18 s), and cli, whose tests drive
 # those packages end to end, mostly through perflab processes that the
 # detector does not see; under it cli alone took 240 s of a 2-core
 # machine's 7 minutes from a fresh clone.
-norace="./analysis/... ./sessions/study ./cli"
-race=$(go list ./... | grep -v -e '/analysis$' -e '/analysis/' -e '/sessions/study$' -e '/cli$')
+norace="./analysis/... ./lab/sim ./sessions/bisect ./sessions/study ./cli"
+race=$(go list ./... | grep -v -e '/analysis$' -e '/analysis/' -e '/lab/sim$' -e '/sessions/bisect$' -e '/sessions/study$' -e '/cli$')
 tests() {
 	go test -count=1 -timeout 60m -p 2 -json "$@" $norace >"$tmp/norace.json" &
 	local pid=$! rc=0
