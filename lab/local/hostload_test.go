@@ -170,3 +170,27 @@ func BenchmarkHostMark(b *testing.B) {
 		}
 	}
 }
+
+// TestSetupTwiceLeavesNoFolder: a second session's Setup on the same
+// device removes the first one's folder, and Close the second's.
+func TestSetupTwiceLeavesNoFolder(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	script := []string{"true"}
+	exp := &lab.Experiment{Device: "local", Trials: 1, Order: lab.OrderAlternate, Builds: map[string]lab.Build{
+		lab.ArmControl: {Command: script}, lab.ArmTreatment: {Command: script},
+	}}
+	d := New()
+	for range 2 {
+		if _, err := d.Setup(context.Background(), exp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "perflab-local-*")); len(left) != 1 {
+		t.Errorf("after two Setups: %v, want the second's folder only", left)
+	}
+	d.Close()
+	if left, _ := filepath.Glob(filepath.Join(tmp, "perflab-local-*")); len(left) != 0 {
+		t.Errorf("after Close: %v left", left)
+	}
+}

@@ -82,7 +82,8 @@ func TestTrialsDieWithPerflab(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			pidfile := filepath.Join(t.TempDir(), "pids")
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), helperEnv+"=run-trial", helperScriptEnv+"="+treeScript(pidfile))
+			// Killed, it cannot remove its folder: TMPDIR keeps it the test's.
+			cmd.Env = append(os.Environ(), helperEnv+"=run-trial", helperScriptEnv+"="+treeScript(pidfile), "TMPDIR="+t.TempDir())
 			cmd.Stderr = os.Stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

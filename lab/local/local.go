@@ -272,6 +272,14 @@ func (d *Device) Setup(ctx context.Context, exp *lab.Experiment) ([]lab.Event, e
 	if d.stdin != nil {
 		d.stdin.Close()
 	}
+	// A session before this one on the same device: its folder and
+	// metrics listener go.
+	if d.tmp != "" {
+		os.RemoveAll(d.tmp)
+	}
+	if d.srv != nil {
+		d.srv.close()
+	}
 	d.exp, d.metrics, d.tmp, d.srv, d.stdin = exp, metrics, tmp, srv, stdin
 	d.env = map[string][]string{}
 	var envErr error
