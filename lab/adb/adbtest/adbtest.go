@@ -63,18 +63,31 @@ type Server struct {
 func StartServer(t testing.TB) *Server {
 	t.Helper()
 	bin := NeedADB(t)
-	port := FreePort(t)
-	cmd := exec.Command(bin, "-P", strconv.Itoa(port), "start-server")
 	sweepStaleServers()
-	cmd.Env = append(os.Environ(), "ADB_EMU=0", ownerVar+"="+strconv.Itoa(os.Getpid()))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("adb start-server on %d: %v\n%s", port, err, out)
+	env := append(os.Environ(), "ADB_EMU=0", ownerVar+"="+strconv.Itoa(os.Getpid()))
+	// A free port can be taken between FreePort and the server's bind
+	// (tests of other packages start servers and phones at the same
+	// time): adb then meets the other listener ("protocol fault"). A
+	// new port is tried, three times at most.
+	var port int
+	for try := 1; ; try++ {
+		port = FreePort(t)
+		cmd := exec.Command(bin, "-P", strconv.Itoa(port), "start-server")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("adb start-server on %d: %v\n%s", port, err, out)
+		}
+		t.Logf("adb start-server on %d: %v: %s; trying another port", port, err, bytes.TrimSpace(out))
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port}
 	s.Client = adb.NewClient(s.Addr)
 	t.Cleanup(func() {
 		kill := exec.Command(bin, "-P", strconv.Itoa(port), "kill-server")
-		kill.Env = cmd.Env
+		kill.Env = env
 		kill.Run()
 	})
 	return s
