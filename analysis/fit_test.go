@@ -32,7 +32,7 @@ func TestFitColumns(t *testing.T) {
 		}
 		var sb strings.Builder
 		WriteAligned(&sb, got, []bool{false, true, false})
-		if n := widestLine(sb.String()); tt.width >= 40 && n > tt.width {
+		if n := WidestLine(sb.String()); tt.width >= 40 && n > tt.width {
 			t.Errorf("%s: %d wide, want ≤ %d:\n%s", tt.name, n, tt.width, sb.String())
 		}
 	}

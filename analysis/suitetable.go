@@ -94,7 +94,7 @@ func (f *suiteFit) write(sb *strings.Builder, rows [][]string) {
 	all := append([][]string{f.cols.head}, rows...)
 	var whole strings.Builder
 	WriteAligned(&whole, all, f.cols.right)
-	if f.width <= 0 || widestLine(whole.String()) <= f.width {
+	if f.width <= 0 || WidestLine(whole.String()) <= f.width {
 		sb.WriteString(whole.String())
 		return
 	}
@@ -138,8 +138,9 @@ func (f *suiteFit) reasons() string {
 	return fmt.Sprintf("not tested: %s (--wide shows each row's reason, units and medians)\n", strings.Join(parts, "; "))
 }
 
-// widestLine is the width in runes of the widest line of s.
-func widestLine(s string) int {
+// WidestLine is the width in runes of the widest line of s: whether a
+// table fits a terminal.
+func WidestLine(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
 		n = max(n, utf8.RuneCountInString(l))

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/term"
 
@@ -95,7 +94,7 @@ func printAlerts(w io.Writer, alerts []history.Alert, width int) {
 	if width > 0 {
 		var table bytes.Buffer
 		printAlerts(&table, alerts, 0)
-		if widest(table.String()) > width {
+		if analysis.WidestLine(table.String()) > width {
 			printAlertBlocks(w, alerts, width)
 			return
 		}
@@ -203,15 +202,6 @@ func printAlertBlocks(w io.Writer, alerts []history.Alert, width int) {
 			fmt.Fprintln(w, "  perflab bisect --show "+homeShort(a.Bisect))
 		}
 	}
-}
-
-// widest is the width of the widest line of s.
-func widest(s string) int {
-	n := 0
-	for _, l := range strings.Split(s, "\n") {
-		n = max(n, utf8.RuneCountInString(l))
-	}
-	return n
 }
 
 // fitWidth is the width to fit a table to: the terminal's when w is one

@@ -177,7 +177,7 @@ func printProfile(w io.Writer, r *profdiff.Report, top, width int) {
 	right := []bool{false, true, true, true, true, false, true, true, false}
 	var sb strings.Builder
 	analysis.WriteAligned(&sb, rows, right)
-	if width > 0 && widest(sb.String()) > width {
+	if width > 0 && analysis.WidestLine(sb.String()) > width {
 		// Fit the terminal: the Δ, interval, corrected p and verdict stay
 		// (A ms, B ms and the raw p go; --wide keeps them), and names keep
 		// their end, the function's own name.

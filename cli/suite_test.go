@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/internal/gittest"
 	"os"
 	"os/exec"
@@ -127,7 +128,7 @@ func TestSuiteTwoRevisions(t *testing.T) {
 		}
 	}
 	wide, _, _ := perflabInEnv(t, repo, []string{"COLUMNS=80"}, "report", session, "--wide")
-	if !strings.Contains(strings.Join(strings.Fields(narrow), " "), "50 in every round (1)") || !strings.Contains(wide, "not tested (50 in every round)") || widest(wide) <= 80 {
+	if !strings.Contains(strings.Join(strings.Fields(narrow), " "), "50 in every round (1)") || !strings.Contains(wide, "not tested (50 in every round)") || analysis.WidestLine(wide) <= 80 {
 		t.Errorf("report at 80 columns:\n%s\nwith --wide:\n%s", narrow, wide)
 	}
 	// Two local workers ran rounds side by side.

@@ -27,14 +27,14 @@ func (d *suiteDevice) RunTrial(ctx context.Context, req lab.TrialRequest) lab.Tr
 		{Name: "Work", Unit: "ns/op", Value: work}, {Name: "Same", Unit: "ns/op", Value: same}, {Name: "Const:B/op", Unit: "B/op", Value: 64}}}
 }
 
-// TestSuiteStopAuto: a suite with stop auto ends once every tested
-// benchmark is decided, and the report's verdicts (engine.Options, the
-// analysis every view uses) are the stop reason's: Work a regression,
-// Same no change, Const no member.
-func TestSuiteStopAuto(t *testing.T) {
+// runSuiteStopAuto runs the fake suite device's session with stop auto
+// and the suite's metrics families (metrics; "" one family of all), and
+// checks it ended decided on Work and Same.
+func runSuiteStopAuto(t *testing.T, metrics string) *sessions.Session {
+	t.Helper()
 	plan := testPlan(0)
 	plan.Stop, plan.MaxTrials, plan.Threshold, plan.Order = lab.StopAuto, 100, 5, lab.OrderRandom
-	plan.Suite = &lab.SuiteInfo{Module: "m"}
+	plan.Suite = &lab.SuiteInfo{Module: "m", Metrics: metrics}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if _, err := RunSession(context.Background(), fakeLab(&suiteDevice{}), Plan{Experiment: plan, Path: path, Tool: "test"}); err != nil {
 		t.Fatal(err)
@@ -47,6 +47,15 @@ func TestSuiteStopAuto(t *testing.T) {
 	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
 		t.Fatalf("end %+v", end)
 	}
+	return s
+}
+
+// TestSuiteStopAuto: a suite with stop auto ends once every tested
+// benchmark is decided, and the report's verdicts (engine.Options, the
+// analysis every view uses) are the stop reason's: Work a regression,
+// Same no change, Const no member.
+func TestSuiteStopAuto(t *testing.T) {
+	s := runSuiteStopAuto(t, "")
 	if n := len(s.Trials()); n >= 200 {
 		t.Errorf("ran %d trials: never stopped early", n)
 	}
@@ -64,21 +73,7 @@ func TestSuiteStopAuto(t *testing.T) {
 // Work a regression and Same no change in the time family, Const shown and
 // not tested (the same in every round), holding nothing up.
 func TestSuiteStopAutoFamilies(t *testing.T) {
-	plan := testPlan(0)
-	plan.Stop, plan.MaxTrials, plan.Threshold, plan.Order = lab.StopAuto, 100, 5, lab.OrderRandom
-	plan.Suite = &lab.SuiteInfo{Module: "m", Metrics: lab.DefaultSuiteMetrics}
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if _, err := RunSession(context.Background(), fakeLab(&suiteDevice{}), Plan{Experiment: plan, Path: path, Tool: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sessions.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end := s.End()
-	if end == nil || !regexp.MustCompile(`^decided after \d+ rounds \(\d+ of the benchmark run most\): every tested benchmark metric decided \(2 tested metrics: 1 no change, 1 regression\)$`).MatchString(end.Stop) {
-		t.Fatalf("end %+v", end)
-	}
+	s := runSuiteStopAuto(t, lab.DefaultSuiteMetrics)
 	a := Analyse(&s.Header.Plan, sessions.ArmInputs(s.Events, 2), Options(&s.Header.Plan))
 	want := map[string]string{"Work": analysis.VerdictRegression, "Same": analysis.VerdictNoChange, "Const:B/op": "not tested (64 in every round)"}
 	for _, m := range a.Report.Metrics {
