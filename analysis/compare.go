@@ -77,6 +77,9 @@ type Options struct {
 	// stopped by the rule at or before the cap); 0 keeps the uncapped
 	// t-mixture, valid at any stopping time.
 	SequentialMaxRounds int
+	// SequentialTrim is the group-sequential analysis' trimming
+	// (SequentialOptions.Trim): 0 looks at the mean log ratio.
+	SequentialTrim float64
 	// Designs, when not nil, keeps the group-sequential designs of
 	// SequentialMaxRounds across calls (see SequentialDesigns): a caller
 	// that compares after every trial sets one and reuses the Options.

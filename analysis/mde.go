@@ -49,6 +49,12 @@ func correctMDEs(ms []MetricResult, fam family, opt Options) {
 			if m.Paired != nil {
 				m.Decision.MDEPct = m.Paired.MDEPct
 			}
+			if s := m.Sequential; m.Decision.Method == MethodSequential && s != nil && s.trimmedSD > 0 && s.N >= 2 {
+				// The trimmed mean's own spread, as the paired t
+				// test's (no rank efficiency to divide by).
+				q := pairedMDEQuantiles(s.N, fa)
+				m.Decision.MDEPct = defined(math.Expm1(q*s.trimmedSD/math.Sqrt(float64(s.N))) * 100)
+			}
 		default:
 			m.Decision.MDEPct = m.MDEPct
 		}

@@ -273,7 +273,7 @@ func (c *metricComparison) pairedAnalyses() {
 	if opt.Sequential || opt.AnytimeValid {
 		if d, ok := LogRatios(in.Pairs); ok && len(d) > 0 {
 			so := SequentialOptions{Alpha: opt.Alpha, ThresholdPct: opt.ThresholdPct, Better: m.Better,
-				MaxRounds: opt.SequentialMaxRounds}
+				MaxRounds: opt.SequentialMaxRounds, Trim: opt.SequentialTrim}
 			seq := sequentialPairedOn(d, so, opt.Designs.design(so))
 			m.Sequential = &seq
 			m.logRatios, m.seqOpt = d, so

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -17,6 +18,9 @@ const MethodSequential = "sequential: a look every round at the paired log ratio
 const (
 	SequentialMixture  = "t-mixture confidence sequence of the mean log ratio (Lai 1976)"
 	SequentialSpending = "group-sequential repeated confidence interval of the mean log ratio, a look every round, O'Brien–Fleming-type alpha spending over %d rounds (Lan & DeMets 1983)"
+	// SequentialSpendingTrimmed is SequentialSpending on the trimmed mean
+	// (SequentialOptions.Trim: the share cut from each end, in %).
+	SequentialSpendingTrimmed = "group-sequential repeated confidence interval of the %g%% trimmed mean log ratio (Yuen's standard error; Tukey & McLaughlin 1963, Yuen 1974), a look every round, O'Brien–Fleming-type alpha spending over %d rounds (Lan & DeMets 1983)"
 )
 
 // The guarantees the two methods give, as Sequential.Guarantee states them.
@@ -41,7 +45,26 @@ type SequentialOptions struct {
 	// MaxRounds looks (a group-sequential design); else the t-mixture
 	// sequence, valid without a cap but conservative under one.
 	MaxRounds int
+	// Trim, in [0, MaxTrim], is the share of the log ratios cut from each
+	// end before the group-sequential design looks: 0 looks at their mean
+	// (the paired t statistic), 0.2 at their 20% trimmed mean with Yuen's
+	// standard error (TrimmedLocation). The t-mixture (no cap) always
+	// looks at the mean.
+	Trim float64
 }
+
+// MaxTrim is the largest share of the log ratios SequentialOptions.Trim
+// cuts from each end (0.25: the interquartile mean).
+const MaxTrim = 0.25
+
+// DefaultSuiteTrim is the trimming of a benchmark suite's sequential
+// analysis: one benchmark run of a few milliseconds now and then meets a
+// context switch or a page fault burst and runs 1.5–2× long, and those
+// rounds set a mean's spread (docs/suite.md: on VictoriaMetrics' lib/
+// packages the log ratios' standard deviation was 2.5 times their MAD's
+// normal equivalent, and the trimmed mean's standard error half the
+// mean's).
+const DefaultSuiteTrim = 0.2
 
 // Sequential is the anytime-valid analysis of the per-round log ratios
 // seen so far. Its interval and p-value stay valid however often they are
@@ -66,6 +89,9 @@ type Sequential struct {
 	// within ±threshold), else continue.
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
+	// trimmedSD is a trimmed analysis' standard error times √n: the
+	// spread its minimum detectable effect is computed with (correctMDEs).
+	trimmedSD float64
 }
 
 // Decided reports whether the sequential analysis has reached a verdict.
@@ -120,6 +146,10 @@ type SequentialTest struct {
 	logInvAlpha   float64
 	design        *gsDesign // nil: the t-mixture
 	obs           []float64 // design: each look's nominal two-sided t-test p (index: rounds)
+	trim          float64   // design only: the share trimmed from each end (0: the mean)
+	sorted        []float64 // trim > 0: the log ratios so far, in order
+	est           float64   // trim > 0: the trimmed mean
+	trimmedSD     float64   // trim > 0: its standard error times √n
 }
 
 // NewSequentialTest starts a sequential analysis with no rounds. With
@@ -205,6 +235,7 @@ func newSequentialTest(opt SequentialOptions, d *gsDesign) *SequentialTest {
 	}
 	if d != nil {
 		t.obs = []float64{1}
+		t.trim = math.Min(math.Max(opt.Trim, 0), MaxTrim)
 	}
 	return t
 }
@@ -215,6 +246,10 @@ func (t *SequentialTest) Add(x float64) {
 		return
 	}
 	t.n++
+	if t.trim > 0 {
+		t.addTrimmed(x)
+		return
+	}
 	k := float64(t.n)
 	delta := x - t.mean
 	t.mean += delta / k
@@ -254,31 +289,100 @@ func (t *SequentialTest) Add(x float64) {
 // confidence interval mean ± c_k·s/√k with the look's t critical value,
 // and the look's nominal p for the repeated p-value.
 func (t *SequentialTest) addSpending(k, s2 float64) {
-	n := t.n
+	crit := math.Inf(1)
+	if t.n <= t.design.maxK {
+		crit = t.design.tcrit[t.n]
+	}
+	t.look(t.mean, math.Sqrt(s2/k), k-1, crit)
+}
+
+// addTrimmed adds x to the trimmed analysis and looks: the trimmed mean
+// and Yuen's standard error (TrimmedLocation), its t critical value at
+// the look's level with h − 1 degrees of freedom for the h values kept.
+// The design's levels hold for it as for the mean: a trimmed mean is
+// asymptotically a sum of independent terms (its influence function's),
+// so its standardized values at the looks have the joint law of the
+// mean's (Jennison & Turnbull 2000, §11.3, for any such statistic).
+func (t *SequentialTest) addTrimmed(x float64) {
+	i, _ := slices.BinarySearch(t.sorted, x)
+	t.sorted = slices.Insert(t.sorted, i, x)
+	est, se, df := TrimmedLocation(t.sorted, t.trim)
+	t.est, t.trimmedSD = est, se*math.Sqrt(float64(t.n))
+	if t.n < 2 {
+		t.obs = append(t.obs, 1)
+		return
+	}
+	crit := math.Inf(1)
+	if t.n <= t.design.maxK {
+		crit = studentTTailQuantile(t.design.levels[t.n]/2, df)
+	}
+	t.look(est, se, df, crit)
+}
+
+// look records a look at estimate est with standard error se and df
+// degrees of freedom whose critical value is crit: its nominal two-sided
+// p, and its interval est ± crit·se intersected with the earlier ones.
+func (t *SequentialTest) look(est, se, df, crit float64) {
 	p := 1.0
 	switch {
-	case s2 > 0:
-		p = 2 * studentTTail(math.Abs(t.mean)/math.Sqrt(s2/k), k-1)
-	case t.mean != 0:
+	case se > 0:
+		p = 2 * studentTTail(math.Abs(est)/se, df)
+	case est != 0:
 		p = 0
 	}
 	t.obs = append(t.obs, p)
-	crit := math.Inf(1)
-	if n <= t.design.maxK {
-		crit = t.design.tcrit[n]
-	}
 	half := math.Inf(1)
 	switch {
 	case math.IsInf(crit, 1):
-	case s2 == 0:
+	case se == 0:
 		half = 0
 	default:
-		half = crit * math.Sqrt(s2/k)
+		half = crit * se
 	}
 	if half > 2 { // a ratio beyond e^±2 (×7.4): no bound worth showing yet
 		half = math.Inf(1)
 	}
-	t.lo, t.hi = math.Max(t.lo, t.mean-half), math.Min(t.hi, t.mean+half)
+	t.lo, t.hi = math.Max(t.lo, est-half), math.Min(t.hi, est+half)
+}
+
+// TrimmedLocation is the trim-trimmed mean of sorted (ascending) values,
+// its standard error and degrees of freedom, after Tukey & McLaughlin
+// (1963), "Less vulnerable confidence and significance procedures for
+// location based on a single sample: trimming/Winsorization 1", Sankhyā A
+// 25: 331–352, and Yuen (1974), "The two-sample trimmed t for unequal
+// population variances", Biometrika 61: 165–170: g = ⌊trim·n⌋ values are
+// cut from each end, the mean of the h = n − 2g left is the estimate, and
+// its standard error is s_w/((1 − 2·trim)·√n), s_w the standard deviation
+// (n − 1 denominator) of the values Winsorized at the g-th from each end,
+// with h − 1 degrees of freedom. References: scipy.stats.trim_mean and
+// scipy.stats.mstats.trimmed_stde (trimmed_reference_test.go).
+func TrimmedLocation(sorted []float64, trim float64) (est, se, df float64) {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	g := int(trim * float64(n))
+	kept := sorted[g : n-g]
+	for _, x := range kept {
+		est += x
+	}
+	est /= float64(len(kept))
+	if n < 2 {
+		return est, math.NaN(), math.NaN()
+	}
+	lo, hi := kept[0], kept[len(kept)-1]
+	var wm float64
+	for _, x := range sorted {
+		wm += min(max(x, lo), hi)
+	}
+	wm /= float64(n)
+	var ss float64
+	for _, x := range sorted {
+		d := min(max(x, lo), hi) - wm
+		ss += d * d
+	}
+	sw := math.Sqrt(ss / float64(n-1))
+	return est, sw / ((1 - 2*trim) * math.Sqrt(float64(n))), float64(len(kept) - 1)
 }
 
 // Decided reports whether the analysis has reached a verdict: Result's
@@ -294,6 +398,9 @@ func (t *SequentialTest) result(withP bool) Sequential {
 		CIHighPct: undefined(), P: Float(math.Exp(-t.maxLogBF)), Decision: DecisionContinue}
 	if t.design != nil {
 		s.Method = fmt.Sprintf(SequentialSpending, t.design.maxK)
+		if t.trim > 0 {
+			s.Method = fmt.Sprintf(SequentialSpendingTrimmed, t.trim*100, t.design.maxK)
+		}
 		s.Guarantee = fmt.Sprintf(GuaranteeCapped, t.design.maxK)
 		s.P = undefined()
 		if withP {
@@ -312,7 +419,11 @@ func (t *SequentialTest) result(withP bool) Sequential {
 		s.Reason = "no complete rounds yet"
 		return s
 	}
-	s.DeltaPct = defined(math.Expm1(t.mean) * 100)
+	est := t.mean
+	if t.trim > 0 {
+		est, s.trimmedSD = t.est, t.trimmedSD
+	}
+	s.DeltaPct = defined(math.Expm1(est) * 100)
 	if !math.IsInf(t.lo, 0) && !math.IsInf(t.hi, 0) {
 		s.CILowPct, s.CIHighPct = defined(math.Expm1(t.lo)*100), defined(math.Expm1(t.hi)*100)
 	}

@@ -69,6 +69,7 @@ type reportJSON struct {
 		Verdict        string
 		DeltaPctMedian *float64 `json:"delta_pct_median"`
 		A, B           struct{ N int }
+		Sequential     *struct{ Method string }
 	}
 	Warnings []string
 	Session  struct {

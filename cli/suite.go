@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/lab/devices"
 	"github.com/perflab/perflab/sessions/engine"
@@ -53,7 +54,9 @@ parallel instances on one host: for benchmarks that wait more than they
 compute, or cores to spare), and the analysis blocks on worker. A
 benchmark's verdict rests on its rounds (the per-round log ratio, the
 signed-rank test, its Hodges–Lehmann Δ and interval: the verdicts of perflab
-run; with stop auto the sequential analysis). By default the run stops
+run; with stop auto the sequential analysis of the rounds' 20% trimmed
+mean log ratio, --trim: a short run that a context switch slows now and
+then does not widen every interval). By default the run stops
 each benchmark once it is decided and the run once all are, at most
 --max-trials 30 rounds of each, a change within --threshold 5% counting
 as none; --trials N runs N rounds instead (raised to the fewest with which
@@ -102,6 +105,7 @@ type suiteFlags struct {
 	base, head, bench, benchtime, measure, stop  *string
 	metrics                                      *string
 	trials, maxTrials, workers, parallel, warmup *int
+	trim                                         *float64
 	aa, agree, asJSON, useTUI, quiet, markdown   *bool
 	wide                                         *bool
 	workerSpecs                                  repeatedFlag
@@ -118,7 +122,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.base = fs.String("base", "", "the base revision (A; default: the merge-base with origin's default branch, else HEAD~1)")
 	f.head = fs.String("head", "", "the revision compared with it (B; default: the work tree)")
 	f.bench = fs.String("bench", ".", "run the benchmarks matching `REGEXP` (as go test -bench)")
-	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 100ms, with --measure cachegrind 1000x)")
+	f.benchtime = fs.String("benchtime", "", "each benchmark's run per round, as go test -benchtime (a duration, or Nx; default 10ms, with --measure cachegrind 1000x: many short runs, not a few long ones, so that a rare disturbance slows one run, which the trimmed mean sets aside, rather than every run a little)")
 	f.measure = fs.String("measure", "time", "time (go test's own numbers) or cachegrind (instructions and estimated cycles per iteration under valgrind, each sub-benchmark a row: nearly deterministic, for noisy CI runners)")
 	f.trials = fs.Int("trials", 10, "rounds of each benchmark (a round: one run of it for A and one for B, side by side); given, the run has this many (--stop fixed), raised to the fewest with which the family can report a change")
 	f.stop = fs.String("stop", "", "auto (the default without --trials: stop each benchmark once decided and the run once all are, at the latest at --max-trials) or fixed (run --trials rounds; the default with --trials)")
@@ -133,6 +137,7 @@ func newSuiteFlags(fs *flag.FlagSet) *suiteFlags {
 	f.acc.register(fs)
 	f.warmup = fs.Int("warmup", 1, "warm-up rounds, recorded but not analysed")
 	f.seed = fs.Int64("seed", 1, "seed of the rounds' order")
+	f.trim = fs.Float64("trim", analysis.DefaultSuiteTrim, "with --stop auto: the share of a benchmark's per-round log ratios cut from each end before the sequential test (0.2: their 20% trimmed mean, robust to the rare run a context switch or page faults slow; 0: their mean; at most 0.25)")
 	fs.Var(percentFlag{&f.threshold}, "threshold", "practical threshold, e.g. 2%: a change whose CI lies within ±threshold is no change")
 	f.out = fs.String("out", "", "session `FILE` (default: $XDG_DATA_HOME/perflab/sessions/ID.jsonl)")
 	f.asJSON = fs.Bool("json", false, "print the report as JSON (report --json schema)")
@@ -168,14 +173,10 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		return fail(exitUsage, "--measure %q: want time or cachegrind", *f.measure)
 	case *f.measure == "cachegrind" && *f.benchtime != "" && !strings.HasSuffix(*f.benchtime, "x"):
 		return fail(exitUsage, "--benchtime %s: with --measure cachegrind give a count of iterations (e.g. 100x): a time under valgrind measures nothing fixed", *f.benchtime)
-	case *f.workers < 1 || *f.workers > 64:
-		return fail(exitUsage, "--workers %d: want 1 to 64", *f.workers)
-	case *f.parallel < 0 || *f.parallel > 64:
-		return fail(exitUsage, "--parallel %d: want 1 to 64", *f.parallel)
+	case f.rangeError() != "":
+		return fail(exitUsage, "%s", f.rangeError())
 	case *f.parallel > 0 && f.workersSet:
 		return fail(exitUsage, "--parallel N pins N local workers, --workers N leaves them free: give one")
-	case *f.trials < 2:
-		return fail(exitUsage, "--trials %d: want at least 2 rounds", *f.trials)
 	case *f.stop != lab.StopAuto && *f.stop != lab.StopFixed:
 		return fail(exitUsage, "--stop %q: want auto or fixed", *f.stop)
 	}
@@ -194,7 +195,7 @@ func (f *suiteFlags) check(fs *flag.FlagSet, stderr io.Writer) (int, bool) {
 		return fail(exitUsage, "-bench %q: %v", *f.bench, err)
 	}
 	if *f.benchtime == "" {
-		*f.benchtime = map[bool]string{true: "1000x", false: "100ms"}[*f.measure == "cachegrind"]
+		*f.benchtime = map[bool]string{true: "1000x", false: defaultSuiteBenchtime}[*f.measure == "cachegrind"]
 	}
 	f.workersWarning(stderr)
 	return 0, true
@@ -291,6 +292,14 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 const (
 	defaultSuiteCap       = 30
 	defaultSuiteThreshold = 5
+	// defaultSuiteBenchtime is each run's -test.benchtime. On this
+	// project's 2-core VM one benchmark's runs varied more at 100ms than
+	// at 10ms, back to back (coefficient of variation 16.8% against 4.5%,
+	// and 23% against 13% a minute later): a long run meets every
+	// disturbance of the host a little, a short one meets few, and the
+	// one it meets makes it an outlier the trimmed mean sets aside
+	// (docs/suite.md).
+	defaultSuiteBenchtime = "10ms"
 )
 
 // plan raises the rounds to the fewest with which the time family can
@@ -326,10 +335,29 @@ func (f *suiteFlags) plan(s *suitePrep, stderr io.Writer) {
 		if f.threshold > 0 {
 			th = fmt.Sprintf("±%g%% is no change", f.threshold)
 		}
-		fmt.Fprintf(stderr, "plan: stop each benchmark when decided and the run when all are (--stop auto), at most %d rounds of each (--max-trials), threshold %s (--threshold); --trials N runs N rounds instead\n",
-			capPer, th)
+		est := "the rounds' mean log ratio (--trim 0)"
+		if *f.trim > 0 {
+			est = fmt.Sprintf("the rounds' %g%% trimmed mean log ratio (--trim)", *f.trim*100)
+		}
+		fmt.Fprintf(stderr, "plan: stop each benchmark when decided and the run when all are (--stop auto), at most %d rounds of each (--max-trials), threshold %s (--threshold), on %s; --trials N runs N rounds instead\n",
+			capPer, th, est)
 	}
 	fmt.Fprintln(stderr, "the smallest change this plan can detect is not known before the noise is: the report gives each benchmark's (mde)")
+}
+
+// rangeError says which numeric flag is out of its range, or "".
+func (f *suiteFlags) rangeError() string {
+	switch {
+	case *f.workers < 1 || *f.workers > 64:
+		return fmt.Sprintf("--workers %d: want 1 to 64", *f.workers)
+	case *f.parallel < 0 || *f.parallel > 64:
+		return fmt.Sprintf("--parallel %d: want 1 to 64", *f.parallel)
+	case *f.trim < 0 || *f.trim > analysis.MaxTrim:
+		return fmt.Sprintf("--trim %g: want 0 to %g (the share cut from each end)", *f.trim, analysis.MaxTrim)
+	case *f.trials < 2:
+		return fmt.Sprintf("--trials %d: want at least 2 rounds", *f.trials)
+	}
+	return ""
 }
 
 // roundsCap is stop auto's most rounds of a benchmark: --max-trials, else
@@ -359,6 +387,7 @@ func (f *suiteFlags) experiment(s *suitePrep, ids []string) *lab.Experiment {
 		Builds: map[string]lab.Build{lab.ArmControl: s.build[0], lab.ArmTreatment: s.build[1]}}
 	exp.Stop = *f.stop
 	if *f.stop == lab.StopAuto {
+		exp.SequentialTrim = *f.trim
 		exp.MaxTrials = f.roundsCap() * k
 		exp.Trials = min(exp.Trials, exp.MaxTrials)
 	}

@@ -596,13 +596,30 @@ func TestSuitePlanRaisesRounds(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
 	out, errs, code := perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--max-trials", "8", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work", "--metrics", "custom")
-	if code != exitRegression || !strings.Contains(errs, "--stop auto), at most 8 rounds of each") || !strings.Contains(errs, "threshold ±5%") {
+	if code != exitRegression || !strings.Contains(errs, "--stop auto), at most 8 rounds of each") || !strings.Contains(errs, "threshold ±5%") ||
+		!strings.Contains(errs, "on the rounds' 20% trimmed mean log ratio (--trim)") {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
 	for _, m := range decodeReport(t, out).Metrics {
 		if strings.HasSuffix(m.Name, "units/op") != (m.Verdict == "regression") || !strings.HasSuffix(m.Name, "units/op") && !strings.HasPrefix(m.Verdict, "not tested") {
 			t.Errorf("--metrics custom: %s %q", m.Name, m.Verdict)
 		}
+		if s := m.Sequential; strings.HasSuffix(m.Name, "units/op") && (s == nil || !strings.Contains(s.Method, "20% trimmed mean")) {
+			t.Errorf("%s: the sequential analysis is not the trimmed one: %+v", m.Name, s)
+		}
+	}
+	// --trim 0 looks at the mean; a share beyond a quarter is refused.
+	out, errs, code = perflabIn(t, repo, "suite", "--base", "HEAD~1", "--head", "HEAD", "--max-trials", "8", "--benchtime", "20x", "--quiet", "--json", "-bench", "Work", "--metrics", "custom", "--trim", "0")
+	if code != exitRegression || !strings.Contains(errs, "on the rounds' mean log ratio (--trim 0)") {
+		t.Errorf("--trim 0: exit %d\n%s", code, errs)
+	}
+	for _, m := range decodeReport(t, out).Metrics {
+		if s := m.Sequential; s != nil && strings.Contains(s.Method, "trimmed") {
+			t.Errorf("--trim 0: %s %s", m.Name, s.Method)
+		}
+	}
+	if _, errs, code := perflabIn(t, repo, "suite", "--trim", "0.3"); code != exitUsage || !strings.Contains(errs, "--trim 0.3: want 0 to 0.25") {
+		t.Errorf("--trim 0.3: exit %d\n%s", code, errs)
 	}
 }
 

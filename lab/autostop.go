@@ -37,7 +37,8 @@ func newAutoStop(exp *Experiment, devices int) *autoStop {
 		return nil
 	}
 	a := &autoStop{cap: exp.TrialCap(), round: -1,
-		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap()}}
+		opt: analysis.SequentialOptions{Alpha: exp.Alpha, ThresholdPct: exp.Threshold, MaxRounds: exp.TrialCap(),
+			Trim: exp.SequentialTrim}}
 	a.metric = exp.PrimaryMetric()
 	if exp.Suite != nil {
 		a.suite = newSuiteStop(exp, devices)

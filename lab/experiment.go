@@ -33,10 +33,15 @@ type Experiment struct {
 	// as the verdict of the primary metric (PrimaryMetric), from the
 	// sequential paired analysis calibrated to MaxTrials, is decided, or at
 	// MaxTrials per arm.
-	Stop         string        `json:"stop,omitempty"`
-	MaxTrials    int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
-	TrialTimeout float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
-	Proxy        *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
+	Stop string `json:"stop,omitempty"`
+	// SequentialTrim is the share of the per-round log ratios the
+	// sequential analysis of stop "auto" cuts from each end
+	// (analysis.SequentialOptions.Trim; perflab suite: 0.2); 0 or absent
+	// looks at their mean.
+	SequentialTrim float64       `json:"sequential_trim,omitempty"`
+	MaxTrials      int           `json:"max_trials,omitempty"`    // stop "auto": the cap per arm (default: trials)
+	TrialTimeout   float64       `json:"trial_timeout,omitempty"` // seconds; 0 = none
+	Proxy          *ProxyOptions `json:"proxy,omitempty"`         // record/replay proxy settings (controls.proxy)
 	// Profile collects a sampling CPU profile of every trial after the
 	// warm-up, on devices that can (lab.Profiler), labelled with the
 	// experiment's context and the app's phases (perflab profile).

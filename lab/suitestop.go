@@ -92,6 +92,7 @@ func newSuiteStop(exp *Experiment, devices int) *suiteStop {
 	o := analysis.DefaultOptions()
 	o.Alpha, o.Confidence, o.ThresholdPct = exp.Alpha, exp.Confidence, exp.Threshold
 	o.Correction, o.Sequential, o.SequentialMaxRounds = analysis.CorrectionBH, true, exp.MetricRoundsCap()
+	o.SequentialTrim = exp.SequentialTrim
 	o.SkipUnpairedEstimates, o.Resamples = true, 200
 	o.Designs = new(analysis.SequentialDesigns)
 	cmp := analysis.NewComparer(o).Compare

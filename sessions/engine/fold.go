@@ -178,7 +178,7 @@ func Options(plan *lab.Experiment) analysis.Options {
 	}
 	o.Sequential = plan.Stop == lab.StopAuto
 	if o.Sequential {
-		o.SequentialMaxRounds = plan.MetricRoundsCap()
+		o.SequentialMaxRounds, o.SequentialTrim = plan.MetricRoundsCap(), plan.SequentialTrim
 		// Built once for every analysis done with these options (a view
 		// analyses after every trial).
 		o.Designs = new(analysis.SequentialDesigns)
