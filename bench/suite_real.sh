@@ -16,8 +16,12 @@
 #   - the sequential workflow: go test -bench -count 10 on OLD, then on
 #     NEW, then benchstat (installed with go install
 #     golang.org/x/perf/cmd/benchstat@latest), with its wall time.
-# BENCHTIME (default: perflab's own) is perflab's per-round run;
-# SEQ_BENCHTIME (default 1s, go test's own) the sequential workflow's.
+# BENCHTIME (default: perflab's own) is perflab's per-round run, and
+# SUITE_FLAGS more flags of every perflab suite run (e.g. --max-trials 60);
+# SEQ_BENCHTIME (default 1s, go test's own) the sequential workflow's;
+# SEQ_DIR and SEQ_SECS reuse an earlier run's benchstat.txt and wall time
+# (KEEP=DIR keeps a run's files in DIR; bench/suite_real_summary.py DIR
+# OLD NEW prints its figures again).
 # About 40 minutes on a 2-core machine, most of it the sequential
 # workflow; run it with the machine otherwise idle.
 set -euo pipefail
@@ -40,7 +44,7 @@ timed() { # timed NAME CMD...: runs CMD, its wall time into $tmp/NAME.secs
 	echo "$(date +%s.%N) - $t0" | bc > "$tmp/$name.secs"
 }
 # shellcheck disable=SC2086
-suite() { (cd "$repo" && "$tmp/perflab" suite ${BENCHTIME:+--benchtime "$BENCHTIME"} --json --quiet "$@" $PACKAGES); }
+suite() { (cd "$repo" && "$tmp/perflab" suite ${BENCHTIME:+--benchtime "$BENCHTIME"} ${SUITE_FLAGS:-} --json --quiet "$@" $PACKAGES); }
 timed aa suite --base "$NEW" --head "$NEW" --out "$tmp/aa.jsonl" > "$tmp/aa.json"
 timed ab1 suite --base "$OLD" --head "$NEW" --seed 1 --out "$tmp/ab1.jsonl" > "$tmp/ab1.json"
 timed ab2 suite --base "$OLD" --head "$NEW" --seed 2 --out "$tmp/ab2.jsonl" > "$tmp/ab2.json"
@@ -55,50 +59,14 @@ seq() {
 }
 BENCHSTAT=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
 benchstat() { "$BENCHSTAT" "$@"; }
-timed seq seq
+if [ -n "${SEQ_SECS:-}" ]; then
+	# The sequential workflow's figures from an earlier run on this host
+	# (its benchstat.txt in SEQ_DIR, its wall time SEQ_SECS).
+	cp "$SEQ_DIR/benchstat.txt" "$tmp/benchstat.txt"
+	echo "$SEQ_SECS" > "$tmp/seq.secs"
+else
+	timed seq seq
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$tmp" "$OLD" "$NEW" <<'PY'
-import json, re, sys
-d, old, new = sys.argv[1:4]
-def load(n):
-    return {m["name"]: m for m in json.load(open(f"{d}/{n}.json"))["metrics"] if m["unit"] in ("ns/op", "sec/op")}
-def secs(n):
-    return float(open(f"{d}/{n}.secs").read())
-def changed(r):
-    return {n: m["verdict"] for n, m in r.items() if m["verdict"] in ("regression", "improvement")}
-def rounds(r):
-    ns = sorted(m["decision"]["n"] for m in r.values())
-    return f"{ns[0]}-{ns[-1]} rounds (median {ns[len(ns)//2]})"
-aa, a, b, f = load("aa"), load("ab1"), load("ab2"), load("fixed20")
-print(f"A/A {new} (defaults): {len(changed(aa))} of {len(aa)} benchmarks reported changed {sorted(changed(aa))}; {rounds(aa)}; {secs('aa'):.0f} s")
-for name, r in (("seed 1", a), ("seed 2", b)):
-    c = changed(r)
-    print(f"A/B {name} (defaults): {len(c)} of {len(r)} changed ({sum(v == 'regression' for v in c.values())} slower, {sum(v == 'improvement' for v in c.values())} faster); {rounds(r)}; {secs('ab' + name[-1]):.0f} s")
-def direction(v):
-    return {"regression": 1, "improvement": -1}.get(v, 0)
-both = [n for n in a if n in b]
-agree = [n for n in both if direction(a[n]["verdict"]) == direction(b[n]["verdict"])]
-print(f"agreement of seeds 1 and 2: {len(agree)} of {len(both)} benchmarks ({100*len(agree)/max(1, len(both)):.1f}%)")
-cf = changed(f)
-print(f"A/B 20 fixed rounds (seed 3): {len(cf)} of {len(f)} changed; {secs('fixed20'):.0f} s")
-for name, r in (("seed 1", a), ("seed 2", b)):
-    found = [n for n in cf if r.get(n, {}).get("verdict") == cf[n]]
-    print(f"  of those, the defaults' {name} found {len(found)} in the same direction")
-def verdicts(r):
-    return {v: sum(m["verdict"] == v for m in r.values()) for v in sorted({m["verdict"] for m in r.values()})}
-for name, r in (("A/A", aa), ("seed 1", a), ("seed 2", b), ("20 fixed", f)):
-    mdes = sorted(m["decision"]["mde_pct"] for m in r.values() if m["decision"].get("mde_pct") is not None)
-    print(f"  {name}: {verdicts(r)}; MDE median {mdes[len(mdes)//2]:.1f}%" if mdes else f"  {name}: {verdicts(r)}")
-sig, rows, section = 0, 0, ""
-for line in open(f"{d}/benchstat.txt"):
-    if "(p=" not in line:
-        for unit in ("sec/op", "B/op", "allocs/op", "B/s"):
-            if unit in line:
-                section = unit
-        continue
-    if section == "sec/op":
-        rows += 1
-        sig += bool(re.search(r"[-+][0-9.]+%\s+\(p=", line))
-print(f"sequential go test -count 10 x2 + benchstat: {sig} of {rows} benchmarks changed (p < 0.05, benchstat's own test, no correction); {secs('seq'):.0f} s")
-PY
+python3 bench/suite_real_summary.py "$tmp" "$OLD" "$NEW"
 if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$tmp"/*.json "$tmp"/*.jsonl "$tmp"/*.txt "$tmp"/*.secs "$KEEP"/; fi

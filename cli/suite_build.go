@@ -193,7 +193,14 @@ func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bun
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", filepath.Join(dir, name), f[0])
+			// -trimpath: the checkouts' own paths, which differ between
+			// the two sides (and between the two builds of --aa), stay
+			// out of the binaries. With them, two builds of one revision
+			// differed in their layout, and one benchmark of
+			// VictoriaMetrics' ran 16–27% slower in one of them, every
+			// round (docs/suite.md): a difference of the build folders,
+			// not of the code.
+			cmd := exec.CommandContext(ctx, "go", "test", "-trimpath", "-c", "-o", filepath.Join(dir, name), f[0])
 			cmd.Dir = side.dir
 			if j > 0 || plat != lab.HostPlatform() {
 				goos, goarch, _ := strings.Cut(plat, "_")
