@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/analysis"
 	"github.com/perflab/perflab/examples"
 	"maps"
 	"math"
@@ -311,6 +312,9 @@ func (e *Experiment) validateStatistics() error {
 	}
 	if err := CheckRange("trial_timeout", e.TrialTimeout, 0, MaxTrialTimeoutS); err != nil {
 		return fmt.Errorf("%w seconds (0 means none)", err)
+	}
+	if !(e.SequentialTrim >= 0 && e.SequentialTrim <= analysis.MaxTrim) {
+		return fmt.Errorf("sequential_trim: %v, want the share cut from each end, 0 to %g (0: the mean; 0.2: the 20%% trimmed mean)", e.SequentialTrim, analysis.MaxTrim)
 	}
 	return nil
 }
