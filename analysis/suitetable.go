@@ -154,6 +154,11 @@ type suiteFamily struct {
 	slower, faster    []string
 	noChange, undecid int
 	untested          int
+	// below are the inconclusive metrics whose change is significant but
+	// whose estimate is below the threshold (Decision.BelowThreshold): a
+	// change, of a size the interval cannot place on either side of it.
+	below []string
+	thr   float64
 }
 
 // suiteFamilyOf names the family a suite metric is summarized in.
@@ -182,6 +187,9 @@ func (x *suiteFamily) add(m MetricResult) {
 		x.noChange++
 	default:
 		x.undecid++
+		if m.Decision.BelowThreshold {
+			x.below = append(x.below, label)
+		}
 	}
 }
 
@@ -209,6 +217,9 @@ func (x *suiteFamily) line(w [3]string) string {
 		if c.n > 0 {
 			rest = append(rest, fmt.Sprintf("%d %s", c.n, c.what))
 		}
+		if c.what == "inconclusive" && len(x.below) > 0 {
+			rest[len(rest)-1] += fmt.Sprintf(" (%d of them significant, with an estimate below the ±%g%% threshold: %s)", len(x.below), x.thr, strings.Join(x.below, ", "))
+		}
 	}
 	if len(rest) > 0 {
 		sb.WriteString("; " + strings.Join(rest, ", "))
@@ -231,7 +242,7 @@ func suiteSummary(r Report, sizes []FamilySize) string {
 			continue
 		}
 		if by[f] == nil {
-			by[f] = &suiteFamily{}
+			by[f] = &suiteFamily{thr: r.ThresholdPct}
 		}
 		by[f].add(m)
 		if f == "time" {
