@@ -89,6 +89,10 @@ type Sequential struct {
 	// within ±threshold), else continue.
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
+	// Trim is the share of the log ratios cut from each end
+	// (SequentialOptions.Trim): Δ and the interval are of their trimmed
+	// mean; 0, of their mean.
+	Trim float64 `json:"trim,omitempty"`
 	// trimmedSD is a trimmed analysis' standard error times √n: the
 	// spread its minimum detectable effect is computed with (correctMDEs).
 	trimmedSD float64
@@ -314,7 +318,7 @@ func (t *SequentialTest) addTrimmed(x float64) {
 	}
 	crit := math.Inf(1)
 	if t.n <= t.design.maxK {
-		crit = studentTTailQuantile(t.design.levels[t.n]/2, df)
+		crit = t.design.trimmedCrit(t.trim)[t.n]
 	}
 	t.look(est, se, df, crit)
 }
@@ -421,7 +425,7 @@ func (t *SequentialTest) result(withP bool) Sequential {
 	}
 	est := t.mean
 	if t.trim > 0 {
-		est, s.trimmedSD = t.est, t.trimmedSD
+		est, s.Trim, s.trimmedSD = t.est, t.trim, t.trimmedSD
 	}
 	s.DeltaPct = defined(math.Expm1(est) * 100)
 	if !math.IsInf(t.lo, 0) && !math.IsInf(t.hi, 0) {

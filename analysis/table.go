@@ -214,7 +214,7 @@ func tableHeading(r Report) string {
 	switch {
 	case sequential:
 		seq := r.Metrics[0].Sequential
-		method = fmt.Sprintf("paired rounds, sequential (stop auto): %s of log(B/A); Δ and CI: %s ratio B/A, %s", seq.Method, seqRatio(seq.Method), seq.Guarantee)
+		method = fmt.Sprintf("paired rounds, sequential (stop auto): %s of log(B/A); Δ and CI: %s ratio B/A, %s", seq.Method, seqRatio(*seq), seq.Guarantee)
 	case paired > 0:
 		method = "paired rounds: Wilcoxon signed-rank test of log(B/A); Δ and CI: its Hodges–Lehmann ratio B/A and the interval inverting the test"
 	case r.PrimaryTest == TestWelch:
@@ -480,8 +480,8 @@ func shorten(s string, n int, keepEnd bool) string {
 
 // seqRatio names the ratio B/A a sequential analysis estimates: the
 // geometric mean of the rounds' ratios, or their trimmed one.
-func seqRatio(method string) string {
-	if strings.Contains(method, "trimmed mean") {
+func seqRatio(s Sequential) string {
+	if s.Trim > 0 {
 		return "trimmed mean"
 	}
 	return "mean"

@@ -40,6 +40,25 @@ func TestTrimmedLocationAgainstSciPy(t *testing.T) {
 	}
 }
 
+// TestTrimmedCritMatchesLevels: the trimmed analysis' critical value at
+// every look has the look's nominal level with the degrees of freedom
+// TrimmedLocation gives for that many values.
+func TestTrimmedCritMatchesLevels(t *testing.T) {
+	d := newGSDesign(0.05, 60)
+	for _, trim := range []float64{0.1, DefaultSuiteTrim, MaxTrim} {
+		crit := d.trimmedCrit(trim)
+		for k := 2; k <= d.maxK; k++ {
+			_, _, df := TrimmedLocation(make([]float64, k), trim)
+			if d.levels[k] < 1e-12 {
+				continue
+			}
+			if lvl := 2 * studentTTail(crit[k], df); math.Abs(lvl-d.levels[k]) > 1e-9*d.levels[k] {
+				t.Errorf("trim %g, look %d: critical value %g has level %g with %g df, want %g", trim, k, crit[k], lvl, df, d.levels[k])
+			}
+		}
+	}
+}
+
 // TestSequentialTrimmed asks one question of the trimmed sequential
 // analysis (Trim 0.2, the suite's): does it keep the stop-auto rule's
 // error rate and gain the power the mean loses when some rounds run long?

@@ -244,11 +244,14 @@ func (h *headlessRun) run(ctx context.Context, p engine.Plan, l engine.Lab) int 
 }
 
 // announce says where the session goes and what runs: the device (or
-// the pool's), the trials, the order and the seed, and the devices' notes.
+// the pool's), the trials, the order and the seed, and the devices' notes,
+// wrapped to h.width (a suite's in a terminal).
 func (h *headlessRun) announce(s *engine.Session) {
+	var sb strings.Builder // its lines, wrapped to the width at the end
+	defer func() { io.WriteString(h.stderr, fitProse(sb.String(), h.width)) }()
 	exp := &s.Header.Plan
 	info := s.Device
-	fmt.Fprintf(h.stderr, "session: %s\n", s.Path)
+	fmt.Fprintf(&sb, "session: %s\n", s.Path)
 	trials := fmt.Sprintf("%d trials per arm", exp.Trials)
 	if exp.Stop == lab.StopAuto {
 		trials = fmt.Sprintf("stop auto (at most %d trials per arm)", exp.TrialCap())
@@ -266,18 +269,18 @@ func (h *headlessRun) announce(s *engine.Session) {
 		for _, d := range s.Devices {
 			names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Model))
 		}
-		fmt.Fprintf(h.stderr, "pool of %d devices: %s; %s + %d warm-up each, order %s, seed %d\n",
+		fmt.Fprintf(&sb, "pool of %d devices: %s; %s + %d warm-up each, order %s, seed %d\n",
 			len(s.Devices), strings.Join(names, ", "), trials, exp.Warmup, exp.Order, exp.Seed)
 	} else {
-		fmt.Fprintf(h.stderr, "device: %s (%s); %s + %d warm-up, order %s, seed %d\n",
+		fmt.Fprintf(&sb, "device: %s (%s); %s + %d warm-up, order %s, seed %d\n",
 			info.ID, info.Model, trials, exp.Warmup, exp.Order, exp.Seed)
 	}
 	for _, n := range info.Notes {
-		fmt.Fprintf(h.stderr, "note: %s\n", n)
+		fmt.Fprintf(&sb, "note: %s\n", n)
 	}
 	for _, d := range s.Devices[min(1, len(s.Devices)):] {
 		for _, n := range d.Notes {
-			fmt.Fprintf(h.stderr, "note: %s: %s\n", d.ID, n)
+			fmt.Fprintf(&sb, "note: %s: %s\n", d.ID, n)
 		}
 	}
 }

@@ -270,7 +270,10 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	s.info.Metrics = *f.metrics
-	f.plan(s, stderr)
+	// The plan's lines, wrapped to the terminal's width.
+	var plan strings.Builder
+	f.plan(s, &plan)
+	io.WriteString(stderr, fitProse(plan.String(), fitWidth(stderr, *f.wide)))
 	exp := f.experiment(s, ids)
 	if err := exp.Validate(); err != nil {
 		fmt.Fprintln(stderr, "perflab suite:", err)

@@ -195,11 +195,12 @@ func buildSide(ctx context.Context, side *suiteSide, arm int, c suiteConfig, bun
 			}
 			// -trimpath: the checkouts' own paths, which differ between
 			// the two sides (and between the two builds of --aa), stay
-			// out of the binaries. With them, two builds of one revision
-			// differed in their layout, and one benchmark of
-			// VictoriaMetrics' ran 16–27% slower in one of them, every
-			// round (docs/suite.md): a difference of the build folders,
-			// not of the code.
+			// out of the binaries, so one revision builds the same bytes
+			// wherever it is checked out. Without it, an A/A run of
+			// VictoriaMetrics' stringsutil reported two benchmarks +25%
+			// and +27% over 85 rounds, and with it +0.1% and +0.35%
+			// (docs/suite.md): a difference of the build folders, not of
+			// the code.
 			cmd := exec.CommandContext(ctx, "go", "test", "-trimpath", "-c", "-o", filepath.Join(dir, name), f[0])
 			cmd.Dir = side.dir
 			if j > 0 || plat != lab.HostPlatform() {
@@ -304,7 +305,7 @@ func (s *suitePrep) commonBuilds(sides [2]*suiteSide, c suiteConfig, stderr io.W
 	if n == 0 {
 		return fmt.Errorf("no benchmark matching -bench %q is in both revisions", c.bench)
 	}
-	fmt.Fprintf(stderr, "%d benchmark functions in both revisions (their sub-benchmarks are rows of their own)\n", n)
+	fmt.Fprintln(stderr, fitProse(fmt.Sprintf("%d benchmark functions in both revisions (their sub-benchmarks are rows of their own)", n), fitWidth(stderr, false)))
 	if c.shard[1] > 0 {
 		kept := shardSpecs(&specs, c.shard, c.seed)
 		if kept == 0 {
