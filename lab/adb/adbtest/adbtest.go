@@ -163,10 +163,14 @@ func StartSim(t testing.TB, addr string, opt simdevice.Options) *Sim {
 	return sim
 }
 
-// Stop stops serving (the adb server then lists the device offline).
+// Stop stops serving (the adb server then lists the device offline), as
+// a phone that loses power: its connections drop first, so that no
+// command in flight reports an exit status. (Cancelling first let a
+// command interrupted by the cancel report exit 130 before the drop, and
+// a trial then failed as a failed command, not as a lost device.)
 func (s *Sim) Stop() {
-	s.cancel()
 	s.Server.Close()
+	s.cancel()
 }
 
 // Connect asks server to connect to the sim and waits until it is listed
