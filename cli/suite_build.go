@@ -124,7 +124,12 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 				}
 				return s, errors.New(msg)
 			}
-			wt := filepath.Join(s.tmp, []string{"base", "head"}[i])
+			// A name of this run's own: git names the worktree's entry in
+			// .git/worktrees after its folder, and suites started side by
+			// side in one checkout (shards on one host) raced for the
+			// same "base2" (fatal: failed to read .git/worktrees/base2/
+			// commondir).
+			wt := filepath.Join(s.tmp, []string{"base", "head"}[i]+"-"+filepath.Base(s.tmp))
 			if out, err := exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput(); err != nil {
 				return s, fmt.Errorf("git worktree add %s: %v: %s", spec.rev, err, strings.TrimSpace(string(out)))
 			}
