@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -124,13 +125,11 @@ func prepareSuite(ctx context.Context, c suiteConfig, stderr io.Writer) (*suiteP
 				}
 				return s, errors.New(msg)
 			}
-			// A name of this run's own: git names the worktree's entry in
-			// .git/worktrees after its folder, and suites started side by
-			// side in one checkout (shards on one host) raced for the
-			// same "base2" (fatal: failed to read .git/worktrees/base2/
-			// commondir).
+			// A name of this run's own (git names the worktree's entry in
+			// .git/worktrees after its folder), added under the
+			// checkout's worktree lock (worktreeAdd).
 			wt := filepath.Join(s.tmp, []string{"base", "head"}[i]+"-"+filepath.Base(s.tmp))
-			if out, err := exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput(); err != nil {
+			if out, err := worktreeAdd(ctx, top, wt, commit); err != nil {
 				return s, fmt.Errorf("git worktree add %s: %v: %s", spec.rev, err, strings.TrimSpace(string(out)))
 			}
 			s.worktrees = append(s.worktrees, wt)
@@ -512,4 +511,31 @@ func shardSpecs(specs *[2]lab.BenchSpec, shard [2]int, seed int64) int {
 		specs[i].Packages = pkgs
 	}
 	return len(keep)
+}
+
+// worktreeAdd runs git worktree add --detach wt commit in the checkout
+// top while holding an exclusive flock on perflab-worktree.lock in its git
+// folder. git worktree add reads every worktree's entry in .git/worktrees
+// while it writes its own, so suites started side by side in one checkout
+// (shards on one host) failed one another: "fatal: failed to read
+// .git/worktrees/base-…/commondir" (TestSuiteFourShardsMatchFourWorkers,
+// 2 of 7 runs before the lock). The lock waits for the other suite's add,
+// a fraction of a second.
+func worktreeAdd(ctx context.Context, top, wt, commit string) ([]byte, error) {
+	common, err := output(ctx, top, "git", "rev-parse", "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(top, common)
+	}
+	f, err := os.OpenFile(filepath.Join(common, "perflab-worktree.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // closing lets the lock go
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return nil, err
+	}
+	return exec.CommandContext(ctx, "git", "-C", top, "worktree", "add", "--detach", wt, commit).CombinedOutput()
 }
