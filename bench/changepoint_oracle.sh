@@ -12,10 +12,12 @@
 #   - the same, the estimate taken as exact;
 #   - the same with the true φ.
 #
-#   sh bench/changepoint_oracle.sh [SERIES] [SEED]     # default 1000 1; ~10 s
+#   sh bench/changepoint_oracle.sh [SERIES] [SEED] [ALPHA]
+#     default 1000 series, seed 1, the detector's default alpha; ~10 s
 set -eu
 cd "$(dirname "$0")/.."
 series=${1:-1000}
 seed=${2:-1}
-go test ./analysis/changepoint -run '^TestOracle$' -count=1 -v -args -oracle "$series" -oracle-seed "$seed" |
+alpha=${3:+-oracle-alpha=$3}
+go test ./analysis/changepoint -run '^TestOracle$' -count=1 -v -args -oracle "$series" -oracle-seed "$seed" $alpha |
 	grep -v -e '^=== ' -e '^--- ' -e '^PASS' -e '^ok '

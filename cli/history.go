@@ -57,9 +57,9 @@ export writes every row, as CSV (default) or --json.
 changepoints looks for steps in every series (a device's metric over its
 builds, each build's median once, in commit order or else the order the
 runs were made): E-divisive means (Matteson & James 2014) proposes where
-a series splits, a trimmed t-test on the two sides decides (p below
---alpha), its variance widened for the builds' autocorrelation and its p
-taken over all the splits searched; a step that a straight line fits as
+a series splits, a step test under the builds' autocorrelation decides
+(generalised least squares under AR(1) noise, its p taken over all the
+splits searched, below --alpha); a step that a straight line fits as
 well is a drift and left out; a side needs --min-segment points, so one
 noisy point is never a step; a step smaller than --min-effect standard
 deviations of the noise around it (default 1) is left out. Per step:
@@ -157,7 +157,7 @@ func newHistoryFlags(name string) (*flag.FlagSet, *historyOpts) {
 	fs.StringVar(&o.note, "note", "", "mark: a note kept with the mark")
 	fs.BoolVar(&o.wide, "wide", false, "alerts: the whole table, however wide (default on a terminal: fitted to its width)")
 	fs.IntVar(&o.minSegment, "min-segment", changepoint.DefaultMinSegment, "changepoints: the fewest builds on each side of a step (at least 2)")
-	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's p (trimmed t-test, autocorrelation and the splits searched accounted for) must be below `A`")
+	fs.Float64Var(&o.alpha, "alpha", changepoint.DefaultAlpha, "changepoints: a step's p (step test under AR(1) noise, the splits searched accounted for) must be below `A`")
 	fs.Float64Var(&o.minEffect, "min-effect", changepoint.DefaultMinEffect, "changepoints: the smallest step reported, in standard deviations of the noise around it (`S`; negative: any)")
 	return fs, o
 }

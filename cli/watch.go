@@ -113,7 +113,7 @@ func (f *watchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxTrials, "max-trials", bisect.DefaultMaxTrials, "confirmation and bisect: counted trials per arm at most in a comparison's first session")
 	fs.IntVar(&f.attempts, "attempts", bisect.DefaultAttempts, "confirmation and bisect: sessions an undecided comparison gets")
 	fs.IntVar(&f.minSegment, "min-segment", changepoint.DefaultMinSegment, "detector: the fewest builds on each side of a step")
-	fs.Float64Var(&f.alpha, "alpha", changepoint.DefaultAlpha, "detector: a step's p (trimmed t-test, autocorrelation and the splits searched accounted for) must be below `A`")
+	fs.Float64Var(&f.alpha, "alpha", changepoint.DefaultAlpha, "detector: a step's p (step test under AR(1) noise, the splits searched accounted for) must be below `A`")
 	fs.Float64Var(&f.minEffect, "min-effect", changepoint.DefaultMinEffect, "detector: the smallest step, in standard deviations of the noise around it (`S`; negative: any)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	f.acc.register(fs)

@@ -43,9 +43,13 @@ const (
 	// all the splits of its segment, the noise's autocorrelation
 	// accounted for) makes it a step. A search tests many segments, and
 	// its candidates are every split whose p is below 1, so the level is
-	// below the usual 0.05: at 1e-3 the study found 0.1–0.7 false steps
-	// per 100 step-free series at φ 0 to 0.7 (docs/history.md).
-	DefaultAlpha = 1e-3
+	// below the usual 0.05: at 6e-4 the study found 0.07–0.73 false
+	// steps per 100 step-free series at φ 0 to 0.7 (docs/history.md).
+	// It was 1e-3 until the effect floor became robust (small): that
+	// floor had dropped some wanders of autocorrelated noise beside an
+	// outlier with the real steps, and at 1e-3 without it φ 0.7 gave
+	// 0.87 and 1.17 false steps on the study's two seeds.
+	DefaultAlpha = 6e-4
 	// DefaultMinEffect is the smallest step reported, in standard
 	// deviations of the noise around it (the pooled standard deviation
 	// of its two segments): Cohen's d of 1. A significant split smaller
@@ -278,20 +282,50 @@ func bounds(cps []int, k, n int) (lo, hi int) {
 
 // small tells whether the step between a and b is smaller than
 // minEffect standard deviations of the noise around it (never when
-// minEffect ≤ 0): the difference of the two segments' means against their
-// pooled standard deviation, or of their medians against their pooled
-// robust standard deviation (1.4826 × the median absolute deviation, the
-// constant that makes it estimate a normal σ: Rousseeuw & Croux 1993, as
-// scipy.stats.median_abs_deviation(scale="normal")), so that a spike,
-// which moves a short segment's mean and its standard deviation, moves
-// neither; a step between two constant segments is never small.
+// minEffect ≤ 0), by two robust measures, either of which makes it small:
+//
+//   - the difference of the segments' 20% trimmed means against their
+//     pooled 20% winsorised standard deviation, scaled to estimate a
+//     normal σ (trimmedEffect);
+//   - the difference of their medians against their pooled robust
+//     standard deviation (1.4826 × the median absolute deviation, the
+//     constant that makes it estimate a normal σ: Rousseeuw & Croux 1993,
+//     as scipy.stats.median_abs_deviation(scale="normal")).
+//
+// A spike moves neither. Until 2026-11-29 the first measure was the
+// means against the sample standard deviations, which one slow build
+// inflates: 2σ steps that passed the test were dropped as small (at φ 0
+// the study found 0.70 of them, 0.87 with the trimmed measure). A step
+// between two constant segments is never small.
 func small(a, b []float64, minEffect float64) bool {
 	if minEffect <= 0 {
 		return false
 	}
 	ma, mb := median(a), median(b)
-	return effect(a, b, mean(a), mean(b), math.Sqrt(variance(a)), math.Sqrt(variance(b))) < minEffect ||
-		effect(a, b, ma, mb, madSigma(a, ma), madSigma(b, mb)) < minEffect
+	return trimmedEffect(a, b) < minEffect || effect(a, b, ma, mb, madSigma(a, ma), madSigma(b, mb)) < minEffect
+}
+
+// winsorizedNormalVar is the variance of a standard normal winsorised at
+// 20% a side: (1 − 2γ) − 2c·φ(c) + 2γc² with γ = 0.2 and c = Φ⁻¹(0.8)
+// (through scipy.stats.norm in testdata/gen_reference.py).
+const winsorizedNormalVar = 0.41208672670619423
+
+// trimmedEffect is effect with the segments' 20% trimmed means
+// (Tukey & McLaughlin 1963) and standard deviations from their 20%
+// winsorised variances over winsorizedNormalVar, so that both estimate
+// the normal's for normal noise and one far-off build moves neither;
+// checked against scipy.stats.trim_mean and scipy.stats.mstats.winsorize
+// in reference_test.go.
+func trimmedEffect(a, b []float64) float64 {
+	sd := func(xs []float64) (tm, s float64) {
+		tm, d, h := trimmed(xs)
+		// trimmed's d is SSD_w/(h(h−1)): the winsorised variance is
+		// SSD_w/(n−1).
+		return tm, math.Sqrt(d * h * (h - 1) / float64(len(xs)-1) / winsorizedNormalVar)
+	}
+	ta, sa := sd(a)
+	tb, sb := sd(b)
+	return effect(a, b, ta, tb, sa, sb)
 }
 
 // effect is |cb − ca| in pooled standard deviations of a and b (sa and

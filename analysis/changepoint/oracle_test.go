@@ -15,22 +15,23 @@ import (
 var (
 	oracleSeries = flag.Int("oracle", 0, "series per φ of the oracle study (bench/changepoint_oracle.sh); 0 runs the small seeded one")
 	oracleSeed   = flag.Uint64("oracle-seed", 1, "seed of the oracle study")
+	oracleAlpha  = flag.Float64("oracle-alpha", changepoint.DefaultAlpha, "the level of the oracle study's tests, the detector's included")
 )
 
 // oracleRecall is, for one φ, the recall of the steps of at least 2σ of
-// the study's step family (within cpstudy.Tolerance, p below the default
-// alpha) by four finders, each by size (index 2–6) and over all ([0]):
+// the study's step family (within cpstudy.Tolerance, p below
+// -oracle-alpha, the detector's default unless given) by four finders, each by size (index 2–6) and over all ([0]):
 // the detector; the oracle that knows the true neighbouring steps and
 // the true φ; the one that knows the steps and estimates ρ around them
 // but takes the estimate as exact; and the one that estimates ρ and
 // allows for its error as the detector does.
 type oracleRecall struct {
-	steps                              [7]int
+	steps                                [7]int
 	detector, known, estExact, estimated [7]int
 }
 
 func (o *oracleRecall) add(to *[7]int, size int, at, tau int, p float64, ok bool) {
-	if ok && p < changepoint.DefaultAlpha && at >= tau-cpstudy.Tolerance && at <= tau+cpstudy.Tolerance {
+	if ok && p < *oracleAlpha && at >= tau-cpstudy.Tolerance && at <= tau+cpstudy.Tolerance {
 		to[size]++
 		to[0]++
 	}
@@ -42,7 +43,7 @@ func oracleStudy(t *testing.T, seed uint64, series int, phi float64) oracleRecal
 	minSeg := changepoint.DefaultMinSegment
 	for range series {
 		s := cpstudy.Generate(r, cpstudy.Steps, 200, phi)
-		found, err := changepoint.Detect(s.Values, changepoint.Options{})
+		found, err := changepoint.Detect(s.Values, changepoint.Options{Alpha: *oracleAlpha})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +118,7 @@ func TestOracle(t *testing.T) {
 		o := oracleStudy(t, *oracleSeed, series, phi)
 		if *oracleSeries > 0 {
 			fmt.Printf("φ %.1f, %d steps of at least 2σ in %d series (seed %d), found within ±%d at alpha %g:\n%s",
-				phi, o.steps[0], series, *oracleSeed, cpstudy.Tolerance, changepoint.DefaultAlpha, o)
+				phi, o.steps[0], series, *oracleSeed, cpstudy.Tolerance, *oracleAlpha, o)
 			continue
 		}
 		t.Logf("φ %.1f:\n%s", phi, o)

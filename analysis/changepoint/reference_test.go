@@ -10,7 +10,8 @@ import (
 
 // TestSplitAndEffectReference checks bestSplit's running sums against
 // Matteson & James's Q written out pair by pair, the effect floor
-// against Cohen's d, the pooled trimmed t and its normal z against
+// against Cohen's d and its trimmed version against scipy.stats.trim_mean
+// and mstats.winsorize, the pooled trimmed t and its normal z against
 // scipy.stats.ttest_ind(trim=0.2) and norm.isf, the AR(1) variance factor
 // against numpy's quadratic form, the generalised-least-squares step t
 // and split under AR(1) against numpy's fit with the full correlation
@@ -31,6 +32,11 @@ func TestSplitAndEffectReference(t *testing.T) {
 			A, B []float64
 			D    float64
 		}
+		TrimmedEffects []struct {
+			A, B                []float64
+			D                   float64
+			WinsorizedNormalVar float64 `json:"winsorized_normal_var"`
+		} `json:"trimmed_effects"`
 		Yuen []struct {
 			A, B    []float64
 			T, P, Z float64
@@ -56,7 +62,7 @@ func TestSplitAndEffectReference(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Splits) == 0 || len(ref.Effects) == 0 || len(ref.Yuen) == 0 || len(ref.AR) == 0 || len(ref.Maxsel) == 0 || len(ref.GLS) == 0 {
+	if len(ref.Splits) == 0 || len(ref.Effects) == 0 || len(ref.TrimmedEffects) == 0 || len(ref.Yuen) == 0 || len(ref.AR) == 0 || len(ref.Maxsel) == 0 || len(ref.GLS) == 0 {
 		t.Fatal("missing cases in testdata/reference.json")
 	}
 	rel := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
@@ -100,6 +106,14 @@ func TestSplitAndEffectReference(t *testing.T) {
 		got := effect(c.A, c.B, mean(c.A), mean(c.B), math.Sqrt(variance(c.A)), math.Sqrt(variance(c.B)))
 		if math.Abs(got-c.D) > 1e-12*c.D {
 			t.Errorf("effect %d: %v, numpy's Cohen's d %v", i, got, c.D)
+		}
+	}
+	for i, c := range ref.TrimmedEffects {
+		if got := trimmedEffect(c.A, c.B); math.Abs(got-c.D) > 1e-12*c.D {
+			t.Errorf("trimmed effect %d: %v, SciPy's %v", i, got, c.D)
+		}
+		if math.Abs(winsorizedNormalVar-c.WinsorizedNormalVar) > 1e-15 {
+			t.Errorf("winsorizedNormalVar %v, scipy.stats.norm's %v", winsorizedNormalVar, c.WinsorizedNormalVar)
 		}
 	}
 }

@@ -4,7 +4,8 @@ trimmed means (scipy.stats.trim_mean) of the segments on either side of
 each step, for analysis/changepoint/changepoint_test.go; and, for
 reference_test.go, the E-divisive split (Matteson & James 2014's Q, summed
 pair by pair) of random series with outliers, Cohen's d of random samples
-(numpy), the pooled trimmed t of Yuen & Dixon (scipy.stats.ttest_ind(a, b,
+(numpy) and the effect floor's trimmed version (scipy.stats.trim_mean,
+scipy.stats.mstats.winsorize), the pooled trimmed t of Yuen & Dixon (scipy.stats.ttest_ind(a, b,
 trim=0.2), equal_var=True: statistic and p; the normal z of the same two-sided p,
 scipy.stats.norm.isf(p/2)), the AR(1) variance factor of a two-sample
 contrast (the quadratic form c'Rc/c'c with R the Toeplitz matrix of
@@ -86,6 +87,29 @@ def effect_case(n1, n2, shift, seed):
     return {"a": a, "b": b, "d": float(abs(np.mean(b) - np.mean(a)) / pooled)}
 
 
+def trimmed_effect_case(n1, n2, shift, seed):
+    """The effect floor's trimmed measure: |trim_mean(b) − trim_mean(a)|
+    (scipy.stats.trim_mean, 20%) over the pooled standard deviation of
+    Cohen's d with each side's s² its 20% winsorised variance
+    (scipy.stats.mstats.winsorize, ddof=1) over that of a winsorised
+    standard normal, (1 − 2γ) − 2c·φ(c) + 2γc², c = Φ⁻¹(1 − γ)."""
+    rng = np.random.default_rng(seed)
+    a = [round(float(v), 6) for v in 10 + 2 * rng.standard_normal(n1) + (rng.random(n1) < 0.1) * 12]
+    b = [round(float(v), 6) for v in 10 + shift + 3 * rng.standard_normal(n2)]
+    g = 0.2
+    c = scipy.stats.norm.ppf(1 - g)
+    wvar = (1 - 2 * g) - 2 * c * scipy.stats.norm.pdf(c) + 2 * g * c * c
+
+    def s2(x):
+        return float(np.var(np.asarray(scipy.stats.mstats.winsorize(np.array(x), limits=(g, g))), ddof=1)) / wvar
+    pooled = np.sqrt(((n1 - 1) * s2(a) + (n2 - 1) * s2(b)) / (n1 + n2 - 2))
+    d = abs(scipy.stats.trim_mean(b, g) - scipy.stats.trim_mean(a, g)) / pooled
+    return {"a": a, "b": b, "d": float(d), "winsorized_normal_var": wvar}
+
+
+trimmed_effects = [trimmed_effect_case(12, 20, 1.5, 24), trimmed_effect_case(6, 6, -4.0, 25),
+                   trimmed_effect_case(40, 9, 0.2, 26), trimmed_effect_case(23, 31, 2.5, 27)]
+
 splits = [split_case(30, 0, 30, 3, 11), split_case(60, 5, 55, 6, 12), split_case(45, 0, 45, 2, 13),
           split_case(80, 10, 80, 8, 14)]
 effects = [effect_case(12, 20, 1.5, 21), effect_case(6, 6, -4.0, 22), effect_case(40, 9, 0.2, 23)]
@@ -165,4 +189,5 @@ yuens = [yuen_case(12, 20, 1.5, 31), yuen_case(6, 6, -4.0, 32), yuen_case(40, 9,
 ars = [ar_case(6, 6, 0.5), ar_case(20, 100, 0.7), ar_case(50, 50, 0.3), ar_case(7, 13, 0.9)]
 maxsels = [maxsel_case(3.0, 200, 6), maxsel_case(4.5, 60, 6), maxsel_case(2.5, 14, 6), maxsel_case(6.0, 1000, 10)]
 print(json.dumps({"scipy": scipy.__version__, "cases": cases, "splits": splits, "effects": effects,
-                  "yuen": yuens, "ar": ars, "maxsel": maxsels, "gls": glss}, indent=1))
+                  "yuen": yuens, "ar": ars, "maxsel": maxsels, "gls": glss,
+                  "trimmed_effects": trimmed_effects}, indent=1))
