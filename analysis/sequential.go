@@ -365,28 +365,40 @@ func TrimmedLocation(sorted []float64, trim float64) (est, se, df float64) {
 	if n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	g := int(trim * float64(n))
-	kept := sorted[g : n-g]
-	for _, x := range kept {
-		est += x
-	}
-	est /= float64(len(kept))
+	est, ssw, h := Winsorized(sorted, trim)
 	if n < 2 {
 		return est, math.NaN(), math.NaN()
 	}
+	sw := math.Sqrt(ssw / float64(n-1))
+	return est, sw / ((1 - 2*trim) * math.Sqrt(float64(n))), float64(h - 1)
+}
+
+// Winsorized returns, for sorted (ascending, not empty) values, the mean
+// of the h = n − 2g values left when g = ⌊trim·n⌋ are cut from each end
+// (the trimmed mean) and the sum of squared deviations from their mean
+// of the values Winsorized at the g-th from each end (each value below
+// the lowest kept set to it, each above the highest to it): the two sums
+// trimmed statistics are built from (TrimmedLocation; Yuen's two-sample
+// t and the effect floor of analysis/changepoint).
+func Winsorized(sorted []float64, trim float64) (tm, ssw float64, h int) {
+	n := len(sorted)
+	g := int(trim * float64(n))
+	kept := sorted[g : n-g]
+	for _, x := range kept {
+		tm += x
+	}
+	tm /= float64(len(kept))
 	lo, hi := kept[0], kept[len(kept)-1]
 	var wm float64
 	for _, x := range sorted {
 		wm += min(max(x, lo), hi)
 	}
 	wm /= float64(n)
-	var ss float64
 	for _, x := range sorted {
 		d := min(max(x, lo), hi) - wm
-		ss += d * d
+		ssw += d * d
 	}
-	sw := math.Sqrt(ss / float64(n-1))
-	return est, sw / ((1 - 2*trim) * math.Sqrt(float64(n))), float64(len(kept) - 1)
+	return tm, ssw, len(kept)
 }
 
 // Decided reports whether the analysis has reached a verdict: Result's

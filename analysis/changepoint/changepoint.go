@@ -318,10 +318,8 @@ const winsorizedNormalVar = 0.41208672670619423
 // in reference_test.go.
 func trimmedEffect(a, b []float64) float64 {
 	sd := func(xs []float64) (tm, s float64) {
-		tm, d, h := trimmed(xs)
-		// trimmed's d is SSD_w/(h(h−1)): the winsorised variance is
-		// SSD_w/(n−1).
-		return tm, math.Sqrt(d * h * (h - 1) / float64(len(xs)-1) / winsorizedNormalVar)
+		tm, _, _, ssw := trimmed(xs)
+		return tm, math.Sqrt(ssw / float64(len(xs)-1) / winsorizedNormalVar)
 	}
 	ta, sa := sd(a)
 	tb, sb := sd(b)
@@ -402,8 +400,8 @@ func (t tester) prune(cps []int, alpha, minEffect float64) []int {
 }
 
 func newStep(a, b []float64, at int, p float64) Step {
-	ma, _, _ := trimmed(a)
-	mb, _, _ := trimmed(b)
+	ma, _, _, _ := trimmed(a)
+	mb, _, _, _ := trimmed(b)
 	dp := analysis.Float(math.NaN())
 	if ma != 0 {
 		dp = analysis.Float((mb - ma) / math.Abs(ma) * 100)

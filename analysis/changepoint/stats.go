@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mathext"
+
+	"github.com/perflab/perflab/analysis"
 )
 
 // arInflation is the factor by which lag-1 autocorrelation rho multiplies
@@ -246,8 +248,8 @@ const trim = 0.2
 // end (recall 0.30 against 0.67 at φ 0, docs/history.md). ok is false
 // when both sides are constant.
 func trimmedT(xs []float64, lo, tau, hi int) (t, df float64, ok bool) {
-	ta, da, ha := trimmed(xs[lo:tau])
-	tb, db, hb := trimmed(xs[tau:hi])
+	ta, da, ha, _ := trimmed(xs[lo:tau])
+	tb, db, hb, _ := trimmed(xs[tau:hi])
 	// SSD_w of each side: d·h·(h−1), d = SSD_w/(h(h−1)).
 	ss := da*ha*(ha-1) + db*hb*(hb-1)
 	df = ha + hb - 2
@@ -259,19 +261,13 @@ func trimmedT(xs []float64, lo, tau, hi int) (t, df float64, ok bool) {
 }
 
 // trimmed returns the trimmed mean of xs, Yuen's d = SSD_w/(h(h−1)) (the
-// squared standard error of the trimmed mean) and h, the number of values
-// kept.
-func trimmed(xs []float64) (tm, d, h float64) {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	g := int(trim * float64(n))
-	kept := s[g : n-g]
-	for i := range g { // winsorise
-		s[i], s[n-1-i] = kept[0], kept[len(kept)-1]
-	}
-	h = float64(len(kept))
-	return mean(kept), variance(s) * float64(n-1) / (h * (h - 1)), h
+// squared standard error of the trimmed mean), h, the number of values
+// kept, and SSD_w, the sum of squared deviations of the Winsorized values
+// (analysis.Winsorized).
+func trimmed(xs []float64) (tm, d, h, ssw float64) {
+	tm, ssw, kept := analysis.Winsorized(slices.Sorted(slices.Values(xs)), trim)
+	h = float64(kept)
+	return tm, ssw / (h * (h - 1)), h, ssw
 }
 
 // tToZ is the standard normal z with the same two-sided tail as Student's
