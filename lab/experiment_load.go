@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/analysis"
-	"github.com/perflab/perflab/examples"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -16,6 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/perflab/perflab/analysis"
+	"github.com/perflab/perflab/examples"
 )
 
 // Order modes of a run.
@@ -313,8 +314,8 @@ func (e *Experiment) validateStatistics() error {
 	if err := CheckRange("trial_timeout", e.TrialTimeout, 0, MaxTrialTimeoutS); err != nil {
 		return fmt.Errorf("%w seconds (0 means none)", err)
 	}
-	if !(e.SequentialTrim >= 0 && e.SequentialTrim <= analysis.MaxTrim) {
-		return fmt.Errorf("sequential_trim: %v, want the share cut from each end, 0 to %g (0: the mean; 0.2: the 20%% trimmed mean)", e.SequentialTrim, analysis.MaxTrim)
+	if err := CheckRange("sequential_trim", e.SequentialTrim, 0, analysis.MaxTrim); err != nil {
+		return fmt.Errorf("%w: the share of the log ratios cut from each end (0: their mean; 0.2: their 20%% trimmed mean)", err)
 	}
 	return nil
 }

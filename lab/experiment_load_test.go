@@ -83,7 +83,7 @@ func TestParseExperimentErrors(t *testing.T) {
 		{"empty prepare", `{` + b + `,"controls":{"prepare":[" "]}}`, `controls.prepare[0]: empty command`},
 		{"duplicate metric", `{` + b + `,"metrics":["wall_ms","wall_ms"]}`, `metrics[1]: "wall_ms" listed twice`},
 		{"timeout", `{` + b + `,"trial_timeout":-1}`, `trial_timeout: -1`},
-		{"sequential_trim", `{` + b + `,"sequential_trim":0.4}`, `sequential_trim: 0.4, want the share cut from each end, 0 to 0.25`},
+		{"sequential_trim", `{` + b + `,"sequential_trim":0.4}`, `sequential_trim: 0.4 is too large (max 0.25): the share of the log ratios cut from each end`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
